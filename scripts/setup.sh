@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Idempotent set-up on Debian 12: install the missing Debian packages (only those), then
+# configure and build normtool in build/. Safe to run again; a second run only rebuilds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  g++ cmake make                                         # toolchain
+  libcli11-dev libeigen3-dev nlohmann-json3-dev libfmt-dev zlib1g-dev   # normtool
+  libgtest-dev libbenchmark-dev                          # tests and benchmarks
+  fortunes dataset-fashion-mnist                         # the real data sets of the spec
+  gnuplot-nox                                            # loss-curve plots (optional at run time)
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$(nproc)"

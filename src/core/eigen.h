@@ -1,0 +1,26 @@
+// Eigen views over normtool's raw buffers. Only .cpp files include this header, so the
+// Eigen templates are compiled where they are used and nowhere else.
+#pragma once
+#include <Eigen/Core>
+
+#include "core/tensor.h"
+
+namespace nt {
+
+template <class T>
+using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using MatMap = Eigen::Map<Mat<T>>;
+template <class T>
+using CMatMap = Eigen::Map<const Mat<T>>;
+template <class T>
+using RowVecMap = Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>;
+template <class T>
+using CRowVecMap = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>;
+
+template <class T>
+MatMap<T> data_of(const Tensor<T>& t) { return MatMap<T>(t.data, t.rows, t.cols); }
+template <class T>
+MatMap<T> grad_of(const Tensor<T>& t) { return MatMap<T>(t.grad, t.rows, t.cols); }
+
+}  // namespace nt

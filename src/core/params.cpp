@@ -1,0 +1,41 @@
+#include "core/params.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace nt {
+
+template <class T>
+int ParamStore<T>::add(std::string name, int layer, int rows, int cols) {
+  if (finalized_) throw std::logic_error("ParamStore::add after finalize: " + name);
+  Info info{std::move(name), layer, rows, cols, 0};
+  std::size_t end = infos_.empty() ? 0 : infos_.back().offset + infos_.back().size();
+  info.offset = (end + 15) / 16 * 16;  // 64-byte aligned starts for float
+  infos_.push_back(std::move(info));
+  return int(infos_.size()) - 1;
+}
+
+template <class T>
+void ParamStore<T>::finalize() {
+  std::size_t total = infos_.empty() ? 0 : infos_.back().offset + infos_.back().size();
+  data_.assign(total, T(0));
+  grad_.assign(total, T(0));
+  finalized_ = true;
+}
+
+template <class T>
+Tensor<T> ParamStore<T>::tensor(int id) {
+  if (!finalized_) throw std::logic_error("ParamStore::tensor before finalize");
+  const Info& i = infos_.at(id);
+  return Tensor<T>{data_.data() + i.offset, grad_.data() + i.offset, i.rows, i.cols};
+}
+
+template <class T>
+void ParamStore<T>::zero_grad() {
+  std::fill(grad_.begin(), grad_.end(), T(0));
+}
+
+template class ParamStore<float>;
+template class ParamStore<double>;
+
+}  // namespace nt

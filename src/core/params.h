@@ -1,0 +1,46 @@
+// ParamStore: every parameter of a model in one flat buffer, with its gradient in a second
+// one of the same layout (llm.c style). Zeroing gradients is one memset, the optimizer and
+// the global gradient norm are single loops, and each parameter is a named Tensor view.
+//
+// Two phases: add() declares parameters (name, layer, shape), finalize() allocates. The
+// views returned by tensor() stay valid for the store's lifetime.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace nt {
+
+template <class T>
+class ParamStore {
+ public:
+  struct Info {
+    std::string name;  // e.g. "attn.q.weight"
+    int layer = 0;     // block / hidden-layer index (spec: layers.jsonl)
+    int rows = 0, cols = 0;
+    std::size_t offset = 0;
+    std::size_t size() const { return std::size_t(rows) * cols; }
+  };
+
+  int add(std::string name, int layer, int rows, int cols);  // returns the parameter's id
+  void finalize();
+
+  Tensor<T> tensor(int id);
+  const Info& info(int id) const { return infos_[id]; }
+  int count() const { return int(infos_.size()); }
+  std::size_t numel() const { return data_.size(); }
+
+  T* data() { return data_.data(); }
+  T* grad() { return grad_.data(); }
+  const T* data() const { return data_.data(); }
+  const T* grad() const { return grad_.data(); }
+  void zero_grad();
+
+ private:
+  std::vector<Info> infos_;
+  std::vector<T> data_, grad_;
+  bool finalized_ = false;
+};
+
+}  // namespace nt

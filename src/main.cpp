@@ -1,0 +1,22 @@
+// normtool: wires the subcommands (src/cli/, one file each) and maps errors to exit codes:
+// 0 success, 1 a run that failed or diverged, 2 bad usage or bad config.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <exception>
+
+int main(int argc, char** argv) {
+  CLI::App app{"normtool: reproduce the claims about normalization layers, on a CPU"};
+  app.set_version_flag("--version", std::string("normtool ") + NORMTOOL_VERSION);
+  app.require_subcommand(1);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,166 @@
+// BatchNorm (Ioffe & Szegedy 2015; PyTorch nn.BatchNorm1d), per feature over the batch.
+//
+// x is (R*S, C) seen as (R, S, C); statistics per (s, c) over the R rows whose mask is 1,
+// M_s of them:
+//   training  mean = (1/M) sum_r x_r,  var = (1/M) sum_r (x_r - mean)^2   (biased, two-pass)
+//             running_mean = (1 - momentum) running_mean + momentum * mean
+//             running_var  = (1 - momentum) running_var  + momentum * var * M / (M - 1)
+//   eval      mean = running_mean, var = running_var
+//   both      rstd = 1 / sqrt(var + eps),  xhat = (x - mean) rstd,  y = gamma xhat + beta
+// A position with M_s = 0 is passed through (mean 0, var 1) and its running statistics kept;
+// with M_s = 1 the running variance is kept (no unbiased estimate exists).
+//
+// Backward, dnorm = dy * gamma, m_r the mask, sums over all R rows of one (s, c):
+//   dbeta += dy,  dgamma += dy * xhat
+//   training  dx_r += rstd * (dnorm_r - (m_r/M) sum dnorm - (m_r/M) xhat_r sum dnorm * xhat)
+//   eval      dx_r += rstd * dnorm_r            (the statistics are constants)
+// Buffers: mean, rstd (S*C) and the counts M (S), kept by forward for backward.
+#include <cmath>
+
+#include "core/check.h"
+#include "norms/norms.h"
+
+namespace nt {
+
+template <class T>
+void batchnorm_forward(T* y, T* mean, T* rstd, T* count, const T* x, const T* gamma, const T* beta, int R, int S, int C,
+                       T eps, bool training, const BatchNormState<T>& st) {
+  const int64_t SC = int64_t(S) * C;
+  auto m_of = [&](int r, int s) { return st.mask ? st.mask[int64_t(r) * S + s] : T(1); };
+  if (training) {
+    std::fill(mean, mean + SC, T(0));
+    std::fill(rstd, rstd + SC, T(0));  // holds the variance until the last step
+    for (int s = 0; s < S; ++s) {
+      T M = 0;
+      for (int r = 0; r < R; ++r) M += m_of(r, s);
+      count[s] = M;
+      T* mu = mean + int64_t(s) * C;
+      T* var = rstd + int64_t(s) * C;
+      if (M == T(0)) {
+        for (int c = 0; c < C; ++c) var[c] = T(1);
+        continue;
+      }
+      for (int r = 0; r < R; ++r) {
+        const T m = m_of(r, s);
+        const T* xr = x + (int64_t(r) * S + s) * C;
+        for (int c = 0; c < C; ++c) mu[c] += m * xr[c];
+      }
+      for (int c = 0; c < C; ++c) mu[c] /= M;
+      for (int r = 0; r < R; ++r) {
+        const T m = m_of(r, s);
+        const T* xr = x + (int64_t(r) * S + s) * C;
+        for (int c = 0; c < C; ++c) var[c] += m * (xr[c] - mu[c]) * (xr[c] - mu[c]);
+      }
+      for (int c = 0; c < C; ++c) var[c] /= M;
+      if (st.running_mean && M > T(1)) {
+        const T k = st.momentum;
+        for (int c = 0; c < C; ++c) {
+          st.running_mean[s * C + c] = (T(1) - k) * st.running_mean[s * C + c] + k * mu[c];
+          st.running_var[s * C + c] = (T(1) - k) * st.running_var[s * C + c] + k * var[c] * M / (M - T(1));
+        }
+      }
+    }
+    for (int64_t i = 0; i < SC; ++i) rstd[i] = T(1) / std::sqrt(rstd[i] + eps);
+  } else {
+    NT_CHECK(st.running_mean && st.running_var, "batchnorm: eval mode needs running statistics");
+    for (int64_t i = 0; i < SC; ++i) {
+      mean[i] = st.running_mean[i];
+      rstd[i] = T(1) / std::sqrt(st.running_var[i] + eps);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int s = 0; s < S; ++s) {
+      const int64_t row = int64_t(r) * S + s;
+      const T* mu = mean + int64_t(s) * C;
+      const T* rs = rstd + int64_t(s) * C;
+      for (int c = 0; c < C; ++c)
+        y[row * C + c] = (gamma ? gamma[c] : T(1)) * (x[row * C + c] - mu[c]) * rs[c] + (beta ? beta[c] : T(0));
+    }
+}
+
+template <class T>
+void batchnorm_backward(T* dx, T* dgamma, T* dbeta, T* sums, const T* dy, const T* x, const T* mean,
+                        const T* rstd, const T* M, const T* gamma, const T* mask, int R, int S, int C, bool training) {
+  const int64_t SC = int64_t(S) * C;
+  auto m_of = [&](int r, int s) { return mask ? mask[int64_t(r) * S + s] : T(1); };
+  // first: the two reductions per (s, c), and the parameter gradients
+  T* sum_dnorm = sums;            // (S*C)
+  T* sum_dnorm_xhat = sums + SC;  // (S*C)
+  std::fill(sums, sums + 2 * SC, T(0));
+  for (int r = 0; r < R; ++r)
+    for (int64_t i = 0; i < SC; ++i) {
+      const int64_t k = int64_t(r) * SC + i;
+      const int c = int(i % C);
+      const T xhat = (x[k] - mean[i]) * rstd[i];
+      const T dnorm = dy[k] * (gamma ? gamma[c] : T(1));
+      sum_dnorm[i] += dnorm;
+      sum_dnorm_xhat[i] += dnorm * xhat;
+      if (dgamma) dgamma[c] += dy[k] * xhat;
+      if (dbeta) dbeta[c] += dy[k];
+    }
+  if (!dx) return;
+  // then: dx
+  for (int r = 0; r < R; ++r)
+    for (int s = 0; s < S; ++s)
+      for (int c = 0; c < C; ++c) {
+        const int64_t i = int64_t(s) * C + c, k = int64_t(r) * SC + i;
+        const T dnorm = dy[k] * (gamma ? gamma[c] : T(1));
+        T dval = dnorm;  // term 1
+        if (training && M[s] > T(0)) {
+          const T w = m_of(r, s) / M[s];
+          const T xhat = (x[k] - mean[i]) * rstd[i];
+          dval -= w * sum_dnorm[i];                // term 2
+          dval -= w * xhat * sum_dnorm_xhat[i];    // term 3
+        }
+        dx[k] += rstd[i] * dval;
+      }
+}
+
+namespace {
+template <class T>
+struct BatchNormContext {
+  Tensor<T> y, x, gamma, beta;
+  const T* mean;
+  const T* rstd;
+  const T* count;
+  T* sums;
+  const T* mask;
+  int R, S;
+  bool training;
+};
+template <class T>
+void batchnorm_backward_node(const void* p) {
+  const auto& c = *static_cast<const BatchNormContext<T>*>(p);
+  batchnorm_backward(c.x.grad, c.gamma.grad, c.beta.grad, c.sums, c.y.grad, c.x.data, c.mean, c.rstd, c.count,
+                     c.gamma.data,
+                     c.mask, c.R, c.S, c.x.cols, c.training);
+}
+}  // namespace
+
+template <class T>
+Tensor<T> batchnorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, int S, T eps,
+                    const BatchNormState<T>& state) {
+  NT_CHECK(S > 0 && x.rows % S == 0, "batchnorm: rows must be R*S");
+  NT_CHECK(!gamma.data || gamma.size() == x.cols, "batchnorm: gamma must have C entries");
+  NT_CHECK(!beta.data || beta.size() == x.cols, "batchnorm: beta must have C entries");
+  NT_CHECK(!state.running_mean == !state.running_var, "batchnorm: running mean and var go together");
+  const int R = x.rows / S, C = x.cols;
+  Tensor<T> y = g.output(x.rows, C, x, gamma, beta);
+  T* mean = g.buffer(std::size_t(S) * C);
+  T* rstd = g.buffer(std::size_t(S) * C);
+  T* count = g.buffer(S);
+  batchnorm_forward(y.data, mean, rstd, count, x.data, gamma.data, beta.data, R, S, C, eps, g.training(), state);
+  if (y.grad) {
+    T* sums = g.buffer(2 * std::size_t(S) * C);
+    g.record(batchnorm_backward_node<T>,
+             BatchNormContext<T>{y, x, gamma, beta, mean, rstd, count, sums, state.mask, R, S, g.training()});
+  }
+  return y;
+}
+
+template Tensor<float> batchnorm(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>, int, float,
+                                 const BatchNormState<float>&);
+template Tensor<double> batchnorm(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>, int, double,
+                                  const BatchNormState<double>&);
+
+}  // namespace nt

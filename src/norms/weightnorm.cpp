@@ -1,0 +1,63 @@
+// WeightNorm (Salimans & Kingma 2016; torch.nn.utils.weight_norm with dim=0), per output row:
+//
+//   w_i = g_i * v_i / ||v_i||          (g_i = 1 when the gain is absent)
+//
+// Backward, with u_i = v_i / ||v_i||:
+//   dg_i += dw_i . u_i
+//   dv_i += (g_i / ||v_i||) (dw_i - u_i (u_i . dw_i))
+// Buffers: v, w (out, in); norms (out).
+#include <cmath>
+
+#include "core/check.h"
+#include "norms/norms.h"
+
+namespace nt {
+
+namespace {
+template <class T>
+struct WeightNormContext {
+  Tensor<T> w, v, gain;
+  const T* norms;
+};
+
+template <class T>
+void weightnorm_backward_node(const void* p) {
+  const auto& c = *static_cast<const WeightNormContext<T>*>(p);
+  const int in = c.v.cols;
+  for (int i = 0; i < c.v.rows; ++i) {
+    const T* v = c.v.data + int64_t(i) * in;
+    const T* dw = c.w.grad + int64_t(i) * in;
+    const T inv = T(1) / c.norms[i];
+    T u_dw = 0;
+    for (int j = 0; j < in; ++j) u_dw += v[j] * inv * dw[j];
+    if (c.gain.grad) c.gain.grad[i] += u_dw;
+    if (c.v.grad) {
+      const T k = (c.gain.data ? c.gain.data[i] : T(1)) * inv;
+      T* dv = c.v.grad + int64_t(i) * in;
+      for (int j = 0; j < in; ++j) dv[j] += k * (dw[j] - v[j] * inv * u_dw);
+    }
+  }
+}
+}  // namespace
+
+template <class T>
+Tensor<T> weightnorm(Graph<T>& g, Tensor<T> v, Tensor<T> gain) {
+  NT_CHECK(!gain.data || gain.size() == v.rows, "weightnorm: one gain per output row");
+  Tensor<T> w = g.output(v.rows, v.cols, v, gain);
+  T* norms = g.buffer(v.rows);
+  for (int i = 0; i < v.rows; ++i) {
+    const T* vr = v.data + int64_t(i) * v.cols;
+    T ss = 0;
+    for (int j = 0; j < v.cols; ++j) ss += vr[j] * vr[j];
+    norms[i] = std::sqrt(ss);
+    const T k = (gain.data ? gain.data[i] : T(1)) / norms[i];
+    for (int j = 0; j < v.cols; ++j) w.data[int64_t(i) * v.cols + j] = k * vr[j];
+  }
+  if (w.grad) g.record(weightnorm_backward_node<T>, WeightNormContext<T>{w, v, gain, norms});
+  return w;
+}
+
+template Tensor<float> weightnorm(Graph<float>&, Tensor<float>, Tensor<float>);
+template Tensor<double> weightnorm(Graph<double>&, Tensor<double>, Tensor<double>);
+
+}  // namespace nt

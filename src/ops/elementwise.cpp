@@ -1,0 +1,140 @@
+// Elementwise arithmetic with broadcasting of the second operand.
+//
+//   add    y = a + b        da += dy             db += reduce(dy)
+//   mul    y = a * b        da += dy * b         db += reduce(dy * a)
+//   scale  y = s * a        da += s * dy
+//   axpby  y = alpha*a + b  da += alpha * dy     db += dy
+//   rsqrt  y = (a + eps)^(-1/2)                  da += dy * (-1/2) y^3
+//
+// b is (N, C) like a, or (N, 1), (1, C), (1, 1); reduce() sums dy over the broadcast axes.
+#include "core/check.h"
+#include "core/eigen.h"
+#include "ops/ops.h"
+
+#include <cmath>
+
+namespace nt {
+
+namespace {
+
+// Index of b's element that pairs with a's element (r, c).
+template <class T>
+struct Broadcast {
+  int rows_b, cols_b;
+  int64_t operator()(int r, int c) const { return int64_t(rows_b == 1 ? 0 : r) * cols_b + (cols_b == 1 ? 0 : c); }
+};
+
+template <class T>
+Broadcast<T> broadcast_of(const Tensor<T>& a, const Tensor<T>& b, const char* op) {
+  NT_CHECK((b.rows == a.rows || b.rows == 1) && (b.cols == a.cols || b.cols == 1),
+           std::string(op) + ": second operand does not broadcast to the first");
+  return {b.rows, b.cols};
+}
+
+template <class T>
+struct BinaryContext {
+  Tensor<T> y, a, b;
+};
+
+template <class T>
+void add_backward_node(const void* p) {
+  const auto& c = *static_cast<const BinaryContext<T>*>(p);
+  if (c.a.grad) grad_of(c.a) += grad_of(c.y);
+  if (!c.b.grad) return;
+  const Broadcast<T> at{c.b.rows, c.b.cols};
+  for (int r = 0; r < c.a.rows; ++r)
+    for (int col = 0; col < c.a.cols; ++col) c.b.grad[at(r, col)] += c.y.grad[int64_t(r) * c.a.cols + col];
+}
+
+template <class T>
+void mul_backward_node(const void* p) {
+  const auto& c = *static_cast<const BinaryContext<T>*>(p);
+  const Broadcast<T> at{c.b.rows, c.b.cols};
+  for (int r = 0; r < c.a.rows; ++r)
+    for (int col = 0; col < c.a.cols; ++col) {
+      const int64_t i = int64_t(r) * c.a.cols + col;
+      const T dy = c.y.grad[i];
+      if (c.a.grad) c.a.grad[i] += dy * c.b.data[at(r, col)];
+      if (c.b.grad) c.b.grad[at(r, col)] += dy * c.a.data[i];
+    }
+}
+
+template <class T>
+struct ScaleContext {
+  Tensor<T> y, a, b;
+  T s;
+};
+
+template <class T>
+void scale_backward_node(const void* p) {
+  const auto& c = *static_cast<const ScaleContext<T>*>(p);
+  if (c.a.grad) grad_of(c.a) += c.s * grad_of(c.y);
+  if (c.b.grad) grad_of(c.b) += grad_of(c.y);
+}
+
+template <class T>
+void rsqrt_backward_node(const void* p) {
+  const auto& c = *static_cast<const ScaleContext<T>*>(p);
+  for (int64_t i = 0; i < c.a.size(); ++i) {
+    const T y = c.y.data[i];
+    c.a.grad[i] += c.y.grad[i] * T(-0.5) * y * y * y;
+  }
+}
+
+}  // namespace
+
+template <class T>
+Tensor<T> add(Graph<T>& g, Tensor<T> a, Tensor<T> b) {
+  const auto at = broadcast_of(a, b, "add");
+  Tensor<T> y = g.output(a.rows, a.cols, a, b);
+  for (int r = 0; r < a.rows; ++r)
+    for (int c = 0; c < a.cols; ++c) y(r, c) = a(r, c) + b.data[at(r, c)];
+  if (y.grad) g.record(add_backward_node<T>, BinaryContext<T>{y, a, b});
+  return y;
+}
+
+template <class T>
+Tensor<T> mul(Graph<T>& g, Tensor<T> a, Tensor<T> b) {
+  const auto at = broadcast_of(a, b, "mul");
+  Tensor<T> y = g.output(a.rows, a.cols, a, b);
+  for (int r = 0; r < a.rows; ++r)
+    for (int c = 0; c < a.cols; ++c) y(r, c) = a(r, c) * b.data[at(r, c)];
+  if (y.grad) g.record(mul_backward_node<T>, BinaryContext<T>{y, a, b});
+  return y;
+}
+
+template <class T>
+Tensor<T> scale(Graph<T>& g, Tensor<T> a, T s) {
+  Tensor<T> y = g.output(a.rows, a.cols, a);
+  data_of(y) = s * data_of(a);
+  if (y.grad) g.record(scale_backward_node<T>, ScaleContext<T>{y, a, Tensor<T>{}, s});
+  return y;
+}
+
+template <class T>
+Tensor<T> axpby(Graph<T>& g, T alpha, Tensor<T> a, Tensor<T> b) {
+  NT_CHECK(a.rows == b.rows && a.cols == b.cols, "axpby: shapes differ");
+  Tensor<T> y = g.output(a.rows, a.cols, a, b);
+  data_of(y) = alpha * data_of(a) + data_of(b);
+  if (y.grad) g.record(scale_backward_node<T>, ScaleContext<T>{y, a, b, alpha});
+  return y;
+}
+
+template <class T>
+Tensor<T> rsqrt(Graph<T>& g, Tensor<T> a, T eps) {
+  Tensor<T> y = g.output(a.rows, a.cols, a);
+  for (int64_t i = 0; i < a.size(); ++i) y.data[i] = T(1) / std::sqrt(a.data[i] + eps);
+  if (y.grad) g.record(rsqrt_backward_node<T>, ScaleContext<T>{y, a, Tensor<T>{}, eps});
+  return y;
+}
+
+#define NT_INSTANTIATE(T)                                          \
+  template Tensor<T> add(Graph<T>&, Tensor<T>, Tensor<T>);         \
+  template Tensor<T> mul(Graph<T>&, Tensor<T>, Tensor<T>);         \
+  template Tensor<T> scale(Graph<T>&, Tensor<T>, T);               \
+  template Tensor<T> axpby(Graph<T>&, T, Tensor<T>, Tensor<T>);    \
+  template Tensor<T> rsqrt(Graph<T>&, Tensor<T>, T);
+NT_INSTANTIATE(float)
+NT_INSTANTIATE(double)
+
+}  // namespace nt

@@ -1,0 +1,83 @@
+// Layout ops: the reshapes and transposes multi-head attention needs.
+//
+//   reshape      the same memory seen as (rows, cols); data and gradient are shared, so it
+//                needs no backward of its own.
+//   split_heads  x (B*T, NH*hs) -> y (B*NH*T, hs):  y[b,h,t,:] = x[b,t,h*hs:(h+1)*hs]
+//   merge_heads  the inverse. Each one's backward is the other's forward, accumulated.
+#include "core/check.h"
+#include "ops/ops.h"
+
+namespace nt {
+
+template <class T>
+Tensor<T> reshape(Tensor<T> x, int rows, int cols) {
+  NT_CHECK(int64_t(rows) * cols == x.size(), "reshape: element count changes");
+  return Tensor<T>{x.data, x.grad, rows, cols};
+}
+
+namespace {
+// Moves (accumulating when add) between the (B, T, NH, hs) and (B, NH, T, hs) layouts.
+template <class T, bool to_heads, bool add>
+void permute_heads(T* heads, T* seq, int B, int T_, int NH, int hs) {
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < NH; ++h)
+      for (int t = 0; t < T_; ++t) {
+        T* hp = heads + ((int64_t(b) * NH + h) * T_ + t) * hs;
+        T* sp = seq + (int64_t(b) * T_ + t) * NH * hs + int64_t(h) * hs;
+        for (int i = 0; i < hs; ++i) {
+          if constexpr (to_heads) {
+            if constexpr (add) hp[i] += sp[i]; else hp[i] = sp[i];
+          } else {
+            if constexpr (add) sp[i] += hp[i]; else sp[i] = hp[i];
+          }
+        }
+      }
+}
+
+template <class T>
+struct HeadsContext {
+  Tensor<T> y, x;
+  int B, T_, NH;
+};
+
+template <class T>
+void split_heads_backward_node(const void* p) {  // y is the heads layout
+  const auto& c = *static_cast<const HeadsContext<T>*>(p);
+  permute_heads<T, false, true>(c.y.grad, c.x.grad, c.B, c.T_, c.NH, c.x.cols / c.NH);
+}
+
+template <class T>
+void merge_heads_backward_node(const void* p) {  // x is the heads layout
+  const auto& c = *static_cast<const HeadsContext<T>*>(p);
+  permute_heads<T, true, true>(c.x.grad, c.y.grad, c.B, c.T_, c.NH, c.y.cols / c.NH);
+}
+}  // namespace
+
+template <class T>
+Tensor<T> split_heads(Graph<T>& g, Tensor<T> x, int B, int T_, int NH) {
+  NT_CHECK(x.rows == B * T_ && x.cols % NH == 0, "split_heads: x must be (B*T, NH*hs)");
+  const int hs = x.cols / NH;
+  Tensor<T> y = g.output(B * NH * T_, hs, x);
+  permute_heads<T, true, false>(y.data, x.data, B, T_, NH, hs);
+  if (y.grad) g.record(split_heads_backward_node<T>, HeadsContext<T>{y, x, B, T_, NH});
+  return y;
+}
+
+template <class T>
+Tensor<T> merge_heads(Graph<T>& g, Tensor<T> x, int B, int T_, int NH) {
+  NT_CHECK(x.rows == B * NH * T_, "merge_heads: x must be (B*NH*T, hs)");
+  const int hs = x.cols;
+  Tensor<T> y = g.output(B * T_, NH * hs, x);
+  permute_heads<T, false, false>(x.data, y.data, B, T_, NH, hs);
+  if (y.grad) g.record(merge_heads_backward_node<T>, HeadsContext<T>{y, x, B, T_, NH});
+  return y;
+}
+
+#define NT_INSTANTIATE(T)                                                 \
+  template Tensor<T> reshape(Tensor<T>, int, int);                        \
+  template Tensor<T> split_heads(Graph<T>&, Tensor<T>, int, int, int);    \
+  template Tensor<T> merge_heads(Graph<T>&, Tensor<T>, int, int, int);
+NT_INSTANTIATE(float)
+NT_INSTANTIATE(double)
+
+}  // namespace nt

@@ -1,0 +1,54 @@
+// linear: y = x W^T + b, the PyTorch nn.Linear convention (W is (out, in)).
+//
+//   forward   y  (N, out) = x (N, in) · W^T (in, out) + b
+//   backward  dx (N, in)  += dy · W
+//             dW (out, in) += dy^T · x
+//             db (1, out) += sum over rows of dy
+#include "core/eigen.h"
+#include "core/check.h"
+#include "ops/ops.h"
+
+namespace nt {
+
+template <class T>
+void linear_forward(T* y, const T* x, const T* w, const T* b, int N, int in, int out) {
+  MatMap<T> Y(y, N, out);
+  Y.noalias() = CMatMap<T>(x, N, in) * CMatMap<T>(w, out, in).transpose();
+  if (b) Y.rowwise() += CRowVecMap<T>(b, out);
+}
+
+template <class T>
+void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int N, int in, int out) {
+  CMatMap<T> dY(dy, N, out);
+  if (dx) MatMap<T>(dx, N, in).noalias() += dY * CMatMap<T>(w, out, in);
+  if (dw) MatMap<T>(dw, out, in).noalias() += dY.transpose() * CMatMap<T>(x, N, in);
+  if (db) RowVecMap<T>(db, out) += dY.colwise().sum();
+}
+
+namespace {
+template <class T>
+struct LinearContext {
+  Tensor<T> y, x, w, b;
+};
+
+template <class T>
+void linear_backward_node(const void* p) {
+  const auto& c = *static_cast<const LinearContext<T>*>(p);
+  linear_backward(c.x.grad, c.w.grad, c.b.grad, c.y.grad, c.x.data, c.w.data, c.x.rows, c.x.cols, c.w.rows);
+}
+}  // namespace
+
+template <class T>
+Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b) {
+  NT_CHECK(x.cols == w.cols, "linear: x and W disagree on the input width");
+  NT_CHECK(!b.data || b.size() == w.rows, "linear: bias size != output width");
+  Tensor<T> y = g.output(x.rows, w.rows, x, w, b);
+  linear_forward(y.data, x.data, w.data, b.data, x.rows, x.cols, w.rows);
+  if (y.grad) g.record(linear_backward_node<T>, LinearContext<T>{y, x, w, b});
+  return y;
+}
+
+template Tensor<float> linear(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>);
+template Tensor<double> linear(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>);
+
+}  // namespace nt

@@ -1,0 +1,57 @@
+// The differentiable ops, as functions of a Graph. Each takes its inputs, returns its output,
+// and (when a gradient must flow) records its backward on the graph's tape. Forward and
+// backward of each op sit side by side in the .cpp named after it. T is float for training
+// and double for gradient checks and the exact invariance tables; both are instantiated.
+//
+// Shapes: N rows of C features; a sequence batch is N = B*T rows; attention heads use
+// (B*NH*T, hs) with hs = C / NH. An empty Tensor (data == nullptr) means "absent" where an
+// argument is optional (a bias, a mask).
+#pragma once
+#include <cstdint>
+
+#include "core/graph.h"
+
+namespace nt {
+
+// linear.cpp: y = x W^T + b.  x (N, in), W (out, in), b (1, out) or absent -> y (N, out)
+template <class T> Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b);
+
+// elementwise.cpp: b broadcasts to a's shape from (N, C), (N, 1), (1, C) or (1, 1).
+template <class T> Tensor<T> add(Graph<T>& g, Tensor<T> a, Tensor<T> b);
+template <class T> Tensor<T> mul(Graph<T>& g, Tensor<T> a, Tensor<T> b);
+template <class T> Tensor<T> scale(Graph<T>& g, Tensor<T> a, T s);               // s * a
+template <class T> Tensor<T> axpby(Graph<T>& g, T alpha, Tensor<T> a, Tensor<T> b);  // alpha*a + b, same shape
+template <class T> Tensor<T> rsqrt(Graph<T>& g, Tensor<T> a, T eps);              // 1 / sqrt(a + eps)
+
+// activation.cpp
+template <class T> Tensor<T> relu(Graph<T>& g, Tensor<T> x);
+template <class T> Tensor<T> gelu(Graph<T>& g, Tensor<T> x);  // exact: x * Phi(x)
+template <class T> Tensor<T> tanh(Graph<T>& g, Tensor<T> x);
+
+// softmax.cpp: over the last axis (each row)
+template <class T> Tensor<T> softmax(Graph<T>& g, Tensor<T> x);
+
+// cross_entropy.cpp: mean over the rows whose weight is non-zero of -log softmax(logits)[target].
+// logits (N, V); targets N ids; weight (N, 1) of 0/1 or absent (all rows count) -> (1, 1).
+template <class T>
+Tensor<T> cross_entropy(Graph<T>& g, Tensor<T> logits, const int32_t* targets, Tensor<T> weight);
+
+// embedding.cpp: rows of table (V, C) picked by ids (N) -> (N, C)
+template <class T> Tensor<T> embedding(Graph<T>& g, Tensor<T> table, const int32_t* ids, int n);
+
+// reduce.cpp: axis 0 -> (1, C), axis 1 -> (N, 1), axis -1 -> (1, 1)
+template <class T> Tensor<T> sum(Graph<T>& g, Tensor<T> x, int axis = -1);
+template <class T> Tensor<T> mean(Graph<T>& g, Tensor<T> x, int axis = -1);
+
+// layout.cpp: the same memory seen as (rows, cols); shares data and gradient, records nothing.
+template <class T> Tensor<T> reshape(Tensor<T> x, int rows, int cols);
+
+// layout.cpp: (B*T, NH*hs) <-> (B*NH*T, hs), the transposes multi-head attention needs.
+template <class T> Tensor<T> split_heads(Graph<T>& g, Tensor<T> x, int B, int T_, int NH);
+template <class T> Tensor<T> merge_heads(Graph<T>& g, Tensor<T> x, int B, int T_, int NH);
+
+// attention.cpp: causal scaled-dot-product attention per head.
+// q, k, v (BH*T, hs) -> softmax(q k^T / sqrt(hs) + causal mask) v, (BH*T, hs).
+template <class T> Tensor<T> causal_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, int BH, int T_);
+
+}  // namespace nt

@@ -1,0 +1,68 @@
+// Reads the PyTorch reference files written by scripts/dump_golden.py (tests/golden/*.json).
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace nt::test {
+
+class Golden {
+ public:
+  explicit Golden(const std::string& name) {
+    const std::string path = std::string(NORMTOOL_GOLDEN_DIR) + "/" + name + ".json";
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("missing golden file " + path + " (run scripts/dump_golden.py)");
+    json_ = nlohmann::json::parse(in);
+    if (json_.at("format") != "normtool-golden" || json_.at("version") != 1)
+      throw std::runtime_error(path + ": not a version-1 normtool golden file");
+  }
+
+  const nlohmann::json& config() const { return json_.at("config"); }
+
+  std::vector<float> values(const std::string& key) const {
+    std::vector<float> v;
+    for (double d : json_.at("tensors").at(key).at("data")) v.push_back(float(d));
+    return v;
+  }
+
+  // A parameter or input with its own zeroed gradient buffer, (rows, cols).
+  struct Leaf {
+    std::vector<float> data, grad;
+    int rows, cols;
+    Tensor<float> tensor() { return {data.data(), grad.data(), rows, cols}; }
+  };
+  Leaf leaf(const std::string& key, int rows, int cols) const {
+    Leaf l{values(key), {}, rows, cols};
+    if (l.data.size() != std::size_t(rows) * cols) throw std::runtime_error(key + ": unexpected size");
+    l.grad.assign(l.data.size(), 0.0f);
+    return l;
+  }
+
+  // |got - ref| <= atol + rtol |ref| elementwise, float32 against PyTorch's float32.
+  void expect_close(const std::string& key, const float* got, double atol = 1e-5, double rtol = 1e-5) const {
+    const std::vector<float> ref = values(key);
+    int bad = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      const double diff = std::abs(double(got[i]) - double(ref[i]));
+      if (diff > atol + rtol * std::abs(double(ref[i])) && ++bad <= 5)
+        ADD_FAILURE() << key << "[" << i << "]: got " << got[i] << ", PyTorch " << ref[i] << " (diff " << diff << ")";
+    }
+    EXPECT_EQ(bad, 0) << key << ": " << bad << " of " << ref.size() << " elements out of tolerance";
+  }
+
+ private:
+  nlohmann::json json_;
+};
+
+// Seeds a graph output's gradient with the reference dout.
+inline void seed_gradient(Tensor<float> out, const std::vector<float>& dout) {
+  for (int64_t i = 0; i < out.size(); ++i) out.grad[i] = dout.at(i);
+}
+
+}  // namespace nt::test

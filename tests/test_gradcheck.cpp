@@ -1,0 +1,248 @@
+// Every op's backward against central finite differences in double (tests/gradcheck.h):
+// relative error <= 1e-6 for every input, and no input with an all-zero gradient.
+#include <gtest/gtest.h>
+
+#include "gradcheck.h"
+#include "norms/norms.h"
+#include "ops/ops.h"
+
+namespace nt::test {
+namespace {
+
+constexpr double kTolerance = 1e-6;
+
+void expect_gradients_match(const Builder& f, std::vector<Input> inputs, bool training = true) {
+  const GradCheckResult r = gradcheck(f, inputs, training);
+  for (std::size_t i = 0; i < r.errors.size(); ++i) {
+    EXPECT_LE(r.errors[i], kTolerance) << "input " << i;
+    EXPECT_GT(r.norms[i], 1e-8) << "input " << i << " has an all-zero gradient";
+  }
+}
+
+// Values kept away from 0, where relu has its kink.
+Input away_from_zero(Input in) {
+  for (auto& v : in.data)
+    if (std::abs(v) < 0.05) v = v < 0 ? -0.05 - std::abs(v) : 0.05 + v;
+  return in;
+}
+
+TEST(GradCheck, Linear) {
+  expect_gradients_match([](auto& g, auto& t) { return linear(g, t[0], t[1], t[2]); },
+                         {random_input(5, 4, 1), random_input(3, 4, 2), random_input(1, 3, 3)});
+}
+
+TEST(GradCheck, LinearNoBias) {
+  expect_gradients_match([](auto& g, auto& t) { return linear(g, t[0], t[1], Tensor<double>{}); },
+                         {random_input(5, 4, 1), random_input(3, 4, 2)});
+}
+
+TEST(GradCheck, Add) {
+  expect_gradients_match([](auto& g, auto& t) { return add(g, t[0], t[1]); },
+                         {random_input(4, 3, 1), random_input(4, 3, 2)});
+}
+
+TEST(GradCheck, AddBroadcast) {
+  for (auto [r, c] : {std::pair{1, 3}, {4, 1}, {1, 1}})
+    expect_gradients_match([](auto& g, auto& t) { return add(g, t[0], t[1]); },
+                           {random_input(4, 3, 1), random_input(r, c, 2)});
+}
+
+TEST(GradCheck, Mul) {
+  expect_gradients_match([](auto& g, auto& t) { return mul(g, t[0], t[1]); },
+                         {random_input(4, 3, 1), random_input(4, 3, 2)});
+}
+
+TEST(GradCheck, MulBroadcast) {
+  for (auto [r, c] : {std::pair{1, 3}, {4, 1}, {1, 1}})
+    expect_gradients_match([](auto& g, auto& t) { return mul(g, t[0], t[1]); },
+                           {random_input(4, 3, 1), random_input(r, c, 2)});
+}
+
+TEST(GradCheck, Scale) {
+  expect_gradients_match([](auto& g, auto& t) { return scale(g, t[0], -2.5); }, {random_input(4, 3, 1)});
+}
+
+TEST(GradCheck, Axpby) {
+  expect_gradients_match([](auto& g, auto& t) { return axpby(g, 1.7, t[0], t[1]); },
+                         {random_input(4, 3, 1), random_input(4, 3, 2)});
+}
+
+TEST(GradCheck, Rsqrt) {
+  Input a = random_input(4, 3, 1, 0.3, 2.0);  // positive
+  expect_gradients_match([](auto& g, auto& t) { return rsqrt(g, t[0], 1e-3); }, {a});
+}
+
+TEST(GradCheck, Relu) {
+  expect_gradients_match([](auto& g, auto& t) { return relu(g, t[0]); }, {away_from_zero(random_input(6, 5, 1))});
+}
+
+TEST(GradCheck, Gelu) {
+  expect_gradients_match([](auto& g, auto& t) { return gelu(g, t[0]); }, {random_input(6, 5, 1, 2.0)});
+}
+
+TEST(GradCheck, Tanh) {
+  expect_gradients_match([](auto& g, auto& t) { return nt::tanh(g, t[0]); }, {random_input(6, 5, 1, 1.5)});
+}
+
+TEST(GradCheck, Softmax) {
+  expect_gradients_match([](auto& g, auto& t) { return softmax(g, t[0]); }, {random_input(4, 7, 1, 2.0)});
+}
+
+TEST(GradCheck, CrossEntropy) {
+  static const int32_t targets[] = {3, 0, 6, 2, 5};
+  expect_gradients_match(
+      [](auto& g, auto& t) { return cross_entropy(g, t[0], targets, Tensor<double>{}); },
+      {random_input(5, 7, 1, 2.0)});
+}
+
+TEST(GradCheck, CrossEntropyMasked) {
+  static const int32_t targets[] = {3, 0, 6, 2, 5};
+  Input mask;
+  mask.rows = 5, mask.cols = 1, mask.data = {1, 0, 1, 1, 0}, mask.grad.assign(5, 0), mask.differentiate = false;
+  expect_gradients_match([](auto& g, auto& t) { return cross_entropy(g, t[0], targets, t[1]); },
+                         {random_input(5, 7, 1, 2.0), mask});
+}
+
+TEST(GradCheck, CrossEntropyMaskedRowsGetNoGradient) {
+  static const int32_t targets[] = {3, 0};
+  std::vector<Input> in{random_input(2, 4, 1), Input{{1, 0}, {0, 0}, 2, 1, false}};
+  gradcheck([](auto& g, auto& t) { return cross_entropy(g, t[0], targets, t[1]); }, in);
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(in[0].grad[4 + j], 0.0);
+}
+
+TEST(GradCheck, Embedding) {
+  static const int32_t ids[] = {2, 0, 2, 4, 1, 2};
+  expect_gradients_match([](auto& g, auto& t) { return embedding(g, t[0], ids, 6); }, {random_input(5, 3, 1)});
+}
+
+TEST(GradCheck, SumAndMean) {
+  for (int axis : {-1, 0, 1}) {
+    expect_gradients_match([axis](auto& g, auto& t) { return sum(g, t[0], axis); }, {random_input(4, 3, 1)});
+    expect_gradients_match([axis](auto& g, auto& t) { return mean(g, t[0], axis); }, {random_input(4, 3, 1)});
+  }
+}
+
+TEST(GradCheck, Reshape) {  // a view: the gradient reaches the original buffer through the next op
+  expect_gradients_match([](auto& g, auto& t) { return mul(g, reshape(t[0], 3, 4), t[1]); },
+                         {random_input(4, 3, 1), random_input(3, 4, 2)});
+}
+
+TEST(GradCheck, SplitHeads) {
+  const int B = 2, T = 3, NH = 2, hs = 2;
+  expect_gradients_match([](auto& g, auto& t) { return split_heads(g, t[0], B, T, NH); },
+                         {random_input(B * T, NH * hs, 1)});
+}
+
+TEST(GradCheck, MergeHeads) {
+  const int B = 2, T = 3, NH = 2, hs = 2;
+  expect_gradients_match([](auto& g, auto& t) { return merge_heads(g, t[0], B, T, NH); },
+                         {random_input(B * NH * T, hs, 1)});
+}
+
+TEST(GradCheck, CausalAttention) {
+  const int BH = 3, T = 5, hs = 4;
+  expect_gradients_match([](auto& g, auto& t) { return causal_attention(g, t[0], t[1], t[2], BH, T); },
+                         {random_input(BH * T, hs, 1), random_input(BH * T, hs, 2), random_input(BH * T, hs, 3)});
+}
+
+TEST(GradCheck, LayerNorm) {
+  expect_gradients_match([](auto& g, auto& t) { return layernorm(g, t[0], t[1], t[2], 1e-5); },
+                         {random_input(4, 6, 1, 2.0, 0.5), random_input(1, 6, 2, 0.5, 1.0), random_input(1, 6, 3)});
+}
+
+TEST(GradCheck, LayerNormNoAffine) {
+  expect_gradients_match(
+      [](auto& g, auto& t) { return layernorm(g, t[0], Tensor<double>{}, Tensor<double>{}, 1e-5); },
+      {random_input(4, 6, 1, 2.0, 0.5)});
+}
+
+TEST(GradCheck, RMSNorm) {
+  expect_gradients_match([](auto& g, auto& t) { return rmsnorm(g, t[0], t[1], 1e-5); },
+                         {random_input(4, 6, 1, 2.0, 0.5), random_input(1, 6, 2, 0.5, 1.0)});
+}
+
+TEST(GradCheck, BatchNormBatchTime) {  // (B*T, C) with statistics over all B*T rows
+  expect_gradients_match(
+      [](auto& g, auto& t) { return batchnorm(g, t[0], t[1], t[2], 1, 1e-5, BatchNormState<double>{}); },
+      {random_input(6, 4, 1, 2.0, 0.5), random_input(1, 4, 2, 0.5, 1.0), random_input(1, 4, 3)});
+}
+
+TEST(GradCheck, BatchNormBatchAxes) {  // (B, T, C) with statistics per position over the B rows
+  const int S = 3;
+  expect_gradients_match(
+      [](auto& g, auto& t) { return batchnorm(g, t[0], t[1], t[2], S, 1e-5, BatchNormState<double>{}); },
+      {random_input(4 * S, 2, 1, 2.0, 0.5), random_input(1, 2, 2, 0.5, 1.0), random_input(1, 2, 3)});
+}
+
+TEST(GradCheck, BatchNormMasked) {
+  const int S = 2;
+  static const double mask[] = {1, 1, 1, 0, 0, 1, 1, 0, 1, 1};  // (R=5, S=2)
+  expect_gradients_match(
+      [](auto& g, auto& t) {
+        BatchNormState<double> st;
+        st.mask = mask;
+        return batchnorm(g, t[0], t[1], t[2], S, 1e-5, st);
+      },
+      {random_input(5 * S, 3, 1, 2.0, 0.5), random_input(1, 3, 2, 0.5, 1.0), random_input(1, 3, 3)});
+}
+
+TEST(GradCheck, BatchNormEval) {
+  static double running_mean[] = {0.3, -0.2, 0.1}, running_var[] = {1.5, 0.7, 2.0};
+  expect_gradients_match(
+      [](auto& g, auto& t) {
+        BatchNormState<double> st;
+        st.running_mean = running_mean;
+        st.running_var = running_var;
+        return batchnorm(g, t[0], t[1], t[2], 1, 1e-5, st);
+      },
+      {random_input(5, 3, 1), random_input(1, 3, 2, 0.5, 1.0), random_input(1, 3, 3)}, /*training=*/false);
+}
+
+TEST(GradCheck, WeightNorm) {
+  expect_gradients_match([](auto& g, auto& t) { return weightnorm(g, t[0], t[1]); },
+                         {random_input(4, 5, 1), random_input(4, 1, 2, 0.5, 1.0)});
+}
+
+TEST(GradCheck, WeightNormNoGain) {
+  expect_gradients_match([](auto& g, auto& t) { return weightnorm(g, t[0], Tensor<double>{}); },
+                         {random_input(4, 5, 1)});
+}
+
+// The composites' backward is derived by the tape from the primitives above; check it too.
+TEST(GradCheck, CompositeNorms) {
+  expect_gradients_match([](auto& g, auto& t) { return layernorm_composite(g, t[0], t[1], t[2], 1e-5); },
+                         {random_input(4, 6, 1, 2.0), random_input(1, 6, 2), random_input(1, 6, 3)});
+  expect_gradients_match([](auto& g, auto& t) { return rmsnorm_composite(g, t[0], t[1], 1e-5); },
+                         {random_input(4, 6, 1, 2.0), random_input(1, 6, 2)});
+  expect_gradients_match(
+      [](auto& g, auto& t) { return batchnorm_composite(g, t[0], t[1], t[2], 2, 1e-5, Tensor<double>{}); },
+      {random_input(8, 3, 1, 2.0), random_input(1, 3, 2), random_input(1, 3, 3)});
+  expect_gradients_match([](auto& g, auto& t) { return weightnorm_composite(g, t[0], t[1]); },
+                         {random_input(4, 5, 1), random_input(4, 1, 2)});
+}
+
+// The harness must be able to fail: an op whose backward has a flipped sign is caught.
+namespace broken {
+struct Context {
+  Tensor<double> y, x;
+};
+void wrong_backward(const void* p) {
+  const auto& c = *static_cast<const Context*>(p);
+  for (int64_t i = 0; i < c.x.size(); ++i) c.x.grad[i] -= c.y.grad[i] * 2 * c.x.data[i];  // should be +=
+}
+Tensor<double> square(Graph<double>& g, Tensor<double> x) {
+  Tensor<double> y = g.output(x.rows, x.cols, x);
+  for (int64_t i = 0; i < x.size(); ++i) y.data[i] = x.data[i] * x.data[i];
+  if (y.grad) g.record(wrong_backward, Context{y, x});
+  return y;
+}
+}  // namespace broken
+
+TEST(GradCheckHarness, CatchesAWrongBackward) {
+  std::vector<Input> in{random_input(3, 3, 1)};
+  const GradCheckResult r = gradcheck([](auto& g, auto& t) { return broken::square(g, t[0]); }, in);
+  EXPECT_GT(r.max_error(), 0.5);
+}
+
+}  // namespace
+}  // namespace nt::test

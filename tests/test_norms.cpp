@@ -1,0 +1,135 @@
+// Each fused norm against the same norm composed from primitive ops (norms/composite.cpp):
+// outputs and every gradient agree to 1e-10 in double. Plus the closed forms the norms
+// promise: standardized rows, unit-RMS rows, PyTorch's running-statistics rule.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "gradcheck.h"
+#include "norms/norms.h"
+#include "ops/ops.h"
+
+namespace nt::test {
+namespace {
+
+// Runs f and g on copies of the same inputs with the same dout; compares outputs and gradients.
+void expect_same_op(const Builder& fused, const Builder& composite, std::vector<Input> inputs, double tol = 1e-10) {
+  std::vector<Input> a = inputs, b = inputs;
+  auto run = [](const Builder& f, std::vector<Input>& in, std::vector<double>& out) {
+    std::vector<Tensor<double>> ts;
+    for (auto& i : in) ts.push_back(i.tensor());
+    Graph<double> g;
+    Tensor<double> y = f(g, ts);
+    out.assign(y.data, y.data + y.size());
+    for (int64_t k = 0; k < y.size(); ++k) y.grad[k] = std::sin(1.0 + 0.37 * double(k));  // fixed dout
+    g.backward(Tensor<double>{});
+  };
+  std::vector<double> ya, yb;
+  run(fused, a, ya);
+  run(composite, b, yb);
+  ASSERT_EQ(ya.size(), yb.size());
+  for (std::size_t k = 0; k < ya.size(); ++k) EXPECT_NEAR(ya[k], yb[k], tol) << "output " << k;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].differentiate) continue;
+    for (std::size_t k = 0; k < a[i].grad.size(); ++k)
+      EXPECT_NEAR(a[i].grad[k], b[i].grad[k], tol) << "input " << i << " gradient " << k;
+  }
+}
+
+TEST(FusedVsComposite, LayerNorm) {
+  expect_same_op([](auto& g, auto& t) { return layernorm(g, t[0], t[1], t[2], 1e-5); },
+                 [](auto& g, auto& t) { return layernorm_composite(g, t[0], t[1], t[2], 1e-5); },
+                 {random_input(7, 16, 1, 3.0, 2.0), random_input(1, 16, 2), random_input(1, 16, 3)});
+}
+
+TEST(FusedVsComposite, RMSNorm) {
+  expect_same_op([](auto& g, auto& t) { return rmsnorm(g, t[0], t[1], 1e-5); },
+                 [](auto& g, auto& t) { return rmsnorm_composite(g, t[0], t[1], 1e-5); },
+                 {random_input(7, 16, 1, 3.0, 2.0), random_input(1, 16, 2)});
+}
+
+TEST(FusedVsComposite, BatchNormBothAxes) {
+  for (int S : {1, 4})
+    expect_same_op(
+        [S](auto& g, auto& t) { return batchnorm(g, t[0], t[1], t[2], S, 1e-5, BatchNormState<double>{}); },
+        [S](auto& g, auto& t) { return batchnorm_composite(g, t[0], t[1], t[2], S, 1e-5, Tensor<double>{}); },
+        {random_input(6 * 4, 5, 1, 3.0, 2.0), random_input(1, 5, 2), random_input(1, 5, 3)});
+}
+
+TEST(FusedVsComposite, BatchNormMasked) {
+  static const double mask[] = {1, 0, 1, 1, 0, 1, 1, 1};
+  Input m{{1, 0, 1, 1, 0, 1, 1, 1}, std::vector<double>(8), 8, 1, false};
+  expect_same_op(
+      [](auto& g, auto& t) {
+        BatchNormState<double> st;
+        st.mask = mask;
+        return batchnorm(g, t[0], t[1], t[2], 1, 1e-5, st);
+      },
+      [](auto& g, auto& t) { return batchnorm_composite(g, t[0], t[1], t[2], 1, 1e-5, t[3]); },
+      {random_input(8, 5, 1, 3.0, 2.0), random_input(1, 5, 2), random_input(1, 5, 3), m});
+}
+
+TEST(FusedVsComposite, WeightNorm) {
+  expect_same_op([](auto& g, auto& t) { return weightnorm(g, t[0], t[1]); },
+                 [](auto& g, auto& t) { return weightnorm_composite(g, t[0], t[1]); },
+                 {random_input(6, 9, 1), random_input(6, 1, 2)});
+}
+
+TEST(NormClosedForms, LayerNormStandardizesEachRow) {  // claim E4: [2,3,5,1,4] -> (x - 3) / sqrt(2 + eps)
+  std::vector<double> x{2, 3, 5, 1, 4};
+  Graph<double> g(true, false);
+  Tensor<double> y = layernorm(g, Tensor<double>{x.data(), nullptr, 1, 5}, {}, {}, 1e-5);
+  for (int j = 0; j < 5; ++j) EXPECT_NEAR(y.data[j], (x[j] - 3) / std::sqrt(2 + 1e-5), 1e-12);
+}
+
+TEST(NormClosedForms, RMSNormGivesUnitRootMeanSquare) {
+  Input x = random_input(3, 32, 5, 4.0, 1.0);
+  Graph<double> g(true, false);
+  Tensor<double> y = rmsnorm(g, Tensor<double>{x.data.data(), nullptr, 3, 32}, {}, 0.0);
+  for (int n = 0; n < 3; ++n) {
+    double ms = 0;
+    for (int j = 0; j < 32; ++j) ms += y(n, j) * y(n, j) / 32;
+    EXPECT_NEAR(ms, 1.0, 1e-12);
+  }
+}
+
+TEST(NormClosedForms, BatchNormRunningStatisticsFollowPyTorch) {  // claim E5
+  const int m = 8, C = 4;
+  Input x = random_input(m, C, 3, 2.0, 1.5);
+  std::vector<double> rmean(C, 0.0), rvar(C, 1.0);
+  BatchNormState<double> st{rmean.data(), rvar.data(), 0.1, nullptr};
+  Graph<double> g(true, false);
+  batchnorm(g, Tensor<double>{x.data.data(), nullptr, m, C}, {}, {}, 1, 1e-5, st);
+  for (int c = 0; c < C; ++c) {
+    double mu = 0, var = 0;
+    for (int r = 0; r < m; ++r) mu += x.data[r * C + c] / m;
+    for (int r = 0; r < m; ++r) var += (x.data[r * C + c] - mu) * (x.data[r * C + c] - mu) / m;
+    EXPECT_NEAR(rmean[c], 0.1 * mu, 1e-12);
+    EXPECT_NEAR(rvar[c], 0.9 + 0.1 * double(m) / (m - 1) * var, 1e-12);
+  }
+  // eval mode: the affine map with the running statistics
+  Graph<double> e(false, false);
+  Tensor<double> y = batchnorm(e, Tensor<double>{x.data.data(), nullptr, m, C}, {}, {}, 1, 1e-5, st);
+  for (int r = 0; r < m; ++r)
+    for (int c = 0; c < C; ++c)
+      EXPECT_NEAR(y(r, c), (x.data[r * C + c] - rmean[c]) / std::sqrt(rvar[c] + 1e-5), 1e-12);
+}
+
+TEST(NormClosedForms, BatchNormMaskedRowsDoNotMoveTheStatistics) {
+  // Rows with mask 0 hold garbage; the statistics (and so the other rows' outputs) ignore them.
+  Input x = random_input(6, 3, 4);
+  const double mask[] = {1, 1, 0, 1, 0, 1};
+  Input x2 = x;
+  for (int c = 0; c < 3; ++c) x2.data[2 * 3 + c] = 1e3, x2.data[4 * 3 + c] = -7e2;
+  BatchNormState<double> st;
+  st.mask = mask;
+  Graph<double> g(true, false);
+  Tensor<double> y1 = batchnorm(g, Tensor<double>{x.data.data(), nullptr, 6, 3}, {}, {}, 1, 1e-5, st);
+  Tensor<double> y2 = batchnorm(g, Tensor<double>{x2.data.data(), nullptr, 6, 3}, {}, {}, 1, 1e-5, st);
+  for (int r : {0, 1, 3, 5})
+    for (int c = 0; c < 3; ++c) EXPECT_NEAR(y1(r, c), y2(r, c), 1e-12);
+}
+
+}  // namespace
+}  // namespace nt::test
