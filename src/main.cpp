@@ -5,10 +5,14 @@
 
 #include <exception>
 
+#include "cli/run.h"
+
 int main(int argc, char** argv) {
   CLI::App app{"normtool: reproduce the claims about normalization layers, on a CPU"};
   app.set_version_flag("--version", std::string("normtool ") + NORMTOOL_VERSION);
   app.require_subcommand(1);
+  int exit_code = 0;
+  nt::cli::setup_run(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -18,5 +22,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;
   }
-  return 0;
+  return exit_code;
 }

@@ -1,0 +1,370 @@
+#include "config/config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <span>
+#include <sstream>
+
+namespace nt {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kDataset[] = {"fortunes", "fashion-mnist", "synthetic-lm", "synthetic-classify"};
+constexpr const char* kLayout[] = {"packed", "padded"};
+constexpr const char* kArch[] = {"transformer", "mlp"};
+constexpr const char* kActivation[] = {"relu", "gelu", "tanh"};
+constexpr const char* kNormType[] = {"none", "batchnorm", "layernorm", "rmsnorm", "deepnorm"};
+constexpr const char* kPlacement[] = {"pre", "post"};
+constexpr const char* kBnAxes[] = {"batch_time", "batch"};
+constexpr const char* kOptimizer[] = {"sgd", "adam", "adamw"};
+constexpr const char* kSchedule[] = {"constant", "linear", "cosine", "inverse_sqrt"};
+
+std::string describe(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+// One leaf of the config: its dotted path, how to read a JSON value into the struct (returning
+// the problem, if any) and how to write it back. The list below is the single source of truth
+// for keys, types and ranges.
+struct Field {
+  std::string path;
+  std::function<std::optional<std::string>(const json&)> set;
+  std::function<json()> get;
+};
+
+std::string range_text(double lo, double hi, bool lo_open) {
+  std::string s;
+  if (std::isfinite(lo)) s += fmt::format("{} {}", lo_open ? ">" : ">=", lo);
+  if (std::isfinite(hi)) s += fmt::format("{}<= {}", s.empty() ? "" : " and ", hi);
+  return s;
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::vector<Field> fields_of(RunConfig& c) {
+  std::vector<Field> f;
+  auto integer = [&](std::string path, int& ref, double lo, double hi = kInf) {
+    f.push_back({path,
+                 [&ref, lo, hi](const json& v) -> std::optional<std::string> {
+                   const bool integral = v.is_number_integer() ||
+                                         (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+                   if (!integral || v.get<double>() < lo || v.get<double>() > hi)
+                     return fmt::format("expected an integer {}, got {}", range_text(lo, hi, false), describe(v));
+                   ref = int(v.get<double>());
+                   return std::nullopt;
+                 },
+                 [&ref] { return json(ref); }});
+  };
+  auto number = [&](std::string path, double& ref, double lo, double hi = kInf, bool lo_open = false) {
+    f.push_back({path,
+                 [&ref, lo, hi, lo_open](const json& v) -> std::optional<std::string> {
+                   const double d = v.is_number() ? v.get<double>() : 0.0;
+                   if (!v.is_number() || d < lo || (lo_open && d == lo) || d > hi)
+                     return fmt::format("expected a number {}, got {}", range_text(lo, hi, lo_open), describe(v));
+                   ref = d;
+                   return std::nullopt;
+                 },
+                 [&ref] { return json(ref); }});
+  };
+  auto optional_number = [&](std::string path, std::optional<double>& ref) {
+    f.push_back({path,
+                 [&ref](const json& v) -> std::optional<std::string> {
+                   if (v.is_null()) return ref = std::nullopt, std::nullopt;
+                   if (!v.is_number() || v.get<double>() <= 0)
+                     return fmt::format("expected null or a number > 0, got {}", describe(v));
+                   ref = v.get<double>();
+                   return std::nullopt;
+                 },
+                 [&ref] { return ref ? json(*ref) : json(nullptr); }});
+  };
+  auto boolean = [&](std::string path, bool& ref) {
+    f.push_back({path,
+                 [&ref](const json& v) -> std::optional<std::string> {
+                   if (!v.is_boolean()) return fmt::format("expected true or false, got {}", describe(v));
+                   ref = v.get<bool>();
+                   return std::nullopt;
+                 },
+                 [&ref] { return json(ref); }});
+  };
+  auto text = [&](std::string path, std::string& ref) {
+    f.push_back({path,
+                 [&ref](const json& v) -> std::optional<std::string> {
+                   if (!v.is_string()) return fmt::format("expected a string, got {}", describe(v));
+                   ref = v.get<std::string>();
+                   return std::nullopt;
+                 },
+                 [&ref] { return json(ref); }});
+  };
+  auto choice = [&]<class E, std::size_t N>(std::string path, E& ref, const char* const (&names)[N]) {
+    f.push_back({path,
+                 [&ref, &names](const json& v) -> std::optional<std::string> {
+                   for (std::size_t i = 0; i < N; ++i)
+                     if (v.is_string() && v.get<std::string>() == names[i]) return ref = E(i), std::nullopt;
+                   std::string all;
+                   for (std::size_t i = 0; i < N; ++i) all += (i ? "|" : "") + std::string(names[i]);
+                   return fmt::format("expected one of {}, got {}", all, describe(v));
+                 },
+                 [&ref, &names] { return json(names[int(ref)]); }});
+  };
+
+  text("name", c.name);
+  integer("seed", c.seed, 0, 2147483647);
+  choice("data.dataset", c.data.dataset, kDataset);
+  text("data.path", c.data.path);
+  integer("data.seq_len", c.data.seq_len, 1, 4096);
+  choice("data.layout", c.data.layout, kLayout);
+  number("data.val_fraction", c.data.val_fraction, 0, 1, true);
+  choice("model.arch", c.model.arch, kArch);
+  integer("model.d_model", c.model.d_model, 1, 8192);
+  integer("model.n_layers", c.model.n_layers, 1, 1000);
+  integer("model.n_heads", c.model.n_heads, 1, 1024);
+  integer("model.d_ff", c.model.d_ff, 1, 65536);
+  integer("model.hidden", c.model.hidden, 1, 65536);
+  choice("model.activation", c.model.activation, kActivation);
+  number("model.init_std", c.model.init_std, 0, kInf, true);
+  choice("model.norm.type", c.model.norm.type, kNormType);
+  choice("model.norm.placement", c.model.norm.placement, kPlacement);
+  number("model.norm.eps", c.model.norm.eps, 0);
+  boolean("model.norm.affine", c.model.norm.affine);
+  number("model.norm.momentum", c.model.norm.momentum, 0, 1);
+  choice("model.norm.bn_axes", c.model.norm.bn_axes, kBnAxes);
+  optional_number("model.norm.alpha", c.model.norm.alpha);
+  optional_number("model.norm.beta", c.model.norm.beta);
+  boolean("model.final_norm", c.model.final_norm);
+  integer("train.steps", c.train.steps, 1);
+  integer("train.batch_size", c.train.batch_size, 1, 1 << 20);
+  choice("train.optimizer", c.train.optimizer, kOptimizer);
+  number("train.lr", c.train.lr, 0);
+  number("train.momentum", c.train.momentum, 0, 1);
+  number("train.beta1", c.train.beta1, 0, 1);
+  number("train.beta2", c.train.beta2, 0, 1);
+  number("train.adam_eps", c.train.adam_eps, 0);
+  number("train.weight_decay", c.train.weight_decay, 0);
+  choice("train.schedule", c.train.schedule, kSchedule);
+  integer("train.warmup_steps", c.train.warmup_steps, 0);
+  number("train.grad_clip", c.train.grad_clip, 0);
+  integer("train.log_every", c.train.log_every, 1);
+  integer("train.eval_every", c.train.eval_every, 1);
+  integer("train.eval_batches", c.train.eval_batches, 1);
+  integer("train.stats_every", c.train.stats_every, 0);
+  integer("train.threads", c.train.threads, 0, 1024);
+  return f;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string parent_of(const std::string& path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string::npos ? "" : path.substr(0, dot);
+}
+std::string last_of(const std::string& path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string::npos ? path : path.substr(dot + 1);
+}
+
+class Parser {
+ public:
+  Parser(std::vector<Field>& fields, std::string source) : source_(std::move(source)) {
+    for (auto& f : fields) {
+      leaves_[f.path] = &f;
+      for (std::string p = parent_of(f.path); !p.empty(); p = parent_of(p)) objects_.insert(p);
+    }
+  }
+
+  void override_path(const std::string& path) { overridden_.insert(path); }
+  void problem(const std::string& path, const std::string& what) {
+    const bool from_override = overridden_.count(path) > 0;
+    problems_.push_back(fmt::format("{}: {} ({})", path, what, from_override ? "override" : source_));
+  }
+  std::vector<std::string>& problems() { return problems_; }
+
+  void walk(const json& node, const std::string& prefix) {
+    for (const auto& [key, value] : node.items()) {
+      const std::string path = prefix.empty() ? key : prefix + "." + key;
+      if (auto it = leaves_.find(path); it != leaves_.end()) {
+        if (auto err = it->second->set(value)) problem(path, *err);
+      } else if (objects_.count(path)) {
+        if (value.is_object()) walk(value, path);
+        else problem(path, fmt::format("expected an object, got {}", describe(value)));
+      } else {
+        problem(path, "unknown key" + suggestion(prefix, key));
+      }
+    }
+  }
+
+ private:
+  std::string suggestion(const std::string& prefix, const std::string& key) const {
+    std::string best;
+    std::size_t best_d = std::max<std::size_t>(2, key.size() / 3) + 1;
+    auto consider = [&](const std::string& path) {
+      if (parent_of(path) != prefix) return;
+      const std::size_t d = edit_distance(key, last_of(path));
+      if (d < best_d) best_d = d, best = path;
+    };
+    for (const auto& [p, f] : leaves_) consider(p);
+    for (const auto& p : objects_) consider(p);
+    // a key given at the wrong level: "norm" at the top, "lr" under model, ...
+    if (best.empty())
+      for (const auto& [p, f] : leaves_)
+        if (last_of(p) == key) best = p;
+    return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
+  }
+
+  std::string source_;
+  std::map<std::string, Field*> leaves_;
+  std::set<std::string> objects_;
+  std::set<std::string> overridden_;
+  std::vector<std::string> problems_;
+};
+
+// Puts an override "a.b.c=value" into the config JSON; the walk validates it like file keys.
+std::optional<std::string> apply_override(json& root, const std::string& text, std::string& path) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) return fmt::format("override \"{}\": expected key.path=value", text);
+  path = text.substr(0, eq);
+  const std::string raw = text.substr(eq + 1);
+  json value = json::parse(raw, nullptr, false);
+  if (value.is_discarded()) value = raw;  // not JSON: a plain string, e.g. model.norm.type=rmsnorm
+  json* node = &root;
+  std::string walked;
+  std::stringstream parts(path);
+  std::vector<std::string> keys;
+  for (std::string k; std::getline(parts, k, '.');) keys.push_back(k);
+  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+    walked += (walked.empty() ? "" : ".") + keys[i];
+    json& next = (*node)[keys[i]];
+    if (next.is_null()) next = json::object();
+    if (!next.is_object()) return fmt::format("override \"{}\": {} is not an object", text, walked);
+    node = &next;
+  }
+  (*node)[keys.back()] = value;
+  return std::nullopt;
+}
+
+void validate_combinations(RunConfig& c, const json& user, Parser& p) {
+  const bool lm = c.is_lm();
+  if (c.model.arch == Arch::transformer && !lm)
+    p.problem("model.arch", fmt::format("transformer needs a language-modelling dataset (fortunes|synthetic-lm), "
+                                        "got data.dataset \"{}\"", to_string(c.data.dataset)));
+  if (c.model.arch == Arch::mlp && lm)
+    p.problem("model.arch", fmt::format("mlp needs a classification dataset (fashion-mnist|synthetic-classify), "
+                                        "got data.dataset \"{}\"", to_string(c.data.dataset)));
+  if (c.model.arch == Arch::transformer && c.model.d_model % c.model.n_heads != 0)
+    p.problem("model.n_heads", fmt::format("must divide model.d_model = {}, got {}", c.model.d_model, c.model.n_heads));
+  if (c.model.norm.type == NormType::deepnorm) {
+    if (c.model.arch == Arch::mlp) p.problem("model.norm.type", "deepnorm is a transformer residual scheme, not for mlp");
+    const json* placement = nullptr;
+    if (user.contains("model") && user["model"].is_object() && user["model"].contains("norm") &&
+        user["model"]["norm"].is_object() && user["model"]["norm"].contains("placement"))
+      placement = &user["model"]["norm"]["placement"];
+    if (placement && *placement == "pre") p.problem("model.norm.placement", "deepnorm is always post, got \"pre\"");
+    c.model.norm.placement = Placement::post;
+    c.model.norm.alpha = c.deepnorm_alpha();
+    c.model.norm.beta = c.deepnorm_beta();
+  }
+  if (c.model.norm.type == NormType::batchnorm && c.model.arch == Arch::mlp && c.train.batch_size < 2)
+    p.problem("train.batch_size", "batchnorm needs at least 2 rows per batch, got 1");
+}
+
+}  // namespace
+
+double RunConfig::deepnorm_alpha() const {
+  return model.norm.alpha ? *model.norm.alpha : std::pow(2.0 * model.n_layers, 0.25);
+}
+double RunConfig::deepnorm_beta() const {
+  return model.norm.beta ? *model.norm.beta : std::pow(8.0 * model.n_layers, -0.25);
+}
+
+ConfigError::ConfigError(std::vector<std::string> problems)
+    : std::runtime_error([&] {
+        std::string s = problems.size() == 1 ? "config is invalid: " + problems[0]
+                                             : fmt::format("config is invalid ({} problems):", problems.size());
+        if (problems.size() > 1)
+          for (const auto& p : problems) s += "\n  " + p;
+        return s;
+      }()),
+      problems_(std::move(problems)) {}
+
+RunConfig load_config(const std::string& text, const std::string& source, const std::vector<std::string>& overrides) {
+  json user = json::parse(text, nullptr, false, /*ignore_comments=*/true);
+  if (user.is_discarded()) {
+    try {
+      (void)json::parse(text, nullptr, true, true);
+    } catch (const json::parse_error& e) {
+      throw ConfigError({fmt::format("{}: not valid JSON: {}", source, e.what())});
+    }
+  }
+  if (!user.is_object()) throw ConfigError({fmt::format("{}: expected a JSON object at the top", source)});
+
+  RunConfig c;
+  auto fields = fields_of(c);
+  Parser parser(fields, source);
+  for (const auto& o : overrides) {
+    std::string path;
+    if (auto err = apply_override(user, o, path)) parser.problems().push_back(*err);
+    else parser.override_path(path);
+  }
+  parser.walk(user, "");
+  if (parser.problems().empty()) validate_combinations(c, user, parser);
+  if (!parser.problems().empty()) throw ConfigError(parser.problems());
+  if (c.name.empty()) c.name = std::filesystem::path(source).stem().string();
+  if (c.name.empty()) c.name = "run";
+  return c;
+}
+
+RunConfig load_config_file(const std::string& path, const std::vector<std::string>& overrides) {
+  if (path.empty()) return load_config("{}", "defaults", overrides);
+  std::ifstream in(path);
+  if (!in) throw ConfigError({fmt::format("{}: cannot read the config file", path)});
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_config(ss.str(), path, overrides);
+}
+
+json config_to_json(const RunConfig& config) {
+  RunConfig copy = config;
+  json out = json::object();
+  for (const auto& f : fields_of(copy)) out[json::json_pointer("/" + [&] {
+    std::string p = f.path;
+    std::replace(p.begin(), p.end(), '.', '/');
+    return p;
+  }())] = f.get();
+  return out;
+}
+
+const char* to_string(DatasetKind v) { return kDataset[int(v)]; }
+const char* to_string(NormType v) { return kNormType[int(v)]; }
+const char* to_string(Placement v) { return kPlacement[int(v)]; }
+const char* to_string(BnAxes v) { return kBnAxes[int(v)]; }
+const char* to_string(Arch v) { return kArch[int(v)]; }
+const char* to_string(Optimizer v) { return kOptimizer[int(v)]; }
+const char* to_string(Schedule v) { return kSchedule[int(v)]; }
+const char* to_string(Activation v) { return kActivation[int(v)]; }
+const char* to_string(Layout v) { return kLayout[int(v)]; }
+
+}  // namespace nt

@@ -1,0 +1,115 @@
+// The run config: typed structs with the spec's defaults (../shared/spec/interfaces.md).
+// load_config() parses strictly: unknown keys (with a did-you-mean), wrong types, unknown
+// enum strings and out-of-range values are all reported at once as a ConfigError, before
+// anything runs. config_to_json() gives the resolved config, every default filled in.
+#pragma once
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace nt {
+
+enum class DatasetKind { fortunes, fashion_mnist, synthetic_lm, synthetic_classify };
+enum class Layout { packed, padded };
+enum class Arch { transformer, mlp };
+enum class Activation { relu, gelu, tanh };
+enum class NormType { none, batchnorm, layernorm, rmsnorm, deepnorm };
+enum class Placement { pre, post };
+enum class BnAxes { batch_time, batch };
+enum class Optimizer { sgd, adam, adamw };
+enum class Schedule { constant, linear, cosine, inverse_sqrt };
+
+struct DataConfig {
+  DatasetKind dataset = DatasetKind::fortunes;
+  std::string path;            // "" = the dataset's Debian location
+  int seq_len = 64;            // tokens (bytes) per row
+  Layout layout = Layout::packed;
+  double val_fraction = 0.05;  // held-out share where the dataset has no split of its own
+};
+
+struct NormConfig {
+  NormType type = NormType::layernorm;
+  Placement placement = Placement::pre;  // deepnorm is always post
+  double eps = 1e-5;
+  bool affine = true;                    // learnable gain (and bias, except rmsnorm)
+  double momentum = 0.1;                 // batchnorm running statistics: weight of the new batch
+  BnAxes bn_axes = BnAxes::batch_time;
+  std::optional<double> alpha;           // deepnorm residual scale; unset = (2N)^(1/4)
+  std::optional<double> beta;            // deepnorm init gain; unset = (8N)^(-1/4)
+};
+
+struct ModelConfig {
+  Arch arch = Arch::transformer;
+  int d_model = 64;
+  int n_layers = 2;          // transformer blocks, or hidden layers of the mlp
+  int n_heads = 4;
+  int d_ff = 256;
+  int hidden = 256;          // mlp hidden width
+  Activation activation = Activation::gelu;
+  double init_std = 0.02;
+  NormConfig norm;
+  bool final_norm = true;    // a norm before the output layer in pre placement
+};
+
+struct TrainConfig {
+  int steps = 500;
+  int batch_size = 16;
+  Optimizer optimizer = Optimizer::adam;
+  double lr = 1e-3;
+  double momentum = 0.9;     // sgd
+  double beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8;
+  double weight_decay = 0.0;
+  Schedule schedule = Schedule::constant;
+  int warmup_steps = 0;      // linear warm-up from 0 before the schedule
+  double grad_clip = 0.0;    // global-norm clipping; 0 = off
+  int log_every = 10;
+  int eval_every = 100;
+  int eval_batches = 20;
+  int stats_every = 100;     // 0 = no statistics
+  int threads = 0;           // 0 = all cores
+};
+
+struct RunConfig {
+  std::string name;          // "" = the config file's stem
+  int seed = 1;
+  DataConfig data;
+  ModelConfig model;
+  TrainConfig train;
+
+  bool is_lm() const { return data.dataset == DatasetKind::fortunes || data.dataset == DatasetKind::synthetic_lm; }
+  double deepnorm_alpha() const;  // the configured value or DeepNet's decoder-only default
+  double deepnorm_beta() const;
+};
+
+// All the problems of one config, one line each ("model.norm.type: expected one of ...").
+class ConfigError : public std::runtime_error {
+ public:
+  explicit ConfigError(std::vector<std::string> problems);
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  std::vector<std::string> problems_;
+};
+
+// Parses `text` (the file's content, `source` names it in messages), applies the overrides
+// ("key.path=value", value as JSON or else a string) and validates. Throws ConfigError.
+RunConfig load_config(const std::string& text, const std::string& source, const std::vector<std::string>& overrides);
+RunConfig load_config_file(const std::string& path, const std::vector<std::string>& overrides);
+
+nlohmann::json config_to_json(const RunConfig& config);
+
+// Names of enum values as the config spells them (also the names of the source files).
+const char* to_string(DatasetKind v);
+const char* to_string(NormType v);
+const char* to_string(Placement v);
+const char* to_string(BnAxes v);
+const char* to_string(Arch v);
+const char* to_string(Optimizer v);
+const char* to_string(Schedule v);
+const char* to_string(Activation v);
+const char* to_string(Layout v);
+
+}  // namespace nt

@@ -1,0 +1,70 @@
+// Classification rows: feature vectors with a label; training rows drawn with replacement,
+// validation rows in their fixed order.
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "data/dataset.h"
+
+namespace nt {
+
+namespace {
+
+class ClassificationDataset final : public Dataset {
+ public:
+  explicit ClassificationDataset(ClassificationData d) : d_(std::move(d)) {
+    if (d_.train_y.empty() || d_.val_y.empty()) throw DataError("a classification split is empty");
+  }
+  bool is_lm() const override { return false; }
+  int input_dim() const override { return d_.dim; }
+  int classes() const override { return d_.classes; }
+  int64_t train_rows() const override { return int64_t(d_.train_y.size()); }
+  int64_t val_rows() const override { return int64_t(d_.val_y.size()); }
+
+  void train_batch(Rng& rng, int B, Batch& out) const override {
+    shape(out, B);
+    for (int b = 0; b < B; ++b) put_row(out, b, d_.train_x, d_.train_y, int64_t(rng.below(d_.train_y.size())));
+  }
+  void val_batch(int index, int B, Batch& out) const override {
+    shape(out, B);
+    for (int b = 0; b < B; ++b) put_row(out, b, d_.val_x, d_.val_y, int64_t(index) * B + b);
+  }
+
+ private:
+  ClassificationData d_;
+
+  void shape(Batch& out, int B) const {
+    out.B = B;
+    out.T = 1;
+    out.x.resize(std::size_t(B) * d_.dim);
+    out.targets.resize(B);
+    out.mask.assign(B, 1.0f);
+    out.padded = false;
+  }
+  void put_row(Batch& out, int b, const std::vector<float>& x, const std::vector<int32_t>& y, int64_t row) const {
+    std::copy_n(x.begin() + row * d_.dim, d_.dim, out.x.begin() + int64_t(b) * d_.dim);
+    out.targets[b] = y.at(row);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Dataset> make_classification_dataset(ClassificationData data) {
+  return std::make_unique<ClassificationDataset>(std::move(data));
+}
+
+std::unique_ptr<Dataset> make_dataset(const RunConfig& c) {
+  const std::string& path = c.data.path;
+  switch (c.data.dataset) {
+    case DatasetKind::fortunes:
+      return make_lm_dataset(fortunes_documents(path.empty() ? "/usr/share/games/fortunes" : path), c.data);
+    case DatasetKind::synthetic_lm:
+      return make_lm_dataset(synthetic_lm_documents(uint64_t(c.seed)), c.data);
+    case DatasetKind::fashion_mnist:
+      return make_classification_dataset(fashion_mnist(path.empty() ? "/usr/share/datasets/fashion-mnist" : path));
+    case DatasetKind::synthetic_classify:
+      return make_classification_dataset(synthetic_classify(uint64_t(c.seed), c.data.val_fraction));
+  }
+  throw DataError("unknown dataset");
+}
+
+}  // namespace nt

@@ -1,0 +1,63 @@
+// fortunes (Debian package `fortunes`, /usr/share/games/fortunes): every regular file of the
+// folder whose name has no '.' (symlinks, *.dat and *.u8 skipped), in byte order of name;
+// each split into documents at lines that are exactly "%"; documents stripped of leading
+// and trailing newlines; empty documents dropped.
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+#include "data/dataset.h"
+
+namespace nt {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> fortunes_documents(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw DataError(fmt::format("{}: no fortunes folder here (install the Debian package 'fortunes', "
+                                "or set data.path)", dir));
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file() && !entry.is_symlink() && name.find('.') == std::string::npos) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  if (names.empty())
+    throw DataError(fmt::format("{}: no fortune files (install the Debian package 'fortunes')", dir));
+
+  std::vector<std::string> docs;
+  for (const auto& name : names) {
+    std::ifstream in(fs::path(dir) / name, std::ios::binary);
+    if (!in) throw DataError(fmt::format("{}/{}: cannot read (Debian package 'fortunes')", dir, name));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    std::string doc;  // the lines since the last "%", joined by '\n'
+    bool first_line = true;
+    auto finish = [&] {
+      const auto first = doc.find_first_not_of('\n');
+      if (first != std::string::npos) docs.push_back(doc.substr(first, doc.find_last_not_of('\n') - first + 1));
+      doc.clear();
+      first_line = true;
+    };
+    for (std::size_t start = 0; start <= text.size();) {
+      std::size_t end = std::min(text.find('\n', start), text.size());
+      const std::string_view line(text.data() + start, end - start);
+      if (line == "%") {
+        finish();
+      } else {
+        if (!first_line) doc += '\n';
+        doc += line;
+        first_line = false;
+      }
+      start = end + 1;
+    }
+    finish();
+  }
+  return docs;
+}
+
+}  // namespace nt

@@ -1,0 +1,41 @@
+#include "io/console.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+namespace nt {
+
+Progress::Progress(std::string name, int total_steps, int log_every)
+    : name_(std::move(name)), total_(total_steps), log_every_(log_every), tty_(isatty(fileno(stderr)) != 0) {}
+
+void Progress::step(int step, double loss, double steps_per_s) {
+  const int done_steps = step + 1;
+  if (tty_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done_steps < total_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+    last_draw_ = now;
+    const double eta = steps_per_s > 0 ? (total_ - done_steps) / steps_per_s : 0.0;
+    fmt::print(stderr, "\r\033[K{} step {}/{}  loss {:.4f}  {:.1f} steps/s  ETA {}:{:02d}", name_, done_steps, total_,
+               loss, steps_per_s, int(eta) / 60, int(eta) % 60);
+    std::fflush(stderr);
+    drawn_ = true;
+  } else if (step % log_every_ == 0 || done_steps == total_) {
+    fmt::print(stderr, "{} step {}/{}: loss {:.4f}, {:.1f} steps/s\n", name_, done_steps, total_, loss, steps_per_s);
+  }
+}
+
+void Progress::message(const std::string& line) {
+  if (tty_ && drawn_) fmt::print(stderr, "\r\033[K");
+  fmt::print(stderr, "{}\n", line);
+  drawn_ = false;
+}
+
+void Progress::done() {
+  if (tty_ && drawn_) fmt::print(stderr, "\n");
+  drawn_ = false;
+}
+
+}  // namespace nt

@@ -1,0 +1,61 @@
+#include <algorithm>
+
+#include "model/init.h"
+#include "model/layers.h"
+#include "model/norm_site.h"
+
+namespace nt {
+
+namespace {
+
+// Multi-layer perceptron: per hidden layer  h = act(norm(W h + b)),  then logits = out(h).
+// Normalizing the summed inputs, as the BatchNorm and LayerNorm papers do.
+class Mlp final : public Model {
+ public:
+  Mlp(const RunConfig& c, int inputs, int classes) : c_(c.model) {
+    int in = inputs;
+    for (int l = 0; l < c_.n_layers; ++l) {
+      layers_.push_back({{}, NormSite(params_, c_.norm, l, "norm", "hidden", c_.hidden, 1)});
+      layers_.back().linear.declare(params_, "linear", l, in, c_.hidden);
+      in = c_.hidden;
+    }
+    out_.declare(params_, "out", c_.n_layers, in, classes);
+    params_.finalize();
+    Rng rng(uint64_t(c.seed), 1);
+    for (Layer& l : layers_) {
+      l.linear.bind(params_);
+      init_normal(l.linear.W, c_.init_std, rng);
+      std::fill_n(l.linear.bias.data, l.linear.bias.size(), 0.0f);
+      l.norm.init(params_);
+    }
+    out_.bind(params_);
+    init_normal(out_.W, c_.init_std, rng);
+    std::fill_n(out_.bias.data, out_.bias.size(), 0.0f);
+    sites_.reserve(c_.n_layers);
+  }
+
+  Tensor<float> logits(Graph<float>& g, const Batch& batch) override {
+    sites_.clear();
+    const int D = int(batch.x.size()) / batch.B;
+    Tensor<float> h{const_cast<float*>(batch.x.data()), nullptr, batch.B, D};
+    for (Layer& l : layers_) h = activate(g, l.norm(g, l.linear(g, h), nullptr, sites_), c_.activation);
+    return out_(g, h);
+  }
+
+ private:
+  struct Layer {
+    Linear linear;
+    NormSite norm;
+  };
+  ModelConfig c_;
+  std::vector<Layer> layers_;
+  Linear out_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_mlp(const RunConfig& c, int inputs, int classes) {
+  return std::make_unique<Mlp>(c, inputs, classes);
+}
+
+}  // namespace nt

@@ -1,0 +1,39 @@
+// A model: parameters in one ParamStore, a forward pass from a Batch to logits on a Graph,
+// and the norm sites it passed through (for the statistics of stats.csv).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "core/graph.h"
+#include "core/params.h"
+#include "data/dataset.h"
+
+namespace nt {
+
+// One norm site seen by the last forward: the vector entering the norm and the one leaving
+// it (the same tensor when the norm is none), both (rows, C).
+struct SiteCapture {
+  int layer;
+  const char* place;  // "attn", "ffn", "final" (transformer); "hidden" (mlp)
+  Tensor<float> in, out;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // logits (B*T, V) for a language model, (B, classes) for a classifier.
+  virtual Tensor<float> logits(Graph<float>& g, const Batch& batch) = 0;
+
+  ParamStore<float>& params() { return params_; }
+  const std::vector<SiteCapture>& sites() const { return sites_; }
+
+ protected:
+  ParamStore<float> params_;
+  std::vector<SiteCapture> sites_;
+};
+
+std::unique_ptr<Model> make_model(const RunConfig& config, const Dataset& data);
+
+}  // namespace nt

@@ -1,0 +1,35 @@
+// NormSite: one place in a network where the configured normalization sits (or nothing,
+// for norm type none), with its parameters and, for batchnorm, its running statistics.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "model/model.h"
+
+namespace nt {
+
+class NormSite {
+ public:
+  // Declares the gain/bias parameters "<name>.weight", "<name>.bias" of `layer`. `positions`
+  // is the S of batchnorm's (R, S, C) view: T for bn_axes batch in a transformer, else 1.
+  NormSite(ParamStore<float>& params, const NormConfig& config, int layer, const std::string& name,
+           const char* place, int C, int positions);
+
+  // Gains to 1, biases to 0 (after ParamStore::finalize).
+  void init(ParamStore<float>& params);
+
+  // y = norm(x), recording {in, out} in `sites`. mask (rows) marks real tokens or is nullptr.
+  Tensor<float> operator()(Graph<float>& g, Tensor<float> x, const float* mask, std::vector<SiteCapture>& sites);
+
+ private:
+  NormType type_;
+  float eps_, momentum_;
+  int layer_, positions_;
+  const char* place_;
+  int gain_ = -1, bias_ = -1;  // parameter ids, -1 when absent
+  Tensor<float> gain_t_, bias_t_;
+  std::vector<float> running_mean_, running_var_;  // batchnorm (positions * C)
+};
+
+}  // namespace nt

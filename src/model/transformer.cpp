@@ -1,0 +1,135 @@
+// Decoder-only causal Transformer over bytes.
+//
+//   x = tok_emb[tokens] + pos_emb[t]
+//   each block, f = attention or feed-forward, in its placement:
+//     pre       x = x + f(norm(x))
+//     post      x = norm(x + f(x))
+//     deepnorm  x = norm(alpha * x + f(x))      (LayerNorm; DeepNet, Wang et al. 2022)
+//   pre with final_norm: x = norm(x)
+//   logits = head(x)
+// attention(x) = out(merge(causal_sdpa(split(q(x)), split(k(x)), split(v(x)))))
+// feed_forward(x) = fc2(act(fc1(x)))
+// Init: every Linear weight and both embeddings N(0, init_std), biases 0, gains 1. DeepNorm:
+// fc1, fc2, v and out Xavier normal with gain beta, q and k with gain 1.
+#include <memory>
+
+#include "core/check.h"
+#include "model/init.h"
+#include "model/layers.h"
+#include "model/norm_site.h"
+#include "ops/ops.h"
+
+namespace nt {
+
+namespace {
+
+class Transformer final : public Model {
+ public:
+  Transformer(const RunConfig& c, int vocab) : c_(c.model), alpha_(float(c.deepnorm_alpha())) {
+    const int C = c_.d_model, L = c_.n_layers, T = c.data.seq_len;
+    const int positions = c_.norm.type == NormType::batchnorm && c_.norm.bn_axes == BnAxes::batch ? T : 1;
+    tok_emb_ = params_.add("tok_emb.weight", 0, vocab, C);
+    pos_emb_ = params_.add("pos_emb.weight", 0, T, C);
+    for (int l = 0; l < L; ++l) {
+      Block b{NormSite(params_, c_.norm, l, "attn_norm", "attn", C, positions), {}, {}, {}, {},
+              NormSite(params_, c_.norm, l, "ffn_norm", "ffn", C, positions), {}, {}};
+      b.q.declare(params_, "attn.q", l, C, C);
+      b.k.declare(params_, "attn.k", l, C, C);
+      b.v.declare(params_, "attn.v", l, C, C);
+      b.out.declare(params_, "attn.out", l, C, C);
+      b.fc1.declare(params_, "ffn.fc1", l, C, c_.d_ff);
+      b.fc2.declare(params_, "ffn.fc2", l, c_.d_ff, C);
+      blocks_.push_back(std::move(b));
+    }
+    if (c_.norm.placement == Placement::pre && c_.final_norm && c_.norm.type != NormType::deepnorm)
+      final_norm_ = std::make_unique<NormSite>(params_, c_.norm, L, "final_norm", "final", C, positions);
+    head_.declare(params_, "head", L, C, vocab);
+    params_.finalize();
+    init(c);
+    sites_.reserve(2 * L + 1);
+  }
+
+  Tensor<float> logits(Graph<float>& g, const Batch& batch) override {
+    const int B = batch.B, T = batch.T, N = B * T;
+    NT_CHECK(T <= params_.tensor(pos_emb_).rows, "transformer: sequence longer than the position table");
+    if (int(positions_.size()) != N) {
+      positions_.resize(N);
+      for (int i = 0; i < N; ++i) positions_[i] = i % T;
+    }
+    const float* mask = batch.padded ? batch.mask.data() : nullptr;
+    sites_.clear();
+    Tensor<float> x = add(g, embedding(g, params_.tensor(tok_emb_), batch.tokens.data(), N),
+                          embedding(g, params_.tensor(pos_emb_), positions_.data(), N));
+    for (Block& b : blocks_) {
+      auto attn = [&](Tensor<float> h) { return attention(g, b, h, B, T); };
+      auto ffn = [&](Tensor<float> h) { return b.fc2(g, activate(g, b.fc1(g, h), c_.activation)); };
+      if (c_.norm.type == NormType::deepnorm) {  // x = norm(alpha * x + f(x))
+        x = b.attn_norm(g, axpby(g, alpha_, x, attn(x)), mask, sites_);
+        x = b.ffn_norm(g, axpby(g, alpha_, x, ffn(x)), mask, sites_);
+      } else if (c_.norm.placement == Placement::post) {  // x = norm(x + f(x))
+        x = b.attn_norm(g, add(g, x, attn(x)), mask, sites_);
+        x = b.ffn_norm(g, add(g, x, ffn(x)), mask, sites_);
+      } else {  // pre: x = x + f(norm(x))
+        x = add(g, x, attn(b.attn_norm(g, x, mask, sites_)));
+        x = add(g, x, ffn(b.ffn_norm(g, x, mask, sites_)));
+      }
+    }
+    if (final_norm_) x = (*final_norm_)(g, x, mask, sites_);
+    return head_(g, x);
+  }
+
+ private:
+  struct Block {
+    NormSite attn_norm;
+    Linear q, k, v, out;
+    NormSite ffn_norm;
+    Linear fc1, fc2;
+  };
+
+  Tensor<float> attention(Graph<float>& g, const Block& b, Tensor<float> x, int B, int T) {
+    const int NH = c_.n_heads;
+    Tensor<float> o = causal_attention(g, split_heads(g, b.q(g, x), B, T, NH), split_heads(g, b.k(g, x), B, T, NH),
+                                       split_heads(g, b.v(g, x), B, T, NH), B * NH, T);
+    return b.out(g, merge_heads(g, o, B, T, NH));
+  }
+
+  void init(const RunConfig& c) {
+    Rng rng(uint64_t(c.seed), 1);
+    const double s = c_.init_std;
+    const bool deepnorm = c_.norm.type == NormType::deepnorm;
+    const double beta = c.deepnorm_beta();
+    init_normal(params_.tensor(tok_emb_), s, rng);
+    init_normal(params_.tensor(pos_emb_), s, rng);
+    for (Block& b : blocks_) {
+      b.attn_norm.init(params_);
+      b.ffn_norm.init(params_);
+      for (Linear* l : {&b.q, &b.k, &b.v, &b.out, &b.fc1, &b.fc2}) {
+        l->bind(params_);
+        std::fill_n(l->bias.data, l->bias.size(), 0.0f);
+      }
+      for (Linear* l : {&b.q, &b.k}) deepnorm ? init_xavier_normal(l->W, 1.0, rng) : init_normal(l->W, s, rng);
+      for (Linear* l : {&b.v, &b.out, &b.fc1, &b.fc2})
+        deepnorm ? init_xavier_normal(l->W, beta, rng) : init_normal(l->W, s, rng);
+    }
+    if (final_norm_) final_norm_->init(params_);
+    head_.bind(params_);
+    init_normal(head_.W, s, rng);
+    std::fill_n(head_.bias.data, head_.bias.size(), 0.0f);
+  }
+
+  ModelConfig c_;
+  float alpha_;
+  int tok_emb_, pos_emb_;
+  std::vector<Block> blocks_;
+  std::unique_ptr<NormSite> final_norm_;
+  Linear head_;
+  std::vector<int32_t> positions_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_transformer(const RunConfig& c, int vocab) {
+  return std::make_unique<Transformer>(c, vocab);
+}
+
+}  // namespace nt

@@ -1,0 +1,53 @@
+#include "train/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace nt {
+
+OptimizerState::OptimizerState(const TrainConfig& config, std::size_t n) : c_(config), m_(n, 0.0f) {
+  if (c_.optimizer != Optimizer::sgd) v_.assign(n, 0.0f);
+}
+
+void OptimizerState::step(float* p, const float* g, double lr) {
+  ++t_;
+  const std::size_t n = m_.size();
+  const float wd = float(c_.weight_decay);
+  float* m = m_.data();
+  if (c_.optimizer == Optimizer::sgd) {
+    const float mu = float(c_.momentum), a = float(lr);
+    for (std::size_t i = 0; i < n; ++i) {
+      m[i] = mu * m[i] + (g[i] + wd * p[i]);
+      p[i] -= a * m[i];
+    }
+    return;
+  }
+  float* v = v_.data();
+  const double b1 = c_.beta1, b2 = c_.beta2;
+  const float fb1 = float(b1), fb2 = float(b2), eps = float(c_.adam_eps);
+  const float step_size = float(lr / (1.0 - std::pow(b1, t_)));
+  const float inv_sqrt_bc2 = float(1.0 / std::sqrt(1.0 - std::pow(b2, t_)));
+  const bool decoupled = c_.optimizer == Optimizer::adamw;
+  const float l2 = decoupled ? 0.0f : wd, shrink = decoupled ? float(1.0 - lr * c_.weight_decay) : 1.0f;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float gi = g[i] + l2 * p[i];
+    m[i] = fb1 * m[i] + (1.0f - fb1) * gi;
+    v[i] = fb2 * v[i] + (1.0f - fb2) * gi * gi;
+    p[i] = p[i] * shrink - step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
+  }
+}
+
+double global_norm(const float* g, std::size_t n) {
+  double s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += double(g[i]) * g[i];
+  return std::sqrt(s);
+}
+
+void clip_to_norm(float* g, std::size_t n, double norm, double max_norm) {
+  const double coef = max_norm / (norm + 1e-6);
+  if (coef >= 1.0) return;
+  const float k = float(coef);
+  for (std::size_t i = 0; i < n; ++i) g[i] *= k;
+}
+
+}  // namespace nt

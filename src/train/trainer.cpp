@@ -1,0 +1,252 @@
+#include "train/trainer.h"
+
+#include <Eigen/Core>
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "data/dataset.h"
+#include "io/plot.h"
+#include "model/model.h"
+#include "ops/ops.h"
+#include "train/optimizer.h"
+#include "train/schedule.h"
+#include "train/site_stats.h"
+
+namespace nt {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) { g_interrupted = true; }
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// The loss of a batch, with padded targets left out; and, for a classifier, the correct count.
+struct BatchLoss {
+  Tensor<float> loss;
+  int64_t correct = 0;
+};
+
+BatchLoss batch_loss(Graph<float>& g, Model& model, const Batch& batch, bool count_correct) {
+  Tensor<float> logits = model.logits(g, batch);
+  const Tensor<float> weight = batch.padded ? Tensor<float>{const_cast<float*>(batch.mask.data()), nullptr,
+                                                            int(batch.mask.size()), 1}
+                                            : Tensor<float>{};
+  BatchLoss r{cross_entropy(g, logits, batch.targets.data(), weight)};
+  if (count_correct)
+    for (int n = 0; n < logits.rows; ++n) {
+      const float* row = logits.data + int64_t(n) * logits.cols;
+      r.correct += int(std::max_element(row, row + logits.cols) - row) == batch.targets[n];
+    }
+  return r;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+void install_interrupt_handlers() {
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+}
+
+TrainOutcome train(const RunConfig& c, const Dataset& data, RunFiles& files, Progress& progress) {
+  const TrainConfig& tr = c.train;
+  const auto wall_start = Clock::now();
+  const int threads = tr.threads > 0 ? tr.threads : omp_get_num_procs();
+  omp_set_num_threads(threads);
+  Eigen::setNbThreads(threads);
+
+  const bool lm = data.is_lm();
+  const int B = tr.batch_size;
+  const int eval_batches = int(std::min<int64_t>(tr.eval_batches, data.val_rows() / B));
+  if (eval_batches < 1)
+    throw DataError(fmt::format("the validation split has {} rows, fewer than train.batch_size = {}",
+                                data.val_rows(), B));
+  const auto model = make_model(c, data);
+  ParamStore<float>& ps = model->params();
+  const std::size_t P = ps.numel();
+  OptimizerState optimizer(tr, P);
+  Graph<float> g;
+  Batch batch, eval_batch;
+  Rng data_rng(uint64_t(c.seed), 2);
+
+  json summary = {{"name", c.name}, {"status", "running"}, {"steps_completed", 0}, {"final_train_loss", nullptr},
+                  {"final_val_loss", nullptr}, {"best_val_loss", nullptr}, {"diverged", false}, {"wall_s", 0.0},
+                  {"steps_per_s", nullptr}, {"tokens_per_s", nullptr}, {"impl", "normtool"},
+                  {"version", NORMTOOL_VERSION}, {"threads", threads}, {"params", P},
+                  {"train_rows", data.train_rows()}, {"val_rows", data.val_rows()}};
+  files.write_summary(summary);
+
+  // Buffers sized once, outside the loop.
+  std::vector<double> step_ms;
+  step_ms.reserve(tr.steps);
+  std::vector<double> recent_losses;  // the last log_every batch losses
+  recent_losses.reserve(tr.log_every + 1);
+  double train_s = 0;                 // summed step time
+  std::vector<float> before_update(P);
+  std::vector<double> param_grad_norms(ps.count());
+  std::vector<double> stat_mean, stat_std;
+  Curve train_curve{"train", {}}, val_curve{"validation", {}};
+
+  double best_val = INFINITY, last_val = NAN, last_val_acc = NAN, first_loss = NAN;
+  double ms_since_log = 0;
+  int steps_since_log = 0, steps_completed = 0;
+  bool diverged = false;
+  auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - wall_start).count(); };
+
+  auto evaluate = [&](int step) {
+    double loss_sum = 0;
+    int64_t targets = 0, correct = 0;
+    for (int i = 0; i < eval_batches && !g_interrupted; ++i) {
+      data.val_batch(i, B, eval_batch);
+      g.reset();
+      g.set_mode(/*training=*/false, /*grad=*/false);
+      const BatchLoss r = batch_loss(g, *model, eval_batch, !lm);
+      const int64_t n = eval_batch.padded ? eval_batch.real_targets() : int64_t(eval_batch.targets.size());
+      loss_sum += double(r.loss.data[0]) * n;
+      targets += n;
+      correct += r.correct;
+    }
+    if (g_interrupted || targets == 0) return;
+    last_val = loss_sum / double(targets);
+    if (std::isfinite(last_val)) best_val = std::min(best_val, last_val);
+    json line = {{"step", step}, {"split", "val"}, {"loss", number_or_null(last_val)},
+                 {"lr", learning_rate(tr, std::min(step, tr.steps - 1))}, {"grad_norm", nullptr},
+                 {"step_ms", nullptr}, {"elapsed_s", elapsed_s()}};
+    if (!lm) line["acc"] = last_val_acc = double(correct) / double(targets);
+    files.metric(line);
+    val_curve.points.emplace_back(step, last_val);
+    progress.message(lm ? fmt::format("{} step {}: val loss {:.4f}", c.name, step, last_val)
+                        : fmt::format("{} step {}: val loss {:.4f}, acc {:.4f}", c.name, step, last_val, last_val_acc));
+  };
+
+  auto record_statistics = [&](int step) {  // the training forward of this step, before its update
+    for (const SiteCapture& s : model->sites()) {
+      const float* mask = batch.padded ? batch.mask.data() : nullptr;
+      for (const auto& [tensor, suffix] : {std::pair{s.in, ".in"}, std::pair{s.out, ".out"}}) {
+        site_statistics(tensor, batch.B, batch.T, mask, stat_mean, stat_std);
+        const std::string site = std::string(s.place) + suffix;
+        for (int t = 0; t < batch.T; ++t) files.stat(step, s.layer, site.c_str(), t, stat_mean[t], stat_std[t]);
+      }
+    }
+    files.flush_stats();
+    for (int i = 0; i < ps.count(); ++i) {
+      const Tensor<float> p = ps.tensor(i);
+      param_grad_norms[i] = global_norm(p.grad, p.size());
+    }
+    std::copy_n(ps.data(), P, before_update.data());
+  };
+
+  auto record_layers = [&](int step) {  // after the update
+    for (int i = 0; i < ps.count(); ++i) {
+      const auto& info = ps.info(i);
+      const float* w = ps.data() + info.offset;
+      const float* w0 = before_update.data() + info.offset;
+      double update2 = 0;
+      for (std::size_t k = 0; k < info.size(); ++k) update2 += double(w[k] - w0[k]) * (w[k] - w0[k]);
+      files.layer({{"step", step}, {"layer", info.layer}, {"param", info.name}, {"grad_norm", param_grad_norms[i]},
+                   {"weight_norm", global_norm(w, info.size())}, {"update_norm", std::sqrt(update2)}});
+    }
+  };
+
+  for (int step = 0; step < tr.steps && !g_interrupted; ++step) {
+    if (step % tr.eval_every == 0) evaluate(step);
+    if (g_interrupted) break;
+    data.train_batch(data_rng, B, batch);
+    const bool stats_step = tr.stats_every > 0 && step % tr.stats_every == 0;
+
+    // --- the timed step: zero_grad, forward, loss, backward, clipping, update ---
+    auto t0 = Clock::now();
+    ps.zero_grad();
+    g.reset();
+    g.set_mode(/*training=*/true, /*grad=*/true);
+    const BatchLoss r = batch_loss(g, *model, batch, !lm);
+    g.backward(r.loss);
+    const double grad_norm = global_norm(ps.grad(), P);
+    const double loss = r.loss.data[0];
+    const double lr = learning_rate(tr, step);
+    if (step == 0) first_loss = loss;
+    const bool bad = !std::isfinite(loss) || loss > 1e3 * std::abs(first_loss);
+    double ms = ms_since(t0);
+    if (stats_step) record_statistics(step);  // untimed
+    t0 = Clock::now();
+    if (!bad) {
+      if (tr.grad_clip > 0) clip_to_norm(ps.grad(), P, grad_norm, tr.grad_clip);
+      optimizer.step(ps.data(), ps.grad(), lr);
+    }
+    ms += ms_since(t0);
+    // --- end of the timed step ---
+
+    step_ms.push_back(ms);
+    train_s += ms / 1e3;
+    ms_since_log += ms;
+    ++steps_since_log;
+    if (!bad) steps_completed = step + 1;
+    if (stats_step && !bad) record_layers(step);
+    recent_losses.push_back(loss);
+    if (int(recent_losses.size()) > tr.log_every) recent_losses.erase(recent_losses.begin());
+    if (step % tr.log_every == 0 || step == tr.steps - 1 || bad) {
+      json line = {{"step", step}, {"split", "train"}, {"loss", number_or_null(loss)}, {"lr", lr},
+                   {"grad_norm", number_or_null(grad_norm)}, {"step_ms", ms_since_log / steps_since_log},
+                   {"elapsed_s", elapsed_s()}};
+      if (!lm) line["acc"] = double(r.correct) / B;
+      files.metric(line);
+      train_curve.points.emplace_back(step, loss);
+      ms_since_log = 0;
+      steps_since_log = 0;
+    }
+    progress.step(step, loss, double(step_ms.size()) / train_s);
+    if (bad) {
+      diverged = true;
+      progress.message(fmt::format("{} diverged at step {}: loss {} (first loss {:.4f})", c.name, step, loss, first_loss));
+      break;
+    }
+  }
+  if (!diverged && !g_interrupted) evaluate(steps_completed);
+  progress.done();
+
+  double final_train = 0;
+  for (double l : recent_losses) final_train += l / double(recent_losses.size());
+  const double steps_per_s = train_s > 0 ? double(steps_completed) / train_s : NAN;
+  const std::string status = g_interrupted ? "interrupted" : diverged ? "diverged" : "completed";
+  summary["status"] = status;
+  summary["steps_completed"] = steps_completed;
+  summary["final_train_loss"] = number_or_null(final_train);
+  summary["final_val_loss"] = number_or_null(last_val);
+  summary["best_val_loss"] = number_or_null(best_val);
+  summary["diverged"] = diverged;
+  summary["wall_s"] = elapsed_s();
+  summary["train_s"] = train_s;
+  summary["steps_per_s"] = number_or_null(steps_per_s);
+  summary["tokens_per_s"] = number_or_null(steps_per_s * B * (lm ? c.data.seq_len : 1));
+  summary["step_ms_mean"] = number_or_null(step_ms.empty() ? NAN : train_s * 1e3 / double(step_ms.size()));
+  summary["step_ms_median"] = number_or_null(median(step_ms));
+  if (!lm) summary["final_val_acc"] = number_or_null(last_val_acc);
+
+  const std::string note = plot_curves(files.dir(), "loss", c.name + ": loss", {train_curve, val_curve});
+  if (!note.empty()) {
+    summary["plot"] = note;
+    progress.message(note);
+  }
+  files.write_summary(summary);
+  return {summary, g_interrupted ? 130 : diverged ? 1 : 0};
+}
+
+}  // namespace nt
