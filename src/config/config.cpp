@@ -266,7 +266,7 @@ std::optional<std::string> apply_override(json& root, const std::string& text, s
   return std::nullopt;
 }
 
-void validate_combinations(RunConfig& c, const json& user, Parser& p) {
+void validate_combinations(RunConfig& c, Parser& p) {
   const bool lm = c.is_lm();
   if (c.model.arch == Arch::transformer && !lm)
     p.problem("model.arch", fmt::format("transformer needs a language-modelling dataset (fortunes|synthetic-lm), "
@@ -278,12 +278,7 @@ void validate_combinations(RunConfig& c, const json& user, Parser& p) {
     p.problem("model.n_heads", fmt::format("must divide model.d_model = {}, got {}", c.model.d_model, c.model.n_heads));
   if (c.model.norm.type == NormType::deepnorm) {
     if (c.model.arch == Arch::mlp) p.problem("model.norm.type", "deepnorm is a transformer residual scheme, not for mlp");
-    const json* placement = nullptr;
-    if (user.contains("model") && user["model"].is_object() && user["model"].contains("norm") &&
-        user["model"]["norm"].is_object() && user["model"]["norm"].contains("placement"))
-      placement = &user["model"]["norm"]["placement"];
-    if (placement && *placement == "pre") p.problem("model.norm.placement", "deepnorm is always post, got \"pre\"");
-    c.model.norm.placement = Placement::post;
+    c.model.norm.placement = Placement::post;  // the spec: deepnorm is always post, whatever placement says
     c.model.norm.alpha = c.deepnorm_alpha();
     c.model.norm.beta = c.deepnorm_beta();
   }
@@ -330,15 +325,14 @@ RunConfig load_config(const std::string& text, const std::string& source, const 
     else parser.override_path(path);
   }
   parser.walk(user, "");
-  if (parser.problems().empty()) validate_combinations(c, user, parser);
+  if (parser.problems().empty()) validate_combinations(c, parser);
   if (!parser.problems().empty()) throw ConfigError(parser.problems());
   if (c.name.empty()) c.name = std::filesystem::path(source).stem().string();
-  if (c.name.empty()) c.name = "run";
   return c;
 }
 
 RunConfig load_config_file(const std::string& path, const std::vector<std::string>& overrides) {
-  if (path.empty()) return load_config("{}", "defaults", overrides);
+  if (path.empty()) return load_config("{}", "run", overrides);
   std::ifstream in(path);
   if (!in) throw ConfigError({fmt::format("{}: cannot read the config file", path)});
   std::stringstream ss;

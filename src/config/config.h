@@ -96,6 +96,7 @@ class ConfigError : public std::runtime_error {
 
 // Parses `text` (the file's content, `source` names it in messages), applies the overrides
 // ("key.path=value", value as JSON or else a string) and validates. Throws ConfigError.
+// An empty name becomes the source's stem. load_config_file("") gives the defaults, named "run".
 RunConfig load_config(const std::string& text, const std::string& source, const std::vector<std::string>& overrides);
 RunConfig load_config_file(const std::string& path, const std::vector<std::string>& overrides);
 

@@ -14,10 +14,10 @@
 #include "data/dataset.h"
 #include "io/plot.h"
 #include "model/model.h"
-#include "ops/ops.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
 #include "train/site_stats.h"
+#include "train/step.h"
 
 namespace nt {
 
@@ -32,26 +32,6 @@ extern "C" void on_interrupt(int) { g_interrupted = true; }
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-// The loss of a batch, with padded targets left out; and, for a classifier, the correct count.
-struct BatchLoss {
-  Tensor<float> loss;
-  int64_t correct = 0;
-};
-
-BatchLoss batch_loss(Graph<float>& g, Model& model, const Batch& batch, bool count_correct) {
-  Tensor<float> logits = model.logits(g, batch);
-  const Tensor<float> weight = batch.padded ? Tensor<float>{const_cast<float*>(batch.mask.data()), nullptr,
-                                                            int(batch.mask.size()), 1}
-                                            : Tensor<float>{};
-  BatchLoss r{cross_entropy(g, logits, batch.targets.data(), weight)};
-  if (count_correct)
-    for (int n = 0; n < logits.rows; ++n) {
-      const float* row = logits.data + int64_t(n) * logits.cols;
-      r.correct += int(std::max_element(row, row + logits.cols) - row) == batch.targets[n];
-    }
-  return r;
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return NAN;
@@ -118,7 +98,7 @@ TrainOutcome train(const RunConfig& c, const Dataset& data, RunFiles& files, Pro
       data.val_batch(i, B, eval_batch);
       g.reset();
       g.set_mode(/*training=*/false, /*grad=*/false);
-      const BatchLoss r = batch_loss(g, *model, eval_batch, !lm);
+      const BatchLoss r = forward_loss(g, *model, eval_batch, !lm);
       const int64_t n = eval_batch.padded ? eval_batch.real_targets() : int64_t(eval_batch.targets.size());
       loss_sum += double(r.loss.data[0]) * n;
       targets += n;
@@ -174,11 +154,7 @@ TrainOutcome train(const RunConfig& c, const Dataset& data, RunFiles& files, Pro
 
     // --- the timed step: zero_grad, forward, loss, backward, clipping, update ---
     auto t0 = Clock::now();
-    ps.zero_grad();
-    g.reset();
-    g.set_mode(/*training=*/true, /*grad=*/true);
-    const BatchLoss r = batch_loss(g, *model, batch, !lm);
-    g.backward(r.loss);
+    const BatchLoss r = forward_backward(g, *model, batch, !lm);
     const double grad_norm = global_norm(ps.grad(), P);
     const double loss = r.loss.data[0];
     const double lr = learning_rate(tr, step);

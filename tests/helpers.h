@@ -1,0 +1,61 @@
+// Shared helpers for the end-to-end tests: temporary directories, running the normtool
+// binary, reading JSON-lines files.
+#pragma once
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace nt::test {
+
+// A fresh, empty path under the system's temporary folder, removed at scope exit.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    std::random_device rd;
+    path = std::filesystem::temp_directory_path() / ("normtool-test-" + std::to_string(rd()) + std::to_string(rd()));
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string str() const { return path.string(); }
+  std::string operator/(const std::string& s) const { return (path / s).string(); }
+};
+
+struct CommandResult {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `normtool <args>` through the shell; args are pasted as written.
+inline CommandResult run_normtool(const std::string& args) {
+  const std::string cmd = std::string(NORMTOOL_BINARY) + " " + args + " 2>&1";
+  std::FILE* p = popen(cmd.c_str(), "r");
+  CommandResult r{-1, ""};
+  std::array<char, 4096> buf;
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.output.append(buf.data(), n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+inline nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace nt::test

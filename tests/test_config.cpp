@@ -1,0 +1,138 @@
+// Strict config parsing: every problem named by its key path and the offending value, all
+// reported at once; overrides parsed as JSON with a string fallback.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+
+namespace nt {
+namespace {
+
+std::vector<std::string> problems_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    load_config(text, "test.json", overrides);
+  } catch (const ConfigError& e) {
+    return e.problems();
+  }
+  return {};
+}
+
+TEST(Config, EmptyObjectGivesTheSpecDefaults) {
+  const RunConfig c = load_config("{}", "configs/x.json", {});
+  EXPECT_EQ(c.name, "x");  // the file's stem
+  EXPECT_EQ(c.seed, 1);
+  EXPECT_EQ(c.data.dataset, DatasetKind::fortunes);
+  EXPECT_EQ(c.data.seq_len, 64);
+  EXPECT_EQ(c.model.norm.type, NormType::layernorm);
+  EXPECT_EQ(c.model.norm.placement, Placement::pre);
+  EXPECT_DOUBLE_EQ(c.model.norm.eps, 1e-5);
+  EXPECT_EQ(c.train.steps, 500);
+  EXPECT_EQ(c.train.optimizer, Optimizer::adam);
+  const auto j = config_to_json(c);
+  EXPECT_EQ(j["model"]["norm"]["bn_axes"], "batch_time");
+  EXPECT_TRUE(j["model"]["norm"]["alpha"].is_null());
+  EXPECT_EQ(j["train"]["threads"], 0);
+}
+
+TEST(Config, ResolvedConfigRoundTrips) {
+  const RunConfig c = load_config(R"({"model": {"norm": {"type": "rmsnorm"}}, "train": {"lr": 3e-4}})", "a.json", {});
+  const RunConfig d = load_config(config_to_json(c).dump(), "b.json", {});
+  EXPECT_EQ(config_to_json(c), config_to_json(d));
+}
+
+TEST(Config, UnknownEnumNamesKeyPathAndValue) {
+  const auto p = problems_of(R"({"model": {"norm": {"type": "lyernorm"}}})");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0], "model.norm.type: expected one of none|batchnorm|layernorm|rmsnorm|deepnorm, got \"lyernorm\" (test.json)");
+}
+
+TEST(Config, UnknownKeySuggestsTheClosest) {
+  const auto p = problems_of(R"({"model": {"nrom": {}}, "train": {"stpes": 3}})");
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0], "model.nrom: unknown key (did you mean \"model.norm\"?) (test.json)");
+  EXPECT_EQ(p[1], "train.stpes: unknown key (did you mean \"train.steps\"?) (test.json)");
+}
+
+TEST(Config, KeyAtTheWrongLevelPointsToItsPlace) {
+  const auto p = problems_of(R"({"lr": 0.1})");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0], "lr: unknown key (did you mean \"train.lr\"?) (test.json)");
+}
+
+TEST(Config, WrongTypesAndRangesAllReportedAtOnce) {
+  const auto p = problems_of(
+      R"({"seed": "1", "train": {"lr": "3e-4", "steps": 0, "batch_size": 2.5}, "model": {"norm": {"affine": 1}},
+          "data": {"val_fraction": 1.5}})");
+  ASSERT_EQ(p.size(), 6u);
+  EXPECT_EQ(p[0], "data.val_fraction: expected a number > 0 and <= 1, got 1.5 (test.json)");
+  EXPECT_EQ(p[1], "model.norm.affine: expected true or false, got 1 (test.json)");
+  EXPECT_EQ(p[2], "seed: expected an integer >= 0 and <= 2147483647, got \"1\" (test.json)");
+  EXPECT_EQ(p[3], "train.batch_size: expected an integer >= 1 and <= 1048576, got 2.5 (test.json)");
+  EXPECT_EQ(p[4], "train.lr: expected a number >= 0, got \"3e-4\" (test.json)");
+  EXPECT_EQ(p[5], "train.steps: expected an integer >= 1, got 0 (test.json)");
+}
+
+TEST(Config, ObjectExpectedWhereAnObjectLives) {
+  const auto p = problems_of(R"({"model": "big"})");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0], "model: expected an object, got \"big\" (test.json)");
+}
+
+TEST(Config, InconsistentCombinations) {
+  EXPECT_EQ(problems_of(R"({"data": {"dataset": "fashion-mnist"}})")[0],
+            "model.arch: transformer needs a language-modelling dataset (fortunes|synthetic-lm), got data.dataset "
+            "\"fashion-mnist\" (test.json)");
+  EXPECT_EQ(problems_of(R"({"model": {"d_model": 10, "n_heads": 4}})")[0],
+            "model.n_heads: must divide model.d_model = 10, got 4 (test.json)");
+  EXPECT_EQ(problems_of(R"({"data": {"dataset": "synthetic-classify"}, "model": {"arch": "mlp",
+            "norm": {"type": "deepnorm"}}})")[0],
+            "model.norm.type: deepnorm is a transformer residual scheme, not for mlp (test.json)");
+}
+
+TEST(Config, NotJsonQuotesTheParserPosition) {
+  const auto p = problems_of("{\"seed\": 1,\n }");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_NE(p[0].find("test.json: not valid JSON"), std::string::npos) << p[0];
+  EXPECT_NE(p[0].find("line 2"), std::string::npos) << p[0];
+}
+
+TEST(Config, CommentsAreAllowed) {
+  EXPECT_EQ(load_config("{ // a comment\n \"seed\": 3 }", "c.json", {}).seed, 3);
+}
+
+TEST(Config, OverridesParseJsonThenFallBackToString) {
+  const RunConfig c = load_config("{}", "x.json",
+                                  {"model.norm.type=rmsnorm", "train.lr=3e-4", "model.norm.alpha=2.5",
+                                   "model.final_norm=false", "name=my run"});
+  EXPECT_EQ(c.model.norm.type, NormType::rmsnorm);
+  EXPECT_DOUBLE_EQ(c.train.lr, 3e-4);
+  EXPECT_DOUBLE_EQ(*c.model.norm.alpha, 2.5);
+  EXPECT_FALSE(c.model.final_norm);
+  EXPECT_EQ(c.name, "my run");
+  EXPECT_FALSE(load_config("{}", "x.json", {"model.norm.alpha=null"}).model.norm.alpha.has_value());
+}
+
+TEST(Config, BadOverridesAreNamedAsOverrides) {
+  const auto p = problems_of("{}", {"train.lr=fast", "model.norm.tpye=rmsnorm", "steps"});
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0], "override \"steps\": expected key.path=value");
+  EXPECT_EQ(p[1], "model.norm.tpye: unknown key (did you mean \"model.norm.type\"?) (override)");
+  EXPECT_EQ(p[2], "train.lr: expected a number >= 0, got \"fast\" (override)");
+}
+
+TEST(Config, DeepNormResolvesPostAndDeepNetConstants) {  // claim E8's constants, N = 12
+  const RunConfig c = load_config(R"({"model": {"n_layers": 12, "norm": {"type": "deepnorm"}}})", "d.json", {});
+  EXPECT_EQ(c.model.norm.placement, Placement::post);
+  // placement is ignored for deepnorm (the spec: always post), so a config written for pre still runs
+  EXPECT_EQ(load_config(R"({"model": {"norm": {"type": "deepnorm", "placement": "pre"}}})", "d.json", {})
+                .model.norm.placement,
+            Placement::post);
+  EXPECT_NEAR(*c.model.norm.alpha, 2.2134, 1e-4);
+  EXPECT_NEAR(*c.model.norm.beta, 0.3195, 1e-4);
+  const RunConfig d = load_config(R"({"model": {"norm": {"type": "deepnorm", "alpha": 1.5}}})", "d.json", {});
+  EXPECT_DOUBLE_EQ(*d.model.norm.alpha, 1.5);
+}
+
+}  // namespace
+}  // namespace nt

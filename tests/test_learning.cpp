@@ -1,0 +1,113 @@
+// Real data: the datasets as the spec defines them, and a model of each norm learning on
+// fortunes (validation loss far below what a unigram model of the bytes achieves).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <filesystem>
+
+#include "config/config.h"
+#include "data/dataset.h"
+#include "helpers.h"
+#include "train/trainer.h"
+
+namespace nt::test {
+namespace {
+
+const char* kFortunes = "/usr/share/games/fortunes";
+
+TEST(Data, FortunesSplitAsTheSpecDefinesIt) {
+  ASSERT_TRUE(std::filesystem::exists(kFortunes)) << "scripts/setup.sh installs the Debian package 'fortunes'";
+  const auto docs = fortunes_documents(kFortunes);
+  EXPECT_EQ(docs.size(), 15217u);  // Debian fortunes 1:1.99.1-7.3
+  for (const auto& d : docs) {
+    ASSERT_FALSE(d.empty());
+    EXPECT_NE(d.front(), '\n');
+    EXPECT_NE(d.back(), '\n');
+  }
+  const RunConfig c = load_config("{}", "x.json", {"data.seq_len=64"});
+  const auto data = make_lm_dataset(docs, c.data);
+  // validation = the last ceil(0.05 n) = 761 documents; packed training rows = stream length - seq_len
+  EXPECT_EQ(data->train_rows(), 2483287 - 64);
+}
+
+TEST(Data, PaddedRowsMaskTheirPadding) {
+  DataConfig c;
+  c.seq_len = 8;
+  c.layout = Layout::padded;
+  c.val_fraction = 0.5;
+  const auto data = make_lm_dataset({"abc", "hello world", "xy", "0123456789"}, c);
+  Batch b;
+  data->val_batch(0, 2, b);  // the validation documents, in order: "xy", "0123456789"
+  const std::vector<int32_t> tokens0{'x', 'y', 0, 0, 0, 0, 0, 0}, targets0{'y', 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(std::vector<int32_t>(b.tokens.begin(), b.tokens.begin() + 8), tokens0);
+  EXPECT_EQ(std::vector<int32_t>(b.targets.begin(), b.targets.begin() + 8), targets0);
+  EXPECT_EQ(std::vector<float>(b.mask.begin(), b.mask.begin() + 8), (std::vector<float>{1, 0, 0, 0, 0, 0, 0, 0}));
+  // cut at seq_len + 1 = 9 bytes: every target real
+  EXPECT_EQ(std::vector<float>(b.mask.begin() + 8, b.mask.end()), std::vector<float>(8, 1.0f));
+  EXPECT_EQ(b.targets[15], '8');
+  EXPECT_TRUE(b.padded);
+  EXPECT_EQ(b.real_targets(), 9);
+}
+
+TEST(Data, FashionMnistAsTheSpecDefinesIt) {
+  const char* dir = "/usr/share/datasets/fashion-mnist";
+  ASSERT_TRUE(std::filesystem::exists(dir)) << "scripts/setup.sh installs 'dataset-fashion-mnist'";
+  const auto d = fashion_mnist(dir);
+  EXPECT_EQ(d.train_y.size(), 60000u);
+  EXPECT_EQ(d.val_y.size(), 10000u);
+  EXPECT_EQ(d.dim, 784);
+  const auto [lo, hi] = std::minmax_element(d.train_x.begin(), d.train_x.end());
+  EXPECT_EQ(*lo, 0.0f);
+  EXPECT_EQ(*hi, 1.0f);
+  std::array<int, 10> counts{};
+  for (int y : d.val_y) ++counts[y];
+  for (int n : counts) EXPECT_EQ(n, 1000);
+}
+
+TEST(Data, SyntheticSetsDependOnlyOnTheSeed) {
+  EXPECT_EQ(synthetic_lm_documents(3), synthetic_lm_documents(3));
+  EXPECT_NE(synthetic_lm_documents(3), synthetic_lm_documents(4));
+  const auto a = synthetic_classify(5, 0.05), b = synthetic_classify(5, 0.05);
+  EXPECT_EQ(a.train_x, b.train_x);
+  EXPECT_EQ(a.val_y.size(), 1000u);
+  EXPECT_EQ(a.train_y.size(), 19000u);
+}
+
+// Cross-entropy of the validation bytes under the training bytes' unigram distribution.
+double unigram_validation_loss(const RunConfig& c) {
+  auto docs = fortunes_documents(kFortunes);
+  const std::size_t n_val = std::size_t(std::ceil(c.data.val_fraction * double(docs.size())));
+  std::array<double, 256> counts{};
+  double total = 0;
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    if (i + n_val < docs.size())
+      for (unsigned char ch : docs[i] + "\n\n") counts[ch] += 1, total += 1;
+  }
+  double loss = 0, n = 0;
+  for (std::size_t i = docs.size() - n_val; i < docs.size(); ++i)
+    for (unsigned char ch : docs[i]) loss -= std::log((counts[ch] + 1) / (total + 256)), n += 1;
+  return loss / n;
+}
+
+class LearnsOnFortunes : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(LearnsOnFortunes, ValidationLossFarBelowUnigram) {
+  const RunConfig c = load_config_file(std::string(NORMTOOL_SOURCE_DIR) + "/configs/lm-tiny.json",
+                                       {std::string("model.norm.type=") + GetParam(), "train.steps=300",
+                                        "train.threads=1", "train.stats_every=0", "train.eval_every=1000"});
+  const double unigram = unigram_validation_loss(c);
+  EXPECT_GT(unigram, 3.0);  // 3.63 nats with Debian fortunes 1:1.99.1-7.3
+  TempDir d;
+  const auto data = make_dataset(c);
+  RunFiles files(d.str());
+  Progress progress(c.name, c.train.steps, 100);
+  const auto s = train(c, *data, files, progress).summary;
+  EXPECT_LT(s["final_val_loss"].get<double>(), 0.8 * unigram) << "unigram " << unigram;
+}
+
+INSTANTIATE_TEST_SUITE_P(EachNorm, LearnsOnFortunes,
+                         ::testing::Values("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm"));
+
+}  // namespace
+}  // namespace nt::test

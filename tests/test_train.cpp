@@ -1,0 +1,219 @@
+// The trainer end to end: the loss at step 0, learning on real data, determinism, no heap
+// allocation inside a training step, and the records of a run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <numbers>
+
+#include "config/config.h"
+#include "data/dataset.h"
+#include "helpers.h"
+#include "model/model.h"
+#include "train/optimizer.h"
+#include "train/step.h"
+#include "train/trainer.h"
+
+namespace nt::test {
+namespace {
+
+RunConfig tiny_lm(NormType norm, Placement placement, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> o{"data.dataset=synthetic-lm", "data.seq_len=16", "model.d_model=16", "model.n_heads=2",
+                             "model.d_ff=32", "train.batch_size=8", "train.threads=1",
+                             std::string("model.norm.type=") + to_string(norm),
+                             std::string("model.norm.placement=") + to_string(placement)};
+  o.insert(o.end(), more.begin(), more.end());
+  return load_config("{}", "tiny.json", o);
+}
+
+RunConfig tiny_mlp(NormType norm, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> o{"data.dataset=synthetic-classify", "model.arch=mlp", "model.hidden=32",
+                             "train.batch_size=32", "train.threads=1", "train.optimizer=sgd", "train.lr=0.1",
+                             std::string("model.norm.type=") + to_string(norm)};
+  o.insert(o.end(), more.begin(), more.end());
+  return load_config("{}", "tiny-mlp.json", o);
+}
+
+double initial_loss(const RunConfig& c) {
+  const auto data = make_dataset(c);
+  const auto model = make_model(c, *data);
+  Rng rng(1, 2);
+  Batch batch;
+  data->train_batch(rng, c.train.batch_size, batch);
+  Graph<float> g;
+  return forward_backward(g, *model, batch, false).loss.data[0];
+}
+
+TEST(Train, InitialLossIsLogOfTheVocabulary) {
+  for (NormType n : {NormType::none, NormType::batchnorm, NormType::layernorm, NormType::rmsnorm, NormType::deepnorm})
+    for (Placement p : {Placement::pre, Placement::post}) {
+      SCOPED_TRACE(std::string(to_string(n)) + "-" + to_string(p));
+      EXPECT_NEAR(initial_loss(tiny_lm(n, p)), std::log(256.0), 0.05);
+    }
+  for (NormType n : {NormType::none, NormType::batchnorm, NormType::layernorm, NormType::rmsnorm}) {
+    SCOPED_TRACE(to_string(n));
+    EXPECT_NEAR(initial_loss(tiny_mlp(n)), std::log(10.0), 0.05);
+  }
+}
+
+TEST(Train, NonePreAndPostAreTheSameNetwork) {  // with identity sites the placements coincide
+  EXPECT_EQ(initial_loss(tiny_lm(NormType::none, Placement::pre)),
+            initial_loss(tiny_lm(NormType::none, Placement::post)));
+}
+
+// Counts heap allocations while `counting` is set (operator new is replaced for this binary).
+std::atomic<bool> counting{false};
+std::atomic<long> allocations{0};
+
+}  // namespace
+}  // namespace nt::test
+
+void* operator new(std::size_t n) {
+  if (nt::test::counting) ++nt::test::allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace nt::test {
+namespace {
+
+TEST(Train, NoHeapAllocationInsideATrainingStep) {
+  counting = true;  // the counter itself works
+  auto probe = std::make_unique<std::vector<float>>(100);
+  counting = false;
+  ASSERT_EQ(allocations.exchange(0), 2);
+  for (const RunConfig& c : {tiny_lm(NormType::layernorm, Placement::pre, {"train.optimizer=adamw"}),
+                             tiny_lm(NormType::batchnorm, Placement::post, {"data.layout=padded"}),
+                             tiny_lm(NormType::deepnorm, Placement::post), tiny_mlp(NormType::batchnorm)}) {
+    const auto data = make_dataset(c);
+    const auto model = make_model(c, *data);
+    OptimizerState opt(c.train, model->params().numel());
+    Graph<float> g;
+    Batch batch;
+    Rng rng(1, 2);
+    auto step = [&] {
+      data->train_batch(rng, c.train.batch_size, batch);
+      forward_backward(g, *model, batch, !c.is_lm());
+      opt.step(model->params().data(), model->params().grad(), 1e-3);
+    };
+    for (int i = 0; i < 3; ++i) step();  // the first steps size the arena and the buffers
+    allocations = 0;
+    counting = true;
+    for (int i = 0; i < 5; ++i) step();
+    counting = false;
+    EXPECT_EQ(allocations.load(), 0) << config_to_json(c)["model"]["norm"].dump();
+  }
+}
+
+// Runs the trainer into a fresh directory and returns it.
+nlohmann::json train_into(const RunConfig& c, const std::string& dir) {
+  const auto data = make_dataset(c);
+  RunFiles files(dir);
+  files.write_config(config_to_json(c));
+  Progress progress(c.name, c.train.steps, c.train.log_every);
+  return train(c, *data, files, progress).summary;
+}
+
+TEST(Train, SameSeedSameMetricsApartFromTiming) {
+  const RunConfig c = tiny_lm(NormType::batchnorm, Placement::pre,
+                              {"train.steps=30", "train.log_every=3", "train.eval_every=10", "train.stats_every=10"});
+  TempDir a, b;
+  train_into(c, a.str());
+  train_into(c, b.str());
+  auto strip = [](std::vector<nlohmann::json> lines) {
+    for (auto& l : lines) l.erase("step_ms"), l.erase("elapsed_s");
+    return lines;
+  };
+  const auto ma = strip(read_jsonl(a / "metrics.jsonl")), mb = strip(read_jsonl(b / "metrics.jsonl"));
+  ASSERT_EQ(ma.size(), 15u);  // train at 0, 3, ..., 27 and the last step 29; val at 0, 10, 20, 30
+  EXPECT_EQ(ma, mb);
+  EXPECT_EQ(read_jsonl(a / "layers.jsonl"), read_jsonl(b / "layers.jsonl"));
+}
+
+TEST(Train, RunDirectoryHoldsEveryFileOfTheSpec) {
+  const RunConfig c = tiny_lm(NormType::layernorm, Placement::post,
+                              {"data.layout=padded", "train.steps=12", "train.log_every=5", "train.eval_every=5",
+                               "train.stats_every=10"});
+  TempDir d;
+  const auto summary = train_into(c, d.str());
+  EXPECT_EQ(read_json(d / "config.json"), config_to_json(c));
+  for (const char* k : {"name", "status", "steps_completed", "final_train_loss", "final_val_loss", "best_val_loss",
+                        "diverged", "wall_s", "steps_per_s", "tokens_per_s"})
+    EXPECT_TRUE(summary.contains(k)) << k;
+  EXPECT_EQ(read_json(d / "summary.json"), summary);
+  EXPECT_EQ(summary["status"], "completed");
+  EXPECT_EQ(summary["steps_completed"], 12);
+
+  const auto metrics = read_jsonl(d / "metrics.jsonl");
+  std::vector<int> train_steps, val_steps;
+  for (const auto& m : metrics) {
+    for (const char* k : {"step", "split", "loss", "lr", "grad_norm", "step_ms", "elapsed_s"})
+      EXPECT_TRUE(m.contains(k)) << m.dump();
+    (m["split"] == "train" ? train_steps : val_steps).push_back(m["step"]);
+  }
+  EXPECT_EQ(train_steps, (std::vector<int>{0, 5, 10, 11}));
+  EXPECT_EQ(val_steps, (std::vector<int>{0, 5, 10, 12}));
+
+  // layers.jsonl: every parameter tensor at steps 0 and 10
+  const auto layers = read_jsonl(d / "layers.jsonl");
+  std::map<int, int> per_step;
+  for (const auto& l : layers) {
+    ++per_step[l["step"].get<int>()];
+    EXPECT_GT(l["update_norm"].get<double>(), 0.0) << l.dump();
+  }
+  EXPECT_EQ(per_step.size(), 2u);
+  const auto data = make_dataset(c);
+  EXPECT_EQ(per_step[0], make_model(c, *data)->params().count());
+
+  // stats.csv: sites attn/ffn in and out for 2 layers, 16 positions, at steps 0 and 10
+  std::ifstream stats(d / "stats.csv");
+  std::string header, line;
+  std::getline(stats, header);
+  EXPECT_EQ(header, "step,layer,site,position,mean,std");
+  int rows = 0;
+  while (std::getline(stats, line)) ++rows;
+  EXPECT_EQ(rows, 2 * 2 * 2 * 2 * 16);
+}
+
+TEST(Train, LayerNormOutputStatisticsAreStandardized) {  // post placement: every site leaves LN with std ~1
+  // init_std 1 keeps the summed inputs' variance far above eps, which would otherwise pull std below 1
+  const RunConfig c = tiny_lm(NormType::layernorm, Placement::post,
+                              {"train.steps=1", "train.stats_every=1", "model.init_std=1"});
+  TempDir d;
+  train_into(c, d.str());
+  std::ifstream stats(d / "stats.csv");
+  std::string line;
+  std::getline(stats, line);
+  int checked = 0;
+  while (std::getline(stats, line)) {
+    if (line.find(".out,") == std::string::npos) continue;
+    const double sd = std::stod(line.substr(line.rfind(',') + 1));
+    const std::string rest = line.substr(0, line.rfind(','));
+    const double mean = std::stod(rest.substr(rest.rfind(',') + 1));
+    EXPECT_NEAR(mean, 0.0, 1e-5) << line;
+    EXPECT_NEAR(sd, 1.0, 1e-4) << line;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2 * 2 * 16);
+}
+
+TEST(Train, DivergenceIsARecordedResult) {
+  const RunConfig c = tiny_mlp(NormType::none, {"train.lr=1e4", "train.steps=200", "model.init_std=1"});
+  TempDir d;
+  const auto data = make_dataset(c);
+  RunFiles files(d.str());
+  Progress progress(c.name, c.train.steps, c.train.log_every);
+  const TrainOutcome r = train(c, *data, files, progress);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.summary["status"], "diverged");
+  EXPECT_EQ(r.summary["diverged"], true);
+  EXPECT_LT(r.summary["steps_completed"].get<int>(), 200);
+  const auto metrics = read_jsonl(d / "metrics.jsonl");
+  ASSERT_FALSE(metrics.empty());
+  EXPECT_EQ(metrics.back()["split"], "train");  // the step that diverged is logged
+}
+
+}  // namespace
+}  // namespace nt::test
