@@ -34,6 +34,10 @@ class Model {
   std::vector<SiteCapture> sites_;
 };
 
-std::unique_ptr<Model> make_model(const RunConfig& config, const Dataset& data);
+// inputs: the vocabulary (transformer) or the number of features (mlp); classes: the outputs.
+std::unique_ptr<Model> make_model(const RunConfig& config, int inputs, int classes);
+inline std::unique_ptr<Model> make_model(const RunConfig& config, const Dataset& data) {
+  return make_model(config, data.input_dim(), data.classes());
+}
 
 }  // namespace nt
