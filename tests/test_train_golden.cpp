@@ -81,7 +81,8 @@ TEST_P(TrainGolden, FirstTenLossesMatchPyTorch) {
       batch.padded = g["config"].value("padded", false);
     } else {
       batch.T = 1;
-      batch.x = gb["x"].get<std::vector<float>>();
+      const auto x = gb["x"].get<std::vector<float>>();
+      batch.x.assign(x.begin(), x.end());
       batch.mask.assign(B, 1.0f);
       batch.padded = false;
     }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aligned.h"
 #include "core/tensor.h"
 
 namespace nt {
@@ -39,7 +40,7 @@ class ParamStore {
 
  private:
   std::vector<Info> infos_;
-  std::vector<T> data_, grad_;
+  AlignedVector<T> data_, grad_;
   bool finalized_ = false;
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "core/aligned.h"
 #include "core/rng.h"
 
 namespace nt {
@@ -19,7 +20,7 @@ struct Batch {
   std::vector<int32_t> tokens;    // lm (B*T): input bytes
   std::vector<int32_t> targets;   // lm (B*T): next bytes;  classification (B): labels
   std::vector<float> mask;        // (B*T): 1 where the target counts, 0 on padding
-  std::vector<float> x;           // classification (B, D)
+  AlignedVector<float> x;         // classification (B, D)
   bool padded = false;            // some mask entries are 0
   int64_t real_targets() const;
 };
