@@ -5,6 +5,7 @@
 
 #include <exception>
 
+#include "cli/invariance.h"
 #include "cli/run.h"
 
 int main(int argc, char** argv) {
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   nt::cli::setup_run(app, exit_code);
+  nt::cli::setup_invariance(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

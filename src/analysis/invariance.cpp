@@ -1,0 +1,295 @@
+#include "analysis/invariance.h"
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+
+#include "core/aligned.h"
+#include "core/graph.h"
+#include "core/rng.h"
+#include "norms/norms.h"
+#include "ops/ops.h"
+
+namespace nt {
+
+namespace {
+
+constexpr const char* kNormNames[] = {"batchnorm", "weightnorm", "layernorm", "rmsnorm", "none"};
+constexpr const char* kTransformNames[] = {"weight-rescale", "weight-recenter", "weight-vector-rescale",
+                                           "data-rescale",   "data-recenter",   "case-rescale"};
+constexpr const char* kShortNames[] = {"W rescale",    "W recenter",    "w_i rescale",
+                                       "data rescale", "data recenter", "case rescale"};
+
+// The papers' Table 1 (LN: batchnorm, weightnorm, layernorm; RMS adds rmsnorm); none is
+// invariant to nothing.
+constexpr bool kExpected[5][6] = {
+    {true, false, true, true, true, false},     // batchnorm
+    {true, false, true, false, false, false},   // weightnorm
+    {true, true, false, true, false, true},     // layernorm
+    {true, false, false, true, false, true},    // rmsnorm
+    {false, false, false, false, false, false}  // none
+};
+
+constexpr const char* kReasons[5][6] = {
+    {"BN divides each unit by its std over the batch, which scales with delta",
+     "W + 1g^T adds g.x to every unit, a shift that varies from case to case: BN's per-unit batch mean cannot remove it",
+     "BN normalizes each unit separately, so one unit's scale cancels in its own mean and std",
+     "every unit's summed inputs scale by delta over the whole batch; BN's per-unit mean and std absorb it",
+     "x + c adds the constant w_i.c to unit i in every case; BN subtracts the per-unit batch mean, removing it",
+     "scaling one case changes the batch mean and std every unit is normalized with"},
+    {"WN divides w_i by ||w_i||, so any positive scale of W cancels",
+     "W + 1g^T changes every unit's direction w_i/||w_i|| differently",
+     "WN normalizes each weight vector by its own norm: a per-unit scale cancels",
+     "WN's statistic ||w_i|| ignores the data: the output scales with delta",
+     "WN subtracts no mean: the output shifts by w_i.c/||w_i||",
+     "WN's statistic ignores the data: the scaled case's output scales with delta"},
+    {"LN's per-case mean and std over units both scale with delta, and the ratio does not",
+     "LN subtracts the per-case mean across units, removing the shift g.x common to all units",
+     "scaling one unit changes the per-case mean and std over units unevenly",
+     "each case's summed inputs scale by delta; LN's per-case statistics absorb it",
+     "x + c adds W c, a different shift to each unit; the per-case mean removes only its average",
+     "LN normalizes each case by its own statistics, so a per-case scale cancels"},
+    {"RMS(delta a) = delta RMS(a), so a/RMS(a) is unchanged",
+     "RMSNorm subtracts no mean: the common shift g.x changes a/RMS(a)",
+     "scaling one unit changes the per-case RMS over units unevenly",
+     "each case's summed inputs scale by delta and so does their RMS",
+     "x + c adds W c to the summed inputs; RMSNorm has no mean to absorb it",
+     "RMSNorm normalizes each case by its own RMS, so a per-case scale cancels"},
+    {"without a norm the output is W x itself, scaled by delta", "without a norm the output shifts by g.x",
+     "without a norm unit 0's output scales by delta", "without a norm the output scales by delta",
+     "without a norm the output shifts by W c", "without a norm case 0's output scales by delta"},
+};
+
+struct Draw {
+  std::vector<double> W, x;  // (H, D), (N, D)
+};
+
+Draw draw_layer(const LayerSetup& s, uint64_t stream) {
+  Rng rng(s.seed, stream);
+  Draw d;
+  d.W.resize(std::size_t(s.units) * s.inputs);
+  d.x.resize(std::size_t(s.cases) * s.inputs);
+  for (auto& w : d.W) w = rng.normal() / std::sqrt(double(s.inputs));
+  for (auto& v : d.x) v = rng.normal();
+  return d;
+}
+
+Draw transformed(const Draw& d, Transform t, const LayerSetup& s) {
+  Draw o = d;
+  Rng rng(s.seed, 50 + int(t));
+  const int H = s.units, D = s.inputs, N = s.cases;
+  switch (t) {
+    case Transform::weight_rescale:
+      for (auto& w : o.W) w *= s.delta;
+      break;
+    case Transform::weight_recenter: {
+      std::vector<double> gamma(D);
+      for (auto& g : gamma) g = rng.normal();
+      for (int i = 0; i < H; ++i)
+        for (int j = 0; j < D; ++j) o.W[std::size_t(i) * D + j] += gamma[j];
+      break;
+    }
+    case Transform::weight_vector_rescale:
+      for (int j = 0; j < D; ++j) o.W[j] *= s.delta;
+      break;
+    case Transform::data_rescale:
+      for (auto& v : o.x) v *= s.delta;
+      break;
+    case Transform::data_recenter: {
+      std::vector<double> c(D);
+      for (auto& v : c) v = rng.normal();
+      for (int n = 0; n < N; ++n)
+        for (int j = 0; j < D; ++j) o.x[std::size_t(n) * D + j] += c[j];
+      break;
+    }
+    case Transform::case_rescale:
+      for (int j = 0; j < D; ++j) o.x[j] *= s.delta;
+      break;
+  }
+  return o;
+}
+
+// y = norm(x W^T) computed in T with the library's ops; returned in double.
+template <class T>
+std::vector<double> normalized(InvNorm n, const Draw& d, const LayerSetup& s, T eps) {
+  AlignedVector<T> W(d.W.begin(), d.W.end()), x(d.x.begin(), d.x.end());
+  Graph<T> g(/*training=*/true, /*grad=*/false);
+  Tensor<T> w{W.data(), nullptr, s.units, s.inputs};
+  if (n == InvNorm::weightnorm) w = weightnorm(g, w, Tensor<T>{});
+  Tensor<T> a = linear(g, Tensor<T>{x.data(), nullptr, s.cases, s.inputs}, w, Tensor<T>{});
+  Tensor<T> y = a;
+  switch (n) {
+    case InvNorm::batchnorm: y = batchnorm(g, a, {}, {}, 1, eps, BatchNormState<T>{}); break;
+    case InvNorm::layernorm: y = layernorm(g, a, {}, {}, eps); break;
+    case InvNorm::rmsnorm: y = rmsnorm(g, a, {}, eps); break;
+    case InvNorm::weightnorm:
+    case InvNorm::none: break;
+  }
+  return std::vector<double>(y.data, y.data + y.size());
+}
+
+Measurement compare(const std::vector<double>& y, const std::vector<double>& y2, double invariant_below) {
+  Measurement m;
+  double diff2 = 0, norm2 = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    m.max_abs_diff = std::max(m.max_abs_diff, std::abs(y2[i] - y[i]));
+    diff2 += (y2[i] - y[i]) * (y2[i] - y[i]);
+    norm2 += y[i] * y[i];
+  }
+  m.rel_diff = std::sqrt(diff2 / norm2);
+  m.verdict = m.rel_diff < invariant_below ? Verdict::invariant
+              : m.rel_diff > 1e-2          ? Verdict::changed
+                                           : Verdict::inconclusive;
+  return m;
+}
+
+}  // namespace
+
+const std::vector<InvNorm>& all_inv_norms() {
+  static const std::vector<InvNorm> v{InvNorm::batchnorm, InvNorm::weightnorm, InvNorm::layernorm, InvNorm::rmsnorm,
+                                      InvNorm::none};
+  return v;
+}
+const std::vector<Transform>& all_transforms() {
+  static const std::vector<Transform> v{Transform::weight_rescale, Transform::weight_recenter,
+                                        Transform::weight_vector_rescale, Transform::data_rescale,
+                                        Transform::data_recenter, Transform::case_rescale};
+  return v;
+}
+const char* to_string(InvNorm n) { return kNormNames[int(n)]; }
+const char* to_string(Transform t) { return kTransformNames[int(t)]; }
+const char* short_name(Transform t) { return kShortNames[int(t)]; }
+const char* to_string(Verdict v) {
+  return v == Verdict::invariant ? "invariant" : v == Verdict::changed ? "changed" : "inconclusive";
+}
+bool paper_expects_invariant(InvNorm n, Transform t) { return kExpected[int(n)][int(t)]; }
+const char* invariance_reason(InvNorm n, Transform t) { return kReasons[int(n)][int(t)]; }
+
+std::vector<Transform> parse_transforms(const std::string& name) {
+  using T = Transform;
+  if (name == "all") return all_transforms();
+  if (name == "rescale") return {T::weight_rescale, T::weight_vector_rescale, T::data_rescale, T::case_rescale};
+  if (name == "recenter") return {T::weight_recenter, T::data_recenter};
+  for (Transform t : all_transforms())
+    if (name == to_string(t)) return {t};
+  throw std::invalid_argument(fmt::format("--transform: expected one of all|rescale|recenter|weight-rescale|"
+                                          "weight-recenter|weight-vector-rescale|data-rescale|data-recenter|"
+                                          "case-rescale, got \"{}\"", name));
+}
+
+std::vector<InvNorm> parse_inv_norms(const std::string& name) {
+  if (name == "all") return all_inv_norms();
+  for (InvNorm n : all_inv_norms())
+    if (name == to_string(n)) return {n};
+  throw std::invalid_argument(
+      fmt::format("--norm: expected one of all|batchnorm|weightnorm|layernorm|rmsnorm|none, got \"{}\"", name));
+}
+
+std::vector<Cell> layer_invariance(const LayerSetup& s, const std::vector<InvNorm>& norms,
+                                   const std::vector<Transform>& transforms) {
+  if (!(s.delta > 0)) throw std::invalid_argument(fmt::format("--delta: must be > 0, got {}", s.delta));
+  const Draw base = draw_layer(s, 40);
+  std::vector<Cell> cells;
+  for (InvNorm n : norms) {
+    const auto y64 = normalized<double>(n, base, s, 0.0);
+    const auto y32 = normalized<float>(n, base, s, float(s.eps32));
+    for (Transform t : transforms) {
+      const Draw d = transformed(base, t, s);
+      Cell c{n, t, compare(y64, normalized<double>(n, d, s, 0.0), 1e-10),
+             compare(y32, normalized<float>(n, d, s, float(s.eps32)), 1e-5), paper_expects_invariant(n, t), false};
+      const Verdict want = c.expected ? Verdict::invariant : Verdict::changed;
+      c.agrees = c.exact.verdict == want && c.practical.verdict == want;
+      cells.push_back(c);
+    }
+  }
+  return cells;
+}
+
+// ---- gradient geometry ----
+
+namespace {
+
+// L = sum(norm(x W^T) * R) and dL/dW, float64, eps 0.
+double loss_and_grad(InvNorm n, const std::vector<double>& Wv, const Draw& d, const std::vector<double>& R,
+                     const LayerSetup& s, std::vector<double>& dW) {
+  std::vector<double> W = Wv, x = d.x;
+  dW.assign(W.size(), 0.0);
+  Graph<double> g(true, true);
+  Tensor<double> w{W.data(), dW.data(), s.units, s.inputs};
+  Tensor<double> a = linear(g, Tensor<double>{x.data(), nullptr, s.cases, s.inputs}, w, Tensor<double>{});
+  Tensor<double> y = n == InvNorm::layernorm ? layernorm(g, a, {}, {}, 0.0)
+                     : n == InvNorm::rmsnorm ? rmsnorm(g, a, {}, 0.0)
+                                             : batchnorm(g, a, {}, {}, 1, 0.0, BatchNormState<double>{});
+  double L = 0;
+  for (int64_t i = 0; i < y.size(); ++i) L += y.data[i] * R[i], y.grad[i] = R[i];
+  g.backward(Tensor<double>{});
+  return L;
+}
+
+double norm_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return std::sqrt(s);
+}
+
+}  // namespace
+
+std::vector<ScalingRow> gradient_scaling(const LayerSetup& s) {
+  const Draw d = draw_layer(s, 40);
+  Rng rng(s.seed, 60);
+  std::vector<double> R(std::size_t(s.cases) * s.units);
+  for (auto& r : R) r = rng.normal();
+  std::vector<ScalingRow> rows;
+  for (InvNorm n : {InvNorm::layernorm, InvNorm::rmsnorm, InvNorm::batchnorm}) {
+    std::vector<double> g0, g1;
+    loss_and_grad(n, d.W, d, R, s, g0);
+    double dot = 0;
+    for (std::size_t i = 0; i < g0.size(); ++i) dot += g0[i] * d.W[i];
+    double column = 0;  // max over inputs j of |sum over units i of dL/dW_ij|
+    for (int j = 0; j < s.inputs; ++j) {
+      double sum = 0;
+      for (int i = 0; i < s.units; ++i) sum += g0[std::size_t(i) * s.inputs + j];
+      column = std::max(column, std::abs(sum));
+    }
+    for (double delta : {0.5, 2.0, 10.0}) {
+      std::vector<double> W = d.W;
+      for (auto& w : W) w *= delta;
+      loss_and_grad(n, W, d, R, s, g1);
+      rows.push_back({n, delta, norm_of(g1) * delta / norm_of(g0), dot / (norm_of(g0) * norm_of(d.W)),
+                      n == InvNorm::layernorm ? column / norm_of(g0) : NAN});
+    }
+  }
+  return rows;
+}
+
+std::vector<JacobianRow> jacobian_norms(uint64_t seed) {
+  constexpr int C = 64;
+  std::vector<JacobianRow> rows;
+  Rng rng(seed, 70);
+  for (InvNorm n : {InvNorm::layernorm, InvNorm::rmsnorm})
+    for (double scale : {0.1, 1.0, 10.0}) {
+      std::vector<double> x(C), dx(C);
+      for (auto& v : x) v = scale * (rng.normal() + 0.5);
+      Eigen::MatrixXd J(C, C);
+      for (int i = 0; i < C; ++i) {  // row i of J = d y_i / d x, one backward pass each
+        std::fill(dx.begin(), dx.end(), 0.0);
+        Graph<double> g(true, true);
+        Tensor<double> xt{x.data(), dx.data(), 1, C};
+        Tensor<double> y = n == InvNorm::layernorm ? layernorm(g, xt, {}, {}, 0.0) : rmsnorm(g, xt, {}, 0.0);
+        y.grad[i] = 1.0;
+        g.backward(Tensor<double>{});
+        for (int j = 0; j < C; ++j) J(i, j) = dx[j];
+      }
+      const double spectral = Eigen::JacobiSVD<Eigen::MatrixXd>(J).singularValues()(0);
+      double mean = 0, ms = 0, var = 0;
+      for (double v : x) mean += v / C, ms += v * v / C;
+      for (double v : x) var += (v - mean) * (v - mean) / C;
+      const double stat = n == InvNorm::layernorm ? std::sqrt(var) : std::sqrt(ms);
+      rows.push_back({n, scale, spectral, stat, spectral * stat});
+    }
+  return rows;
+}
+
+}  // namespace nt

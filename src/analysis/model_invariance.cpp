@@ -1,0 +1,206 @@
+#include "analysis/model_invariance.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+#include "core/rng.h"
+#include "data/dataset.h"
+#include "model/model.h"
+#include "norms/norms.h"
+
+namespace nt {
+
+namespace {
+
+Tensor<float> find_param(ParamStore<float>& ps, int layer, const std::string& name) {
+  for (int i = 0; i < ps.count(); ++i)
+    if (ps.info(i).layer == layer && ps.info(i).name == name) return ps.tensor(i);
+  throw std::logic_error("model invariance: no parameter " + name);
+}
+
+// Applies transform t to the model's input layer (weights) or to the batch (data).
+void apply(Transform t, Model& model, Batch& batch, bool lm, double delta, Rng& rng) {
+  ParamStore<float>& ps = model.params();
+  const float d = float(delta);
+  if (lm) {
+    for (const char* name : {"tok_emb.weight", "pos_emb.weight"}) {
+      Tensor<float> e = find_param(ps, 0, name);  // (rows, C): row = a token or a position
+      for (int r = 0; r < e.rows; ++r) {
+        const float shift = float(rng.normal());
+        for (int c = 0; c < e.cols; ++c) {
+          if (t == Transform::weight_rescale) e(r, c) *= d;
+          if (t == Transform::weight_recenter) e(r, c) += shift;
+          if (t == Transform::weight_vector_rescale && c == 0) e(r, c) *= d;
+        }
+      }
+    }
+    return;
+  }
+  Tensor<float> W = find_param(ps, 0, "linear.weight"), b = find_param(ps, 0, "linear.bias");
+  const int D = W.cols, B = batch.B;
+  std::vector<float> v(D);
+  for (auto& x : v) x = float(rng.normal());
+  const float beta = float(rng.normal());
+  switch (t) {
+    case Transform::weight_rescale:
+      for (int64_t i = 0; i < W.size(); ++i) W.data[i] *= d;
+      for (int64_t i = 0; i < b.size(); ++i) b.data[i] *= d;
+      break;
+    case Transform::weight_recenter:  // W + 1 gamma^T, b + 1 beta: every unit shifts by gamma.x + beta
+      for (int i = 0; i < W.rows; ++i) {
+        for (int j = 0; j < D; ++j) W(i, j) += v[j] / std::sqrt(float(D));
+        b.data[i] += beta;
+      }
+      break;
+    case Transform::weight_vector_rescale:
+      for (int j = 0; j < D; ++j) W(0, j) *= d;
+      b.data[0] *= d;
+      break;
+    case Transform::data_rescale:
+      for (auto& x : batch.x) x *= d;
+      break;
+    case Transform::data_recenter:
+      for (int r = 0; r < B; ++r)
+        for (int j = 0; j < D; ++j) batch.x[std::size_t(r) * D + j] += v[j];
+      break;
+    case Transform::case_rescale:
+      for (int j = 0; j < D; ++j) batch.x[j] *= d;
+      break;
+  }
+}
+
+Measurement change(const Tensor<float>& y, const Tensor<float>& y2) {
+  Measurement m;
+  double diff2 = 0, norm2 = 0;
+  for (int64_t i = 0; i < y.size(); ++i) {
+    const double e = double(y2.data[i]) - y.data[i];
+    m.max_abs_diff = std::max(m.max_abs_diff, std::abs(e));
+    diff2 += e * e;
+    norm2 += double(y.data[i]) * y.data[i];
+  }
+  m.rel_diff = std::sqrt(diff2 / norm2);
+  m.verdict = m.rel_diff < 1e-4 ? Verdict::invariant : Verdict::changed;
+  return m;
+}
+
+// Which norm of the invariance table a config norm is (deepnorm is a LayerNorm).
+InvNorm table_norm(NormType n) {
+  switch (n) {
+    case NormType::batchnorm: return InvNorm::batchnorm;
+    case NormType::layernorm:
+    case NormType::deepnorm: return InvNorm::layernorm;
+    case NormType::rmsnorm: return InvNorm::rmsnorm;
+    case NormType::none: return InvNorm::none;
+  }
+  return InvNorm::none;
+}
+
+}  // namespace
+
+const char* to_string(Prediction p) {
+  return p == Prediction::invariant ? "invariant" : p == Prediction::changed ? "changed" : "approximately invariant";
+}
+
+std::vector<ModelCell> model_invariance(const RunConfig& base, const std::vector<Transform>& transforms,
+                                        double delta) {
+  const bool lm = base.is_lm();
+  const auto data = make_dataset(base);
+  std::vector<NormType> norms{NormType::none, NormType::batchnorm, NormType::layernorm, NormType::rmsnorm};
+  if (lm) norms.push_back(NormType::deepnorm);
+  std::vector<ModelCell> cells;
+  for (NormType n : norms) {
+    RunConfig c = base;
+    c.model.norm.type = n;
+    c.model.norm.eps = 0.0;
+    if (n == NormType::deepnorm) c.model.norm.placement = Placement::post;
+    const bool pre = lm && c.model.norm.placement == Placement::pre && n != NormType::deepnorm;
+    for (Transform t : transforms) {
+      ModelCell cell{n, t};
+      const bool data_transform = t == Transform::data_rescale || t == Transform::data_recenter ||
+                                  t == Transform::case_rescale;
+      if (lm && data_transform) {
+        cell.applicable = false;
+        cell.why = "the transformer's inputs are one-hot tokens: there is no data to rescale or recenter";
+        cells.push_back(cell);
+        continue;
+      }
+      const bool table = paper_expects_invariant(table_norm(n), t);
+      const Prediction from_table = table ? Prediction::invariant : Prediction::changed;
+      const std::string not_invariant = fmt::format("the norm is not: {}", invariance_reason(table_norm(n), t));
+      if (!lm) {
+        cell.predict_site = cell.predict_logits = from_table;
+        cell.why = table ? "layer 0 feeds its norm directly and the norm is invariant: all after it is unchanged"
+                         : not_invariant;
+      } else if (pre) {
+        cell.predict_site = from_table;
+        const bool mean_removed_everywhere = table && t == Transform::weight_recenter && c.model.final_norm;
+        cell.predict_logits = mean_removed_everywhere ? Prediction::invariant : Prediction::changed;
+        cell.why = !table ? not_invariant
+                   : mean_removed_everywhere
+                       ? "every read of the residual stream goes through a LayerNorm (the final one too), which "
+                         "removes the per-token shift the recentering adds"
+                       : "the embeddings feed layer 0's norm directly, but the residual stream x + f(norm(x)) "
+                         "carries the transformed embeddings to the output";
+      } else {
+        cell.predict_site = cell.predict_logits = table ? Prediction::approximate : Prediction::changed;
+        cell.why = table ? "the norm sees x + attn(x): invariant only as far as attention's softmax weights stay the "
+                           "same (approximately, while the scores are near zero at a small init)"
+                         : not_invariant;
+      }
+      const auto model = make_model(c, *data);
+      Batch batch;
+      data->val_batch(0, c.train.batch_size, batch);
+      Graph<float> g0(/*training=*/true, /*grad=*/false), g1(true, false);
+      const Tensor<float> logits0 = model->logits(g0, batch);
+      const Tensor<float> site0 = model->sites().front().out;
+      cell.site = fmt::format("layer {} {}", model->sites().front().layer, model->sites().front().place);
+      Rng rng(uint64_t(c.seed), 80 + int(t));
+      apply(t, *model, batch, lm, delta, rng);
+      const Tensor<float> logits1 = model->logits(g1, batch);
+      cell.site_change = change(site0, model->sites().front().out);
+      cell.logits_change = change(logits0, logits1);
+      auto holds = [](Prediction p, const Measurement& m) {
+        return p == Prediction::approximate || (p == Prediction::invariant) == (m.verdict == Verdict::invariant);
+      };
+      cell.agrees = holds(cell.predict_site, cell.site_change) && holds(cell.predict_logits, cell.logits_change);
+      cells.push_back(cell);
+    }
+  }
+  return cells;
+}
+
+std::string invariance_example() {
+  std::string out;
+  const double eps = 1e-5;
+  std::vector<double> x{2, 3, 5, 1, 4};
+  Graph<double> g(true, false);
+  Tensor<double> y = layernorm(g, Tensor<double>{x.data(), nullptr, 1, 5}, {}, {}, eps);
+  double mean = 0, var = 0;
+  for (int j = 0; j < 5; ++j) mean += y.data[j] / 5;
+  for (int j = 0; j < 5; ++j) var += (y.data[j] - mean) * (y.data[j] - mean) / 5;
+  out += "LayerNorm standardizes each sample over its features (eps 1e-5 inside the sqrt, biased variance):\n";
+  out += fmt::format("  x              = [{}]\n", fmt::join(x, ", "));
+  out += fmt::format("  LN(x)          = [{:.6f}]\n", fmt::join(y.data, y.data + 5, ", "));
+  out += fmt::format("  (x - 3) / sqrt(2 + 1e-5): mean {:.1e}, variance {:.6f} = 2 / (2 + 1e-5)\n\n", mean, var);
+
+  std::vector<double> batch{2, 3, 5, 1, 4,  //
+                            1, 1, 1, 1, 10,  //
+                            0, 2, 4, 6, 8};
+  Tensor<double> xb{batch.data(), nullptr, 3, 5};
+  auto rows = [](Tensor<double> t) {
+    std::string s;
+    for (int r = 0; r < t.rows; ++r)
+      s += fmt::format("    [{:7.3f}]\n", fmt::join(t.data + r * t.cols, t.data + (r + 1) * t.cols, ", "));
+    return s;
+  };
+  out += "A batch of 3 samples:\n" + rows(xb);
+  out += "LayerNorm: each row to mean 0, variance 1 (the other rows do not matter):\n" +
+         rows(layernorm(g, xb, {}, {}, eps));
+  out += "BatchNorm (training mode): each column to mean 0, variance 1 over the batch; a row's output depends on "
+         "the other rows:\n" + rows(batchnorm(g, xb, {}, {}, 1, eps, BatchNormState<double>{}));
+  out += "RMSNorm: each row divided by its root mean square, no centering (row 3 keeps its positive mean):\n" +
+         rows(rmsnorm(g, xb, {}, eps));
+  return out;
+}
+
+}  // namespace nt

@@ -1,0 +1,165 @@
+// Claims E1-E4: the invariance table of the LayerNorm and RMSNorm papers, cell by cell, in
+// float64 (eps 0) and float32 (eps 1e-5); the gradient geometry; the model level; the CLI.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "analysis/invariance.h"
+#include "analysis/model_invariance.h"
+#include "config/config.h"
+#include "helpers.h"
+
+namespace nt::test {
+namespace {
+
+TEST(Invariance, EveryCellOfThePapersTableInFloat64AndFloat32) {  // claim E1
+  // delta >= 1 here: shrinking by delta < 1 brings the summed inputs (variance ~1) toward eps, and
+  // float32 then sees eps itself (~1.5e-5 at delta 0.5, the next test); float64 is exact for any delta.
+  for (uint64_t seed : {1, 2, 3})
+    for (double delta : {2.0, 3.0, 10.0}) {
+      LayerSetup s;
+      s.seed = seed;
+      s.delta = delta;
+      const auto cells = layer_invariance(s, all_inv_norms(), all_transforms());
+      ASSERT_EQ(cells.size(), 30u);
+      for (const Cell& c : cells) {
+        SCOPED_TRACE(fmt::format("{} {} seed {} delta {}", to_string(c.norm), to_string(c.transform), seed, delta));
+        if (c.expected) {
+          EXPECT_LT(c.exact.rel_diff, 1e-10);
+          EXPECT_LT(c.practical.rel_diff, 1e-5);
+        } else {
+          EXPECT_GT(c.exact.rel_diff, 1e-2);
+          EXPECT_GT(c.practical.rel_diff, 1e-2);
+        }
+        EXPECT_TRUE(c.agrees);
+      }
+    }
+}
+
+TEST(Invariance, TheTableIsThePapers) {  // independent of the code's constant: spelled out again here
+  const char* rows[] = {"101110", "101000", "110101", "100101", "000000"};  // batchnorm, weightnorm, layernorm, rmsnorm, none
+  for (InvNorm n : all_inv_norms())
+    for (Transform t : all_transforms())
+      EXPECT_EQ(paper_expects_invariant(n, t), rows[int(n)][int(t)] == '1') << to_string(n) << " " << to_string(t);
+  EXPECT_EQ(all_inv_norms().size(), 5u);
+  EXPECT_EQ(parse_transforms("rescale").size(), 4u);
+  EXPECT_EQ(parse_transforms("recenter").size(), 2u);
+  EXPECT_THROW(parse_transforms("rescal"), std::invalid_argument);
+}
+
+TEST(Invariance, ExactForAnyPositiveDelta) {
+  for (double delta : {0.01, 0.5, 100.0}) {
+    LayerSetup s;
+    s.delta = delta;
+    for (const Cell& c : layer_invariance(s, all_inv_norms(), all_transforms()))
+      EXPECT_EQ(c.exact.verdict, c.expected ? Verdict::invariant : Verdict::changed)
+          << to_string(c.norm) << " " << to_string(c.transform) << " delta " << delta;
+  }
+}
+
+TEST(Invariance, ShrinkingMakesEpsVisibleInFloat32) {
+  // With delta < 1 the summed inputs shrink toward eps: rel ~ eps / (2 sigma^2) (1/delta^2 - 1).
+  LayerSetup s;
+  s.delta = 0.05;
+  const auto cells = layer_invariance(s, {InvNorm::layernorm}, {Transform::data_rescale});
+  EXPECT_LT(cells[0].exact.rel_diff, 1e-10);
+  EXPECT_NEAR(cells[0].practical.rel_diff, 1e-5 / 2 * (1 / (0.05 * 0.05) - 1), 1e-3);
+}
+
+TEST(Invariance, GradientScalesInverselyWithTheWeights) {  // claim E2
+  const auto rows = gradient_scaling(LayerSetup{});
+  ASSERT_EQ(rows.size(), 9u);  // layernorm, rmsnorm, batchnorm x delta 0.5, 2, 10
+  for (const auto& r : rows) {
+    EXPECT_NEAR(r.grad_ratio, 1.0, 1e-8) << to_string(r.norm) << " delta " << r.delta;
+    EXPECT_LT(std::abs(r.grad_w_cosine), 1e-8) << to_string(r.norm);  // the gradient is orthogonal to W
+    if (r.norm == InvNorm::layernorm) EXPECT_LT(r.column_sum, 1e-8);   // and to every 1 gamma^T
+  }
+}
+
+TEST(Invariance, JacobianSpectralNormIsOneOverTheStatistic) {  // claim E3
+  const auto rows = jacobian_norms(1);
+  ASSERT_EQ(rows.size(), 6u);
+  for (const auto& r : rows) {
+    EXPECT_LT(std::abs(r.product - 1.0), 1e-9) << to_string(r.norm) << " scale " << r.scale;
+    EXPECT_GT(r.spectral_norm, 0.05 / r.scale);  // a real Jacobian, of the input's scale
+  }
+}
+
+TEST(Invariance, ModelLevelMlpFollowsTheTable) {
+  const RunConfig c = load_config("{}", "mlp.json",
+                                  {"data.dataset=synthetic-classify", "model.arch=mlp", "model.hidden=32",
+                                   "train.batch_size=32"});
+  const auto cells = model_invariance(c, all_transforms(), 3.0);
+  ASSERT_EQ(cells.size(), 24u);  // none, batchnorm, layernorm, rmsnorm x 6 transforms
+  for (const auto& cell : cells) {
+    SCOPED_TRACE(fmt::format("{} {}", to_string(cell.norm), to_string(cell.transform)));
+    EXPECT_TRUE(cell.agrees) << cell.site_change.rel_diff << " " << cell.logits_change.rel_diff;
+    EXPECT_EQ(cell.site, "layer 0 hidden");
+  }
+}
+
+TEST(Invariance, ModelLevelPreTransformer) {
+  const RunConfig c = load_config("{}", "lm.json",
+                                  {"data.dataset=synthetic-lm", "data.seq_len=16", "model.d_model=32",
+                                   "model.n_heads=2", "train.batch_size=8"});
+  const auto cells = model_invariance(c, all_transforms(), 3.0);
+  ASSERT_EQ(cells.size(), 30u);
+  int judged = 0;
+  for (const auto& cell : cells) {
+    SCOPED_TRACE(fmt::format("{} {}", to_string(cell.norm), to_string(cell.transform)));
+    EXPECT_TRUE(cell.agrees) << cell.site_change.rel_diff << " " << cell.logits_change.rel_diff;
+    judged += cell.applicable && cell.predict_site != Prediction::approximate;
+  }
+  // the 4 pre norms x 3 weight transforms, and deepnorm's w_i rescale (LayerNorm is not invariant to it);
+  // deepnorm's other two are "approximately invariant", not judged
+  EXPECT_EQ(judged, 13);
+  // LayerNorm everywhere removes the recentering's shift all the way to the logits:
+  for (const auto& cell : cells) {
+    if (cell.norm == NormType::layernorm && cell.transform == Transform::weight_recenter) {
+      EXPECT_LT(cell.logits_change.rel_diff, 1e-4);
+    }
+  }
+}
+
+TEST(Invariance, ExampleStandardizesTheSeedArticlesSample) {  // claim E4
+  const std::string text = invariance_example();
+  EXPECT_NE(text.find("LN(x)          = [-0.707105, 0.000000, 1.414210, -1.414210, 0.707105]"), std::string::npos)
+      << text;
+}
+
+TEST(InvarianceCli, AllPrintsTheFullTableAndExits0) {
+  const auto r = run_normtool("invariance --transform all");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("30 of 30 cells agree"), std::string::npos) << r.output;
+  const auto rescale = run_normtool("invariance --transform rescale");
+  EXPECT_NE(rescale.output.find("20 of 20 cells agree"), std::string::npos) << rescale.output;
+  EXPECT_EQ(rescale.output.find("W recenter"), std::string::npos);
+}
+
+TEST(InvarianceCli, JsonMatchesTheSpec) {
+  const auto r = run_normtool("invariance --format json");
+  ASSERT_EQ(r.exit_code, 0);
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j.size(), 30u);
+  int none_invariant = 0;
+  for (const auto& cell : j) {
+    for (const char* k : {"norm", "transform", "max_abs_diff", "rel_diff", "invariant", "expected", "agrees"})
+      EXPECT_TRUE(cell.contains(k)) << k;
+    EXPECT_EQ(cell["invariant"], cell["expected"]);
+    EXPECT_TRUE(cell["agrees"].get<bool>());
+    if (cell["norm"] == "none") none_invariant += cell["invariant"].get<bool>();
+  }
+  EXPECT_EQ(none_invariant, 0);  // the none row is ✗ everywhere
+}
+
+TEST(InvarianceCli, BadArgumentsExit2) {
+  EXPECT_EQ(run_normtool("invariance --transform rescal").exit_code, 2);
+  EXPECT_EQ(run_normtool("invariance --norm lyernorm").exit_code, 2);
+  EXPECT_EQ(run_normtool("invariance --delta -1").exit_code, 2);
+  EXPECT_EQ(run_normtool("invariance --format xml").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace nt::test
