@@ -24,15 +24,11 @@ void attention_forward(T* o, T* P, const T* q, const T* k, const T* v, int BH, i
   for (int bh = 0; bh < BH; ++bh) {
     MatMap<T> Pb(P + bh * square, T_, T_);
     Pb.noalias() = s * CMatMap<T>(q + bh * block, T_, hs) * CMatMap<T>(k + bh * block, T_, hs).transpose();
-    for (int i = 0; i < T_; ++i) {
-      T* row = &Pb(i, 0);
-      T m = row[0];
-      for (int j = 1; j <= i; ++j) m = std::max(m, row[j]);
-      T sum = 0;
-      for (int j = 0; j <= i; ++j) sum += (row[j] = std::exp(row[j] - m));
-      const T inv = T(1) / sum;
-      for (int j = 0; j <= i; ++j) row[j] *= inv;
-      for (int j = i + 1; j < T_; ++j) row[j] = T(0);
+    for (int i = 0; i < T_; ++i) {  // softmax over the row's first i + 1 entries; the rest masked to 0
+      auto row = RowVecMap<T>(&Pb(i, 0), i + 1).array();
+      row = (row - row.maxCoeff()).exp();
+      row /= row.sum();
+      std::fill(&Pb(i, 0) + i + 1, &Pb(i, 0) + T_, T(0));
     }
     MatMap<T>(o + bh * block, T_, hs).noalias() = Pb * CMatMap<T>(v + bh * block, T_, hs);
   }
@@ -51,10 +47,11 @@ void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T*
     MatMap<T> dS(scratch + bh * square, T_, T_);
     dS.noalias() = dO * CMatMap<T>(v + bh * block, T_, hs).transpose();  // dP
     for (int i = 0; i < T_; ++i) {
-      T dot = 0;
-      for (int j = 0; j <= i; ++j) dot += dS(i, j) * Pb(i, j);
-      for (int j = 0; j <= i; ++j) dS(i, j) = s * Pb(i, j) * (dS(i, j) - dot);
-      for (int j = i + 1; j < T_; ++j) dS(i, j) = T(0);
+      auto d = RowVecMap<T>(&dS(i, 0), i + 1).array();
+      const auto p = CRowVecMap<T>(P + bh * square + int64_t(i) * T_, i + 1).array();
+      const T dot = (d * p).sum();
+      d = s * p * (d - dot);
+      std::fill(&dS(i, 0) + i + 1, &dS(i, 0) + T_, T(0));
     }
     if (dq) MatMap<T>(dq + bh * block, T_, hs).noalias() += dS * CMatMap<T>(k + bh * block, T_, hs);
     if (dk) MatMap<T>(dk + bh * block, T_, hs).noalias() += dS.transpose() * CMatMap<T>(q + bh * block, T_, hs);

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/check.h"
+#include "core/eigen.h"
 #include "ops/ops.h"
 
 namespace nt {
@@ -30,9 +31,9 @@ void cross_entropy_backward_node(const void* p) {
     const T w = c.weight.data ? c.weight.data[n] : T(1);
     if (w == T(0)) continue;
     const T k = dloss * w / c.count;
-    const T* x = c.logits.data + int64_t(n) * V;
+    const auto x = CRowVecMap<T>(c.logits.data + int64_t(n) * V, V).array();
     T* dx = c.logits.grad + int64_t(n) * V;
-    for (int j = 0; j < V; ++j) dx[j] += k * std::exp(x[j] - c.lse[n]);
+    RowVecMap<T>(dx, V).array() += k * (x - c.lse[n]).exp();  // k softmax(x)
     dx[c.targets[n]] -= k;
   }
 }
@@ -46,10 +47,9 @@ Tensor<T> cross_entropy(Graph<T>& g, Tensor<T> logits, const int32_t* targets, T
   T total = 0, count = 0;
   for (int n = 0; n < N; ++n) {
     const T* x = logits.data + int64_t(n) * V;
-    const T m = *std::max_element(x, x + V);
-    T s = 0;
-    for (int j = 0; j < V; ++j) s += std::exp(x[j] - m);
-    lse[n] = m + std::log(s);
+    const auto row = CRowVecMap<T>(x, V).array();
+    const T m = row.maxCoeff();
+    lse[n] = m + std::log((row - m).exp().sum());
     const T w = weight.data ? weight.data[n] : T(1);
     if (w == T(0)) continue;
     NT_CHECK(targets[n] >= 0 && targets[n] < V, "cross_entropy: target id out of range");
