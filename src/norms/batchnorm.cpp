@@ -18,6 +18,7 @@
 #include <cmath>
 
 #include "core/check.h"
+#include "core/eigen.h"
 #include "norms/norms.h"
 
 namespace nt {
@@ -40,18 +41,15 @@ void batchnorm_forward(T* y, T* mean, T* rstd, T* count, const T* x, const T* ga
         for (int c = 0; c < C; ++c) var[c] = T(1);
         continue;
       }
-      for (int r = 0; r < R; ++r) {
-        const T m = m_of(r, s);
-        const T* xr = x + (int64_t(r) * S + s) * C;
-        for (int c = 0; c < C; ++c) mu[c] += m * xr[c];
-      }
-      for (int c = 0; c < C; ++c) mu[c] /= M;
-      for (int r = 0; r < R; ++r) {
-        const T m = m_of(r, s);
-        const T* xr = x + (int64_t(r) * S + s) * C;
-        for (int c = 0; c < C; ++c) var[c] += m * (xr[c] - mu[c]) * (xr[c] - mu[c]);
-      }
-      for (int c = 0; c < C; ++c) var[c] /= M;
+      auto mu_c = RowVecMap<T>(mu, C).array();
+      auto var_c = RowVecMap<T>(var, C).array();
+      for (int r = 0; r < R; ++r)
+        if (const T m = m_of(r, s); m != T(0)) mu_c += m * CRowVecMap<T>(x + (int64_t(r) * S + s) * C, C).array();
+      mu_c /= M;
+      for (int r = 0; r < R; ++r)
+        if (const T m = m_of(r, s); m != T(0))
+          var_c += m * (CRowVecMap<T>(x + (int64_t(r) * S + s) * C, C).array() - mu_c).square();
+      var_c /= M;
       if (st.running_mean && M > T(1)) {
         const T k = st.momentum;
         for (int c = 0; c < C; ++c) {
@@ -71,10 +69,11 @@ void batchnorm_forward(T* y, T* mean, T* rstd, T* count, const T* x, const T* ga
   for (int r = 0; r < R; ++r)
     for (int s = 0; s < S; ++s) {
       const int64_t row = int64_t(r) * S + s;
-      const T* mu = mean + int64_t(s) * C;
-      const T* rs = rstd + int64_t(s) * C;
-      for (int c = 0; c < C; ++c)
-        y[row * C + c] = (gamma ? gamma[c] : T(1)) * (x[row * C + c] - mu[c]) * rs[c] + (beta ? beta[c] : T(0));
+      auto yr = RowVecMap<T>(y + row * C, C).array();
+      yr = (CRowVecMap<T>(x + row * C, C).array() - CRowVecMap<T>(mean + int64_t(s) * C, C).array()) *
+           CRowVecMap<T>(rstd + int64_t(s) * C, C).array();
+      if (gamma) yr *= CRowVecMap<T>(gamma, C).array();
+      if (beta) yr += CRowVecMap<T>(beta, C).array();
     }
 }
 
@@ -82,38 +81,44 @@ template <class T>
 void batchnorm_backward(T* dx, T* dgamma, T* dbeta, T* sums, const T* dy, const T* x, const T* mean,
                         const T* rstd, const T* M, const T* gamma, const T* mask, int R, int S, int C, bool training) {
   const int64_t SC = int64_t(S) * C;
-  auto m_of = [&](int r, int s) { return mask ? mask[int64_t(r) * S + s] : T(1); };
-  // first: the two reductions per (s, c), and the parameter gradients
-  T* sum_dnorm = sums;            // (S*C)
-  T* sum_dnorm_xhat = sums + SC;  // (S*C)
-  std::fill(sums, sums + 2 * SC, T(0));
-  for (int r = 0; r < R; ++r)
-    for (int64_t i = 0; i < SC; ++i) {
-      const int64_t k = int64_t(r) * SC + i;
-      const int c = int(i % C);
-      const T xhat = (x[k] - mean[i]) * rstd[i];
-      const T dnorm = dy[k] * (gamma ? gamma[c] : T(1));
-      sum_dnorm[i] += dnorm;
-      sum_dnorm_xhat[i] += dnorm * xhat;
-      if (dgamma) dgamma[c] += dy[k] * xhat;
-      if (dbeta) dbeta[c] += dy[k];
+  // first: the two reductions per (s, c), sum dnorm and sum dnorm * xhat, and the parameter gradients
+  auto sum_dnorm = RowVecMap<T>(sums, SC).array();
+  auto sum_dnorm_xhat = RowVecMap<T>(sums + SC, SC).array();
+  sum_dnorm.setZero();
+  sum_dnorm_xhat.setZero();
+  const auto mu = CRowVecMap<T>(mean, SC).array();
+  const auto rs = CRowVecMap<T>(rstd, SC).array();
+  for (int r = 0; r < R; ++r) {
+    const auto xr = CRowVecMap<T>(x + r * SC, SC).array();
+    const auto dyr = CRowVecMap<T>(dy + r * SC, SC).array();
+    sum_dnorm += dyr;                           // times gamma below, once per (s, c)
+    sum_dnorm_xhat += dyr * (xr - mu) * rs;
+  }
+  for (int s = 0; s < S; ++s) {  // dbeta = sum dy, dgamma = sum dy xhat, over rows and positions
+    if (dbeta) RowVecMap<T>(dbeta, C) += sum_dnorm.segment(int64_t(s) * C, C).matrix();
+    if (dgamma) RowVecMap<T>(dgamma, C) += sum_dnorm_xhat.segment(int64_t(s) * C, C).matrix();
+    if (gamma) {
+      sum_dnorm.segment(int64_t(s) * C, C) *= CRowVecMap<T>(gamma, C).array();
+      sum_dnorm_xhat.segment(int64_t(s) * C, C) *= CRowVecMap<T>(gamma, C).array();
     }
+  }
   if (!dx) return;
   // then: dx
   for (int r = 0; r < R; ++r)
-    for (int s = 0; s < S; ++s)
-      for (int c = 0; c < C; ++c) {
-        const int64_t i = int64_t(s) * C + c, k = int64_t(r) * SC + i;
-        const T dnorm = dy[k] * (gamma ? gamma[c] : T(1));
-        T dval = dnorm;  // term 1
-        if (training && M[s] > T(0)) {
-          const T w = m_of(r, s) / M[s];
-          const T xhat = (x[k] - mean[i]) * rstd[i];
-          dval -= w * sum_dnorm[i];                // term 2
-          dval -= w * xhat * sum_dnorm_xhat[i];    // term 3
-        }
-        dx[k] += rstd[i] * dval;
+    for (int s = 0; s < S; ++s) {
+      const int64_t row = int64_t(r) * S + s, at = int64_t(s) * C;
+      const auto dyr = CRowVecMap<T>(dy + row * C, C).array();
+      const auto dnorm = gamma ? (dyr * CRowVecMap<T>(gamma, C).array()).eval() : dyr.eval();
+      const auto r_sc = rs.segment(at, C);
+      auto dxr = RowVecMap<T>(dx + row * C, C).array();
+      const T w = training && M[s] > T(0) ? (mask ? mask[row] : T(1)) / M[s] : T(0);
+      if (w == T(0)) {
+        dxr += r_sc * dnorm;  // term 1 only (eval mode, or a row outside the statistics)
+        continue;
       }
+      const auto xhat = (CRowVecMap<T>(x + row * C, C).array() - mu.segment(at, C)) * r_sc;
+      dxr += r_sc * (dnorm - w * sum_dnorm.segment(at, C) - w * xhat * sum_dnorm_xhat.segment(at, C));
+    }
 }
 
 namespace {

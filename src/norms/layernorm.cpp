@@ -8,10 +8,16 @@
 //   dbeta  += dy,   dgamma += dy * xhat
 //   dx     += rstd * (dnorm - mean(dnorm) - xhat * mean(dnorm * xhat))
 //             term 1   term 2              term 3
-// Buffers: x, y (N, C); mean, rstd (N), kept by forward for backward.
+// Buffers: x, y (N, C); mean, rstd (N), kept by forward for backward. Rows run in parallel;
+// dgamma and dbeta are summed per thread, then over threads (fixed order: deterministic).
 #include <cmath>
 
+#include <omp.h>
+
+#include <algorithm>
+
 #include "core/check.h"
+#include "core/eigen.h"
 #include "norms/norms.h"
 
 namespace nt {
@@ -20,54 +26,47 @@ template <class T>
 void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const T* beta, int N, int C, T eps) {
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; ++n) {
-    const T* xr = x + int64_t(n) * C;
-    T m = 0;
-    for (int j = 0; j < C; ++j) m += xr[j];
-    m /= C;
-    T v = 0;
-    for (int j = 0; j < C; ++j) v += (xr[j] - m) * (xr[j] - m);
-    v /= C;
+    const auto xr = CRowVecMap<T>(x + int64_t(n) * C, C).array();
+    const T m = xr.mean();
+    const T v = (xr - m).square().mean();  // biased, two-pass
     const T r = T(1) / std::sqrt(v + eps);
-    T* yr = y + int64_t(n) * C;
-    for (int j = 0; j < C; ++j) {
-      const T xhat = (xr[j] - m) * r;
-      yr[j] = (gamma ? gamma[j] : T(1)) * xhat + (beta ? beta[j] : T(0));
-    }
+    auto yr = RowVecMap<T>(y + int64_t(n) * C, C).array();
+    yr = (xr - m) * r;
+    if (gamma) yr *= CRowVecMap<T>(gamma, C).array();
+    if (beta) yr += CRowVecMap<T>(beta, C).array();
     mean[n] = m;
     rstd[n] = r;
   }
 }
 
+// partial: (threads, 2C) scratch for the per-thread sums of dgamma and dbeta.
 template <class T>
-void layernorm_backward(T* dx, T* dgamma, T* dbeta, const T* dy, const T* x, const T* mean, const T* rstd,
-                        const T* gamma, int N, int C) {
-  for (int n = 0; n < N; ++n) {
-    const T* xr = x + int64_t(n) * C;
-    const T* dyr = dy + int64_t(n) * C;
-    const T m = mean[n], r = rstd[n];
-    // first: two reductions
-    T dnorm_mean = 0, dnorm_xhat_mean = 0;
-    for (int j = 0; j < C; ++j) {
-      const T dnorm = dyr[j] * (gamma ? gamma[j] : T(1));
-      dnorm_mean += dnorm;
-      dnorm_xhat_mean += dnorm * (xr[j] - m) * r;
+void layernorm_backward(T* dx, T* dgamma, T* dbeta, T* partial, const T* dy, const T* x, const T* mean,
+                        const T* rstd, const T* gamma, int N, int C) {
+  const int threads = omp_get_max_threads();
+  std::fill(partial, partial + int64_t(threads) * 2 * C, T(0));
+#pragma omp parallel num_threads(threads)
+  {
+    auto dgamma_part = RowVecMap<T>(partial + int64_t(omp_get_thread_num()) * 2 * C, C).array();
+    auto dbeta_part = RowVecMap<T>(partial + int64_t(omp_get_thread_num()) * 2 * C + C, C).array();
+#pragma omp for schedule(static)
+    for (int n = 0; n < N; ++n) {
+      const auto dyr = CRowVecMap<T>(dy + int64_t(n) * C, C).array();
+      const auto xhat = (CRowVecMap<T>(x + int64_t(n) * C, C).array() - mean[n]) * rstd[n];
+      dgamma_part += dyr * xhat;
+      dbeta_part += dyr;
+      if (!dx) continue;
+      const auto dnorm = gamma ? (dyr * CRowVecMap<T>(gamma, C).array()).eval() : dyr.eval();
+      // first: two reductions
+      const T dnorm_mean = dnorm.mean();
+      const T dnorm_xhat_mean = (dnorm * xhat).mean();
+      // then: dx += rstd * (term 1 - term 2 - term 3)
+      RowVecMap<T>(dx + int64_t(n) * C, C).array() += rstd[n] * (dnorm - dnorm_mean - xhat * dnorm_xhat_mean);
     }
-    dnorm_mean /= C;
-    dnorm_xhat_mean /= C;
-    // then: accumulate the gradients
-    T* dxr = dx ? dx + int64_t(n) * C : nullptr;
-    for (int j = 0; j < C; ++j) {
-      const T xhat = (xr[j] - m) * r;
-      if (dbeta) dbeta[j] += dyr[j];
-      if (dgamma) dgamma[j] += dyr[j] * xhat;
-      if (dxr) {
-        const T dnorm = dyr[j] * (gamma ? gamma[j] : T(1));
-        T dval = dnorm;                  // term 1
-        dval -= dnorm_mean;              // term 2
-        dval -= xhat * dnorm_xhat_mean;  // term 3
-        dxr[j] += r * dval;              // final scale
-      }
-    }
+  }
+  for (int t = 0; t < threads; ++t) {
+    if (dgamma) RowVecMap<T>(dgamma, C) += CRowVecMap<T>(partial + int64_t(t) * 2 * C, C);
+    if (dbeta) RowVecMap<T>(dbeta, C) += CRowVecMap<T>(partial + int64_t(t) * 2 * C + C, C);
   }
 }
 
@@ -77,12 +76,13 @@ struct LayerNormContext {
   Tensor<T> y, x, gamma, beta;
   const T* mean;
   const T* rstd;
+  T* partial;
 };
 template <class T>
 void layernorm_backward_node(const void* p) {
   const auto& c = *static_cast<const LayerNormContext<T>*>(p);
-  layernorm_backward(c.x.grad, c.gamma.grad, c.beta.grad, c.y.grad, c.x.data, c.mean, c.rstd, c.gamma.data,
-                     c.x.rows, c.x.cols);
+  layernorm_backward(c.x.grad, c.gamma.grad, c.beta.grad, c.partial, c.y.grad, c.x.data, c.mean, c.rstd,
+                     c.gamma.data, c.x.rows, c.x.cols);
 }
 }  // namespace
 
@@ -94,7 +94,10 @@ Tensor<T> layernorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, T
   T* mean = g.buffer(x.rows);
   T* rstd = g.buffer(x.rows);
   layernorm_forward(y.data, mean, rstd, x.data, gamma.data, beta.data, x.rows, x.cols, eps);
-  if (y.grad) g.record(layernorm_backward_node<T>, LayerNormContext<T>{y, x, gamma, beta, mean, rstd});
+  if (y.grad) {
+    T* partial = g.buffer(std::size_t(omp_get_max_threads()) * 2 * x.cols);
+    g.record(layernorm_backward_node<T>, LayerNormContext<T>{y, x, gamma, beta, mean, rstd, partial});
+  }
   return y;
 }
 

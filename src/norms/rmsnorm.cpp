@@ -11,7 +11,12 @@
 // Buffers: x, y (N, C); rstd (N).
 #include <cmath>
 
+#include <omp.h>
+
+#include <algorithm>
+
 #include "core/check.h"
+#include "core/eigen.h"
 #include "norms/norms.h"
 
 namespace nt {
@@ -20,32 +25,37 @@ template <class T>
 void rmsnorm_forward(T* y, T* rstd, const T* x, const T* gamma, int N, int C, T eps) {
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; ++n) {
-    const T* xr = x + int64_t(n) * C;
-    T ms = 0;
-    for (int j = 0; j < C; ++j) ms += xr[j] * xr[j];
-    const T r = T(1) / std::sqrt(ms / C + eps);
-    T* yr = y + int64_t(n) * C;
-    for (int j = 0; j < C; ++j) yr[j] = (gamma ? gamma[j] : T(1)) * xr[j] * r;
+    const auto xr = CRowVecMap<T>(x + int64_t(n) * C, C).array();
+    const T r = T(1) / std::sqrt(xr.square().mean() + eps);
+    auto yr = RowVecMap<T>(y + int64_t(n) * C, C).array();
+    yr = xr * r;
+    if (gamma) yr *= CRowVecMap<T>(gamma, C).array();
     rstd[n] = r;
   }
 }
 
+// partial: (threads, C) scratch for the per-thread sums of dgamma.
 template <class T>
-void rmsnorm_backward(T* dx, T* dgamma, const T* dy, const T* x, const T* rstd, const T* gamma, int N, int C) {
-  for (int n = 0; n < N; ++n) {
-    const T* xr = x + int64_t(n) * C;
-    const T* dyr = dy + int64_t(n) * C;
-    const T r = rstd[n];
-    T dnorm_xhat_mean = 0;
-    for (int j = 0; j < C; ++j) dnorm_xhat_mean += dyr[j] * (gamma ? gamma[j] : T(1)) * xr[j] * r;
-    dnorm_xhat_mean /= C;
-    T* dxr = dx ? dx + int64_t(n) * C : nullptr;
-    for (int j = 0; j < C; ++j) {
-      const T xhat = xr[j] * r;
-      if (dgamma) dgamma[j] += dyr[j] * xhat;
-      if (dxr) dxr[j] += r * (dyr[j] * (gamma ? gamma[j] : T(1)) - xhat * dnorm_xhat_mean);
+void rmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, const T* rstd, const T* gamma, int N,
+                      int C) {
+  const int threads = omp_get_max_threads();
+  std::fill(partial, partial + int64_t(threads) * C, T(0));
+#pragma omp parallel num_threads(threads)
+  {
+    auto dgamma_part = RowVecMap<T>(partial + int64_t(omp_get_thread_num()) * C, C).array();
+#pragma omp for schedule(static)
+    for (int n = 0; n < N; ++n) {
+      const auto dyr = CRowVecMap<T>(dy + int64_t(n) * C, C).array();
+      const auto xhat = CRowVecMap<T>(x + int64_t(n) * C, C).array() * rstd[n];
+      dgamma_part += dyr * xhat;
+      if (!dx) continue;
+      const auto dnorm = gamma ? (dyr * CRowVecMap<T>(gamma, C).array()).eval() : dyr.eval();
+      const T dnorm_xhat_mean = (dnorm * xhat).mean();
+      RowVecMap<T>(dx + int64_t(n) * C, C).array() += rstd[n] * (dnorm - xhat * dnorm_xhat_mean);  // term 1 - term 2
     }
   }
+  if (dgamma)
+    for (int t = 0; t < threads; ++t) RowVecMap<T>(dgamma, C) += CRowVecMap<T>(partial + int64_t(t) * C, C);
 }
 
 namespace {
@@ -53,11 +63,12 @@ template <class T>
 struct RMSNormContext {
   Tensor<T> y, x, gamma;
   const T* rstd;
+  T* partial;
 };
 template <class T>
 void rmsnorm_backward_node(const void* p) {
   const auto& c = *static_cast<const RMSNormContext<T>*>(p);
-  rmsnorm_backward(c.x.grad, c.gamma.grad, c.y.grad, c.x.data, c.rstd, c.gamma.data, c.x.rows, c.x.cols);
+  rmsnorm_backward(c.x.grad, c.gamma.grad, c.partial, c.y.grad, c.x.data, c.rstd, c.gamma.data, c.x.rows, c.x.cols);
 }
 }  // namespace
 
@@ -67,7 +78,10 @@ Tensor<T> rmsnorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps) {
   Tensor<T> y = g.output(x.rows, x.cols, x, gamma);
   T* rstd = g.buffer(x.rows);
   rmsnorm_forward(y.data, rstd, x.data, gamma.data, x.rows, x.cols, eps);
-  if (y.grad) g.record(rmsnorm_backward_node<T>, RMSNormContext<T>{y, x, gamma, rstd});
+  if (y.grad) {
+    T* partial = g.buffer(std::size_t(omp_get_max_threads()) * x.cols);
+    g.record(rmsnorm_backward_node<T>, RMSNormContext<T>{y, x, gamma, rstd, partial});
+  }
   return y;
 }
 

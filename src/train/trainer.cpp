@@ -1,8 +1,5 @@
 #include "train/trainer.h"
 
-#include <Eigen/Core>
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -11,6 +8,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "core/threads.h"
 #include "data/dataset.h"
 #include "io/plot.h"
 #include "model/model.h"
@@ -49,9 +47,7 @@ void install_interrupt_handlers() {
 TrainOutcome train(const RunConfig& c, const Dataset& data, RunFiles& files, Progress& progress) {
   const TrainConfig& tr = c.train;
   const auto wall_start = Clock::now();
-  const int threads = tr.threads > 0 ? tr.threads : omp_get_num_procs();
-  omp_set_num_threads(threads);
-  Eigen::setNbThreads(threads);
+  const int threads = set_math_threads(tr.threads);
 
   const bool lm = data.is_lm();
   const int B = tr.batch_size;

@@ -1,0 +1,223 @@
+// normtool's benchmarks (Google Benchmark): the GEMM shapes of the configs, the norms'
+// forward+backward, causal attention, softmax-cross-entropy and whole training steps.
+// Figures are throughput (GFLOP/s for products, GB/s for the memory-bound norms) and, in
+// the counters pct_peak / pct_bw, the fraction of this machine's own limits, measured at
+// start-up (see machine_limits()): the best single-core SGEMM rate over large square
+// products (OpenBLAS), and the STREAM-style triad bandwidth a[i] = b[i] + s c[i] on 64 MiB arrays.
+//
+//   build/bench/normtool_bench                         everything
+//   build/bench/normtool_bench --benchmark_filter=Norm  the norms only
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "config/config.h"
+#include "core/aligned.h"
+#include "core/graph.h"
+#include "core/rng.h"
+#include "core/threads.h"
+#include "data/dataset.h"
+#include "model/model.h"
+#include "norms/norms.h"
+#include "ops/ops.h"
+#include "train/optimizer.h"
+#include "train/step.h"
+
+namespace nt {
+namespace {
+
+struct Limits {
+  double gflops = 0, gbs = 0;
+};
+
+double seconds_of(auto&& f, int reps) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+const Limits& machine_limits() {
+  static const Limits limits = [] {
+    set_math_threads(1);
+    Limits l;
+    const int n = 1024;
+    AlignedVector<float> a(n * n, 1.0f), b(n * n, 0.5f);
+    Graph<float> g(true, false);
+    for (int rep = 0; rep < 3; ++rep) {
+      const double s = seconds_of(
+          [&] {
+            g.reset();
+            linear(g, Tensor<float>{a.data(), nullptr, n, n}, Tensor<float>{b.data(), nullptr, n, n}, Tensor<float>{});
+          },
+          5);
+      l.gflops = std::max(l.gflops, 5 * 2.0 * n * n * n / s / 1e9);
+    }
+    const std::size_t m = 16 << 20;  // floats: 64 MiB per array
+    AlignedVector<float> x(m, 1.0f), y(m, 2.0f), z(m, 0.0f);
+    for (int rep = 0; rep < 3; ++rep) {
+      const double s = seconds_of(
+          [&] {
+            for (std::size_t i = 0; i < m; ++i) z[i] = x[i] + 0.5f * y[i];
+          },
+          3);
+      l.gbs = std::max(l.gbs, 3 * 3.0 * sizeof(float) * m / s / 1e9);
+      benchmark::DoNotOptimize(z.data());
+    }
+    return l;
+  }();
+  return limits;
+}
+
+AlignedVector<float> random_vector(std::size_t n, uint64_t seed, float scale = 1.0f) {
+  Rng rng(seed);
+  AlignedVector<float> v(n);
+  for (auto& x : v) x = float(scale * rng.normal());
+  return v;
+}
+
+struct Leaf {
+  AlignedVector<float> data, grad;
+  int rows, cols;
+  Leaf(int r, int c, uint64_t seed) : data(random_vector(std::size_t(r) * c, seed)), grad(data.size()), rows(r), cols(c) {}
+  Tensor<float> t() { return {data.data(), grad.data(), rows, cols}; }
+};
+
+// The upstream gradient of a benchmarked op: a fixed buffer copied in (as cheap as it gets).
+void seed_grad(Tensor<float> y) {
+  static AlignedVector<float> dy;
+  if (dy.size() < std::size_t(y.size())) dy = random_vector(y.size(), 9, 1e-3f);
+  std::memcpy(y.grad, dy.data(), sizeof(float) * y.size());
+}
+
+// ---- products: y = x W^T forward and backward, the shapes of the configs ----
+void BM_Linear(benchmark::State& s) {
+  set_math_threads(int(s.range(3)));
+  const int N = int(s.range(0)), in = int(s.range(1)), out = int(s.range(2));
+  Leaf x(N, in, 1), w(out, in, 2), b(1, out, 3);
+  Graph<float> g;
+  for (auto _ : s) {
+    g.reset();
+    Tensor<float> y = linear(g, x.t(), w.t(), b.t());
+    seed_grad(y);
+    g.backward(Tensor<float>{});
+  }
+  const double flops = 3 * 2.0 * N * in * out;  // forward, dx, dW
+  s.counters["GFLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  s.counters["pct_peak"] = benchmark::Counter(flops / 1e9 / machine_limits().gflops / s.range(3) * 100,
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+// lm-tiny (N = 16*64): qkv/out 64->64, fc1 64->256, fc2 256->64, head 64->256;
+// lm-small (N = 16*128): 128->128, 128->512, 512->128, 128->256; mlp-fmnist (N = 128): 784->256, 256->256, 256->10
+BENCHMARK(BM_Linear)
+    ->ArgNames({"N", "in", "out", "threads"})
+    ->Args({1024, 64, 64, 1})->Args({1024, 64, 256, 1})->Args({1024, 256, 64, 1})
+    ->Args({2048, 128, 128, 1})->Args({2048, 128, 512, 1})->Args({2048, 512, 128, 1})->Args({2048, 128, 256, 1})
+    ->Args({2048, 128, 512, 2})->Args({2048, 512, 128, 2})
+    ->Args({128, 784, 256, 1})->Args({128, 256, 256, 1})->Args({128, 256, 10, 1})
+    ->Unit(benchmark::kMicrosecond);
+
+// ---- norms: forward + backward; bytes = what a fused op must at least move ----
+template <int kind>  // 0 layernorm, 1 rmsnorm, 2 batchnorm
+void BM_Norm(benchmark::State& s) {
+  set_math_threads(1);
+  const int N = int(s.range(0)), C = int(s.range(1));
+  Leaf x(N, C, 1), gamma(1, C, 2), beta(1, C, 3);
+  Graph<float> g;
+  for (auto _ : s) {
+    g.reset();
+    Tensor<float> y = kind == 0   ? layernorm(g, x.t(), gamma.t(), beta.t(), 1e-5f)
+                      : kind == 1 ? rmsnorm(g, x.t(), gamma.t(), 1e-5f)
+                                  : batchnorm(g, x.t(), gamma.t(), beta.t(), 1, 1e-5f, BatchNormState<float>{});
+    seed_grad(y);
+    g.backward(Tensor<float>{});
+  }
+  // forward reads x, writes y; backward reads x, dy, writes dx (+=, so reads it too)
+  const double bytes = 6.0 * sizeof(float) * N * C;
+  s.counters["GB/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  s.counters["pct_bw"] = benchmark::Counter(bytes / 1e9 / machine_limits().gbs * 100, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Norm<0>)->Name("BM_Norm/layernorm")->ArgNames({"N", "C"})->Args({4096, 512})->Args({1024, 64})->Args({2048, 128})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Norm<1>)->Name("BM_Norm/rmsnorm")->ArgNames({"N", "C"})->Args({4096, 512})->Args({1024, 64})->Args({2048, 128})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Norm<2>)->Name("BM_Norm/batchnorm")->ArgNames({"N", "C"})->Args({4096, 512})->Args({1024, 64})->Args({128, 256})->Unit(benchmark::kMicrosecond);
+
+// ---- causal attention, forward + backward: q, k, v (B*NH*T, hs) ----
+void BM_Attention(benchmark::State& s) {
+  set_math_threads(int(s.range(3)));
+  const int BH = int(s.range(0)), T = int(s.range(1)), hs = int(s.range(2));
+  Leaf q(BH * T, hs, 1), k(BH * T, hs, 2), v(BH * T, hs, 3);
+  Graph<float> g;
+  for (auto _ : s) {
+    g.reset();
+    Tensor<float> o = causal_attention(g, q.t(), k.t(), v.t(), BH, T);
+    seed_grad(o);
+    g.backward(Tensor<float>{});
+  }
+  const double flops = 6 * 2.0 * BH * T * T * hs;  // QK^T, PV forward; 4 products backward
+  s.counters["GFLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_Attention)->ArgNames({"BH", "T", "hs", "threads"})->Args({64, 64, 16, 1})->Args({64, 128, 32, 1})->Args({64, 128, 32, 2})->Unit(benchmark::kMicrosecond);
+
+// ---- softmax cross-entropy over 256 bytes ----
+void BM_CrossEntropy(benchmark::State& s) {
+  set_math_threads(1);
+  const int N = int(s.range(0)), V = int(s.range(1));
+  Leaf logits(N, V, 1);
+  std::vector<int32_t> targets(N);
+  for (int i = 0; i < N; ++i) targets[i] = (i * 7) % V;
+  Graph<float> g;
+  for (auto _ : s) {
+    g.reset();
+    g.backward(cross_entropy(g, logits.t(), targets.data(), Tensor<float>{}));
+  }
+  s.counters["GB/s"] = benchmark::Counter(3.0 * sizeof(float) * N * V, benchmark::Counter::kIsIterationInvariantRate,
+                                          benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_CrossEntropy)->ArgNames({"N", "V"})->Args({1024, 256})->Args({2048, 256})->Unit(benchmark::kMicrosecond);
+
+// ---- one whole training step of a config: forward, loss, backward, clipping, update ----
+void BM_TrainStep(benchmark::State& s, const char* config, std::vector<std::string> overrides) {
+  overrides.push_back("train.threads=" + std::to_string(s.range(0)));
+  const RunConfig c = load_config_file(std::string(NORMTOOL_SOURCE_DIR) + "/configs/" + config, overrides);
+  const int threads = set_math_threads(c.train.threads);
+  std::unique_ptr<Dataset> data;
+  try {
+    data = make_dataset(c);
+  } catch (const DataError& e) {
+    s.SkipWithError(e.what());
+    return;
+  }
+  const auto model = make_model(c, *data);
+  OptimizerState opt(c.train, model->params().numel());
+  Graph<float> g;
+  Batch batch;
+  Rng rng(1, 2);
+  data->train_batch(rng, c.train.batch_size, batch);
+  for (auto _ : s) {
+    forward_backward(g, *model, batch, !c.is_lm());
+    const double norm = global_norm(model->params().grad(), model->params().numel());
+    if (c.train.grad_clip > 0) clip_to_norm(model->params().grad(), model->params().numel(), norm, c.train.grad_clip);
+    opt.step(model->params().data(), model->params().grad(), c.train.lr);
+  }
+  s.counters["threads"] = threads;
+  s.counters["tokens/s"] = benchmark::Counter(double(c.train.batch_size) * (c.is_lm() ? c.data.seq_len : 1),
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny, "lm-tiny.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny_rmsnorm, "lm-tiny.json", {"model.norm.type=rmsnorm"})->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, lm_small, "lm-small.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, mlp_fmnist, "mlp-fmnist.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_MachineLimits(benchmark::State& s) {
+  for (auto _ : s) benchmark::DoNotOptimize(machine_limits());
+  s.counters["sgemm_peak_GFLOP/s"] = machine_limits().gflops;
+  s.counters["triad_GB/s"] = machine_limits().gbs;
+}
+BENCHMARK(BM_MachineLimits)->Iterations(1);
+
+}  // namespace
+}  // namespace nt
+
+BENCHMARK_MAIN();
