@@ -205,10 +205,10 @@ void BM_TrainStep(benchmark::State& s, const char* config, std::vector<std::stri
   s.counters["tokens/s"] = benchmark::Counter(double(c.train.batch_size) * (c.is_lm() ? c.data.seq_len : 1),
                                               benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny, "lm-tiny.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny_rmsnorm, "lm-tiny.json", {"model.norm.type=rmsnorm"})->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_TrainStep, lm_small, "lm-small.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_TrainStep, mlp_fmnist, "mlp-fmnist.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny, "lm-tiny.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
+BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny_rmsnorm, "lm-tiny.json", {"model.norm.type=rmsnorm"})->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
+BENCHMARK_CAPTURE(BM_TrainStep, lm_small, "lm-small.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(1)->MinTime(3);
+BENCHMARK_CAPTURE(BM_TrainStep, mlp_fmnist, "mlp-fmnist.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
 
 void BM_MachineLimits(benchmark::State& s) {
   for (auto _ : s) benchmark::DoNotOptimize(machine_limits());

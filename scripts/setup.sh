@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   g++ cmake make                                         # toolchain
   libcli11-dev libeigen3-dev nlohmann-json3-dev libfmt-dev zlib1g-dev   # normtool
-  libopenblas-dev                                        # fast matrix products (Eigen hands them over)
+  libopenblas-openmp-dev                                 # fast matrix products, on normtool's OpenMP threads
   libgtest-dev libbenchmark-dev                          # tests and benchmarks
   fortunes dataset-fashion-mnist                         # the real data sets of the spec
   gnuplot-nox                                            # loss-curve plots (optional at run time)
