@@ -6,7 +6,9 @@
 #include <exception>
 
 #include "cli/invariance.h"
+#include "cli/reproduce.h"
 #include "cli/run.h"
+#include "cli/sweep.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"normtool: reproduce the claims about normalization layers, on a CPU"};
@@ -15,6 +17,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   nt::cli::setup_run(app, exit_code);
   nt::cli::setup_invariance(app, exit_code);
+  nt::cli::setup_sweep(app, exit_code);
+  nt::cli::setup_reproduce(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,292 @@
+// The exact claims E1-E8 of ../shared/claims.md: computed directly (no training), mostly in
+// float64, each against the criterion claims.md states.
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <numeric>
+
+#include "analysis/invariance.h"
+#include "analysis/model_invariance.h"
+#include "claims/claim.h"
+#include "config/config.h"
+#include "core/graph.h"
+#include "core/rng.h"
+#include "data/dataset.h"
+#include "model/model.h"
+#include "norms/norms.h"
+
+namespace nt {
+
+namespace {
+
+ClaimVerdict pass_if(bool ok) { return ok ? ClaimVerdict::pass : ClaimVerdict::fail; }
+
+std::vector<double> normals(std::size_t n, Rng& rng, double scale = 1.0, double shift = 0.0) {
+  std::vector<double> v(n);
+  for (auto& x : v) x = shift + scale * rng.normal();
+  return v;
+}
+
+}  // namespace
+
+ClaimResult claim_e1(const ClaimContext&) {
+  ClaimResult r{"E1", "The invariance table of the LayerNorm and RMSNorm papers"};
+  r.criterion = "every cell's verdict equals the table; ✓: rel < 1e-10 (float64, eps 0) and < 1e-5 (float32, eps 1e-5); "
+                "✗: rel > 1e-2";
+  r.source = "Ba et al. 2016 Table 1; Zhang & Sennrich 2019 Table 1";
+  const auto cells = layer_invariance(LayerSetup{}, all_inv_norms(), all_transforms());
+  int agree = 0;
+  double worst_invariant = 0, smallest_change = INFINITY;
+  r.details = "| norm | transform | paper | rel (float64, eps 0) | rel (float32, eps 1e-5) | agrees |\n|---|---|---|---|---|---|\n";
+  for (const Cell& c : cells) {
+    agree += c.agrees;
+    if (c.expected) worst_invariant = std::max({worst_invariant, c.exact.rel_diff / 1e-10, c.practical.rel_diff / 1e-5});
+    else smallest_change = std::min({smallest_change, c.exact.rel_diff, c.practical.rel_diff});
+    r.details += fmt::format("| {} | {} | {} | {:.2e} | {:.2e} | {} |\n", to_string(c.norm), to_string(c.transform),
+                             c.expected ? "✓" : "✗", c.exact.rel_diff, c.practical.rel_diff, c.agrees ? "yes" : "**no**");
+  }
+  r.measured = fmt::format("{} of {} cells agree; invariant cells at most {:.2g} of their threshold, changed cells "
+                           "at least rel {:.2g}", agree, cells.size(), worst_invariant, smallest_change);
+  r.verdict = pass_if(agree == int(cells.size()));
+  return r;
+}
+
+ClaimResult claim_e2(const ClaimContext&) {
+  ClaimResult r{"E2", "Scaling a weight matrix by delta scales a normalized layer's gradient by 1/delta"};
+  r.criterion = "||dL/dW at delta W|| delta / ||dL/dW|| = 1 ± 1e-8 for delta in {0.5, 2, 10}, LN, RMS, BN";
+  r.source = "LN §5.2.2, RMS §4.2, BN §3.3 (implicit learning-rate decay)";
+  double worst = 0;
+  r.details = "| norm | delta | ratio | cos(dL/dW, W) |\n|---|---|---|---|\n";
+  for (const ScalingRow& s : gradient_scaling(LayerSetup{})) {
+    worst = std::max(worst, std::abs(s.grad_ratio - 1));
+    r.details += fmt::format("| {} | {} | {:.15f} | {:.1e} |\n", to_string(s.norm), s.delta, s.grad_ratio, s.grad_w_cosine);
+  }
+  r.measured = fmt::format("max |ratio - 1| = {:.1e} over 9 cases", worst);
+  r.verdict = pass_if(worst < 1e-8);
+  return r;
+}
+
+ClaimResult claim_e3(const ClaimContext&) {
+  ClaimResult r{"E3", "The norm's Jacobian has spectral norm 1/sigma(x) (LN) and 1/RMS(x) (RMS)"};
+  r.criterion = "| ||J||_2 sigma - 1 | < 1e-9 (LN), | ||J||_2 RMS - 1 | < 1e-9 (RMS)";
+  r.source = "Xiong et al. 2020 Lemma 3; Zhang & Sennrich 2019 Eq. 9";
+  double worst = 0;
+  r.details = "| norm | x scale | ||J||_2 | sigma or RMS | product |\n|---|---|---|---|---|\n";
+  for (const JacobianRow& j : jacobian_norms(1)) {
+    worst = std::max(worst, std::abs(j.product - 1));
+    r.details += fmt::format("| {} | {} | {:.6g} | {:.6g} | {:.15f} |\n", to_string(j.norm), j.scale, j.spectral_norm,
+                             j.statistic, j.product);
+  }
+  r.measured = fmt::format("max |product - 1| = {:.1e} over 6 inputs (x in R^64 at scales 0.1, 1, 10)", worst);
+  r.verdict = pass_if(worst < 1e-9);
+  return r;
+}
+
+ClaimResult claim_e4(const ClaimContext&) {
+  ClaimResult r{"E4", "LayerNorm standardizes each sample: [2,3,5,1,4] -> mean 0, variance 1"};
+  r.criterion = "output equals (x - 3) / sqrt(2 + 1e-5) to 1e-6";
+  r.source = "the seed article on LayerNorm";
+  std::vector<double> x{2, 3, 5, 1, 4};
+  std::vector<float> xf(x.begin(), x.end());
+  Graph<double> g(true, false);
+  Graph<float> gf(true, false);
+  const Tensor<double> y = layernorm(g, Tensor<double>{x.data(), nullptr, 1, 5}, {}, {}, 1e-5);
+  const Tensor<float> yf = layernorm(gf, Tensor<float>{xf.data(), nullptr, 1, 5}, {}, {}, 1e-5f);
+  double worst = 0;
+  for (int j = 0; j < 5; ++j) {
+    const double want = (x[j] - 3) / std::sqrt(2 + 1e-5);
+    worst = std::max({worst, std::abs(y.data[j] - want), std::abs(double(yf.data[j]) - want)});
+  }
+  r.measured = fmt::format("LN(x) = [{:.6f}], max error {:.1e} (float64 and float32)", fmt::join(y.data, y.data + 5, ", "), worst);
+  r.details = "```\n" + invariance_example() + "```\n";
+  r.verdict = pass_if(worst < 1e-6);
+  return r;
+}
+
+ClaimResult claim_e5(const ClaimContext&) {
+  ClaimResult r{"E5", "BatchNorm running statistics follow the momentum rule; eval uses them; LN/RMS are the same in "
+                      "train and eval"};
+  r.criterion = "after one step running_mean = 0.1 mu_B, running_var = 0.9 + 0.1 m/(m-1) sigma^2_B to 1e-12; eval = "
+                "affine map with them; LN/RMS train and eval outputs identical";
+  r.source = "Ioffe & Szegedy 2015 Alg. 2; PyTorch BatchNorm1d (momentum 0.1, unbiased running variance)";
+  const int m = 8, C = 4;
+  Rng rng(5, 1);
+  std::vector<double> x = normals(m * C, rng, 2.0, 1.5);
+  std::vector<double> rmean(C, 0.0), rvar(C, 1.0);
+  BatchNormState<double> st{rmean.data(), rvar.data(), 0.1, nullptr};
+  Graph<double> train(true, false), eval(false, false);
+  const Tensor<double> xt{x.data(), nullptr, m, C};
+  batchnorm(train, xt, {}, {}, 1, 1e-5, st);
+  double err_stats = 0, err_eval = 0, err_ln = 0;
+  const Tensor<double> ye = batchnorm(eval, xt, {}, {}, 1, 1e-5, st);
+  for (int c = 0; c < C; ++c) {
+    double mu = 0, var = 0;
+    for (int i = 0; i < m; ++i) mu += x[i * C + c] / m;
+    for (int i = 0; i < m; ++i) var += (x[i * C + c] - mu) * (x[i * C + c] - mu) / m;
+    err_stats = std::max({err_stats, std::abs(rmean[c] - 0.1 * mu), std::abs(rvar[c] - (0.9 + 0.1 * m / (m - 1.0) * var))});
+    for (int i = 0; i < m; ++i)
+      err_eval = std::max(err_eval, std::abs(ye(i, c) - (x[i * C + c] - rmean[c]) / std::sqrt(rvar[c] + 1e-5)));
+  }
+  for (bool rms : {false, true}) {
+    const Tensor<double> a = rms ? rmsnorm(train, xt, {}, 1e-5) : layernorm(train, xt, {}, {}, 1e-5);
+    const Tensor<double> b = rms ? rmsnorm(eval, xt, {}, 1e-5) : layernorm(eval, xt, {}, {}, 1e-5);
+    for (int64_t i = 0; i < a.size(); ++i) err_ln = std::max(err_ln, std::abs(a.data[i] - b.data[i]));
+  }
+  r.measured = fmt::format("running statistics error {:.1e}, eval affine map error {:.1e}, LN/RMS train vs eval "
+                           "max difference {:.1e}", err_stats, err_eval, err_ln);
+  r.verdict = pass_if(err_stats < 1e-12 && err_eval < 1e-12 && err_ln == 0.0);
+  return r;
+}
+
+ClaimResult claim_e6(const ClaimContext&) {
+  ClaimResult r{"E6", "Under BatchNorm a sequence's outputs depend on the other sequences in its batch and on their "
+                      "padding; under LN/RMS they do not"};
+  r.criterion = "the same sequence in two batches: BN changes (relative > 1e-3), LN/RMS identical to 1e-6";
+  r.source = "the seed article (padding a11 vs b11)";
+  // Sequence a (T x C) batched with b1, with b2, and with b1 padded by zeros (unmasked).
+  const int T = 6, C = 8;
+  Rng rng(6, 1);
+  const auto a = normals(T * C, rng), b1 = normals(T * C, rng), b2 = normals(T * C, rng, 3.0, 1.0);
+  auto batch_of = [&](const std::vector<double>& other, int padded_rows) {
+    std::vector<double> x(a);
+    x.insert(x.end(), other.begin(), other.end());
+    for (int i = 0; i < padded_rows * C; ++i) x[T * C + (T - padded_rows) * C + i] = 0.0;  // the tail of b as padding
+    return x;
+  };
+  const std::vector<std::vector<double>> batches{batch_of(b1, 0), batch_of(b2, 0), batch_of(b1, 3)};
+  const char* names[] = {"batchnorm", "layernorm", "rmsnorm"};
+  double change[3] = {0, 0, 0};
+  for (int kind = 0; kind < 3; ++kind) {
+    std::vector<std::vector<double>> outs;
+    for (auto x : batches) {
+      Graph<double> g(true, false);
+      const Tensor<double> xt{x.data(), nullptr, 2 * T, C};
+      const Tensor<double> y = kind == 0 ? batchnorm(g, xt, {}, {}, 1, 1e-5, BatchNormState<double>{})
+                               : kind == 1 ? layernorm(g, xt, {}, {}, 1e-5)
+                                           : rmsnorm(g, xt, {}, 1e-5);
+      outs.emplace_back(y.data, y.data + T * C);  // sequence a's rows only
+    }
+    double ref = 0;
+    for (double v : outs[0]) ref += v * v;
+    for (int k = 1; k < 3; ++k) {
+      double d = 0;
+      for (int i = 0; i < T * C; ++i) d += (outs[k][i] - outs[0][i]) * (outs[k][i] - outs[0][i]);
+      change[kind] = std::max(change[kind], std::sqrt(d / ref));
+    }
+  }
+  r.measured = fmt::format("relative change of sequence a's outputs across batches: {} {:.2e}, {} {:.1e}, {} {:.1e}",
+                           names[0], change[0], names[1], change[1], names[2], change[2]);
+  r.details = "Sequence a is normalized in three batches: with b1, with a different b2, and with b1 whose last 3 "
+              "positions are zero padding (not masked). The largest relative change of a's outputs is reported.\n";
+  r.verdict = pass_if(change[0] > 1e-3 && change[1] < 1e-6 && change[2] < 1e-6);
+  return r;
+}
+
+namespace {
+
+// E||x||^2 / d of the vector entering each layer's `place` norm site, at init: averaged over
+// `inits` weight initializations (seeds 1..inits; Xiong's lemmas are expectations over the
+// init) and 2 batches of each.
+std::vector<double> residual_energy(RunConfig c, const char* place, int inits) {
+  const auto data = make_dataset(c);
+  std::vector<double> energy(c.model.n_layers, 0.0);
+  const int batches = 2;
+  for (int seed = 1; seed <= inits; ++seed) {
+    c.seed = seed;
+    const auto model = make_model(c, *data);
+    Rng rng(uint64_t(seed), 3);
+    Batch batch;
+    for (int b = 0; b < batches; ++b) {
+      data->train_batch(rng, c.train.batch_size, batch);
+      Graph<float> g(true, false);
+      model->logits(g, batch);
+      for (const SiteCapture& s : model->sites()) {
+        if (std::string(s.place) != place || s.layer >= c.model.n_layers) continue;
+        double e = 0;
+        for (int64_t i = 0; i < s.in.size(); ++i) e += double(s.in.data[i]) * s.in.data[i];
+        energy[s.layer] += e / double(s.in.size()) / (batches * inits);
+      }
+    }
+  }
+  return energy;
+}
+
+}  // namespace
+
+ClaimResult claim_e7(const ClaimContext&) {
+  ClaimResult r{"E7", "At init the Post-LN residual input has E||x||^2/d ~ 3/2 at every layer; Pre-LN's residual "
+                      "stream grows linearly with depth"};
+  r.criterion = "Post-LN mean in [1.35, 1.65] for every layer; Pre-LN linear fit over layers: slope in [0.4, 1.6], "
+                "R^2 >= 0.95";
+  r.source = "Xiong et al. 2020 Lemma 1-2 (Post-LN: 3/2; Pre-LN: (1 + l/2) d)";
+  // Xiong's setting: square FFN (d x d) with ReLU, weights N(0, 1/d), biases 0.
+  const int L = 12, d = 64;  // quick mode too: this costs about 2 s
+  std::vector<std::string> o{"data.dataset=synthetic-lm", "data.seq_len=32", fmt::format("model.n_layers={}", L),
+                             fmt::format("model.d_model={}", d), "model.n_heads=4", fmt::format("model.d_ff={}", d),
+                             "model.activation=relu", fmt::format("model.init_std={}", 1 / std::sqrt(double(d))),
+                             "train.batch_size=16", "model.norm.eps=0"};
+  auto post = o, pre = o;
+  post.push_back("model.norm.placement=post");
+  pre.push_back("model.norm.placement=pre");
+  const int inits = 16;
+  const auto post_e = residual_energy(load_config("{}", "e7", post), "ffn", inits);
+  const auto pre_e = residual_energy(load_config("{}", "e7", pre), "attn", inits);
+  // least-squares line through (l, pre_e[l])
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+  for (int l = 0; l < L; ++l) sx += l, sy += pre_e[l], sxx += double(l) * l, sxy += l * pre_e[l], syy += pre_e[l] * pre_e[l];
+  const double slope = (L * sxy - sx * sy) / (L * sxx - sx * sx), intercept = (sy - slope * sx) / L;
+  double ss_res = 0, ss_tot = 0;
+  for (int l = 0; l < L; ++l) {
+    ss_res += std::pow(pre_e[l] - (intercept + slope * l), 2);
+    ss_tot += std::pow(pre_e[l] - sy / L, 2);
+  }
+  const double r2 = 1 - ss_res / ss_tot;
+  const auto [lo, hi] = std::minmax_element(post_e.begin(), post_e.end());
+  r.measured = fmt::format("Post-LN E||x||^2/d at the FFN site in [{:.3f}, {:.3f}] over {} layers; Pre-LN residual "
+                           "stream slope {:.3f} per layer, R^2 {:.4f}", *lo, *hi, L, slope, r2);
+  r.details = "| layer | Post-LN x + FFN(x) | Pre-LN x_l |\n|---|---|---|\n";
+  for (int l = 0; l < L; ++l) r.details += fmt::format("| {} | {:.3f} | {:.3f} |\n", l, post_e[l], pre_e[l]);
+  r.details += fmt::format("\nSetup: {} layers, d = {}, square ReLU FFN, all weights N(0, 1/d), eps 0, at init; "
+                           "averaged over {} initializations x 2 batches of 16 x 32 tokens (synthetic-lm).\n", L, d, inits);
+  r.verdict = pass_if(*lo >= 1.35 && *hi <= 1.65 && slope >= 0.4 && slope <= 1.6 && r2 >= 0.95);
+  return r;
+}
+
+ClaimResult claim_e8(const ClaimContext&) {
+  ClaimResult r{"E8", "DeepNorm constants and init"};
+  r.criterion = "N = 12: alpha = 2.2134, beta = 0.3195 (1e-4); FFN/V/O init std = beta sqrt(2/(fan_in + fan_out)), "
+                "Q/K std = sqrt(2/(fan_in + fan_out)), within 3%";
+  r.source = "Wang et al. 2022 (DeepNet) §4, decoder-only: alpha = (2N)^(1/4), beta = (8N)^(-1/4)";
+  const RunConfig c = load_config("{}", "e8", {"data.dataset=synthetic-lm", "model.norm.type=deepnorm",
+                                               "model.n_layers=12", "model.d_model=256", "model.d_ff=1024",
+                                               "model.n_heads=4"});
+  const double alpha = *c.model.norm.alpha, beta = *c.model.norm.beta;
+  const auto data = make_dataset(c);
+  const auto model = make_model(c, *data);
+  ParamStore<float>& ps = model->params();
+  std::map<std::string, std::pair<double, double>> sums;  // name -> (sum of squares, count)
+  for (int i = 0; i < ps.count(); ++i) {
+    const auto& info = ps.info(i);
+    if (info.name.find(".weight") == std::string::npos || info.rows == 1 || info.name.find("emb") != std::string::npos ||
+        info.name == "head.weight")
+      continue;
+    const Tensor<float> t = ps.tensor(i);
+    for (int64_t k = 0; k < t.size(); ++k) sums[info.name].first += double(t.data[k]) * t.data[k];
+    sums[info.name].second += double(t.size());
+  }
+  double worst = 0;
+  r.details = "| weight | measured std | expected std | ratio |\n|---|---|---|---|\n";
+  for (const auto& [name, s] : sums) {
+    const bool gained = name.find("attn.q") == std::string::npos && name.find("attn.k") == std::string::npos;
+    const double fan = name.find("fc") != std::string::npos ? 256.0 + 1024.0 : 512.0;
+    const double expected = (gained ? beta : 1.0) * std::sqrt(2.0 / fan);
+    const double got = std::sqrt(s.first / s.second);
+    worst = std::max(worst, std::abs(got / expected - 1));
+    r.details += fmt::format("| {} | {:.5f} | {:.5f} | {:.4f} |\n", name, got, expected, got / expected);
+  }
+  r.measured = fmt::format("alpha = {:.4f}, beta = {:.4f}; init std within {:.2f}% of DeepNet's", alpha, beta, 100 * worst);
+  r.verdict = pass_if(std::abs(alpha - 2.2134) < 1e-4 && std::abs(beta - 0.3195) < 1e-4 && worst < 0.03);
+  return r;
+}
+
+}  // namespace nt

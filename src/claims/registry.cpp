@@ -1,0 +1,24 @@
+// The list of claims in the order of ../shared/claims.md, and the verdict names.
+#include "claims/claim.h"
+
+namespace nt {
+
+const char* to_string(ClaimVerdict v) {
+  return v == ClaimVerdict::pass ? "PASS" : v == ClaimVerdict::fail ? "FAIL" : "INCONCLUSIVE";
+}
+
+const std::vector<Claim>& all_claims() {
+  static const std::vector<Claim> claims{
+      {"E1", "invariance-table", true, claim_e1},
+      {"E2", "gradient-scaling", true, claim_e2},
+      {"E3", "jacobian-norm", true, claim_e3},
+      {"E4", "layernorm-standardizes", true, claim_e4},
+      {"E5", "batchnorm-running-stats", true, claim_e5},
+      {"E6", "batch-dependence", true, claim_e6},
+      {"E7", "post-ln-residual-energy", true, claim_e7},
+      {"E8", "deepnorm-constants", true, claim_e8},
+  };
+  return claims;
+}
+
+}  // namespace nt

@@ -1,0 +1,9 @@
+// `normtool reproduce [ID ...] [--quick] [--jobs N] [--out DIR]`
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace nt::cli {
+
+void setup_reproduce(CLI::App& app, int& exit_code);
+
+}  // namespace nt::cli

@@ -1,0 +1,237 @@
+#include "sweep/sweep.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace nt {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_sweep_interrupt(int) { g_stop = true; }
+
+json read_summary(const fs::path& dir) {
+  std::ifstream in(dir / "summary.json");
+  if (!in) return json();
+  return json::parse(in, nullptr, false);
+}
+
+std::string status_of(const fs::path& dir) {
+  const json s = read_summary(dir);
+  return s.is_object() && s.contains("status") ? s["status"].get<std::string>() : "";
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  std::ofstream(tmp) << text;
+  fs::rename(tmp, path);
+}
+
+// Starts `binary run ...` for one job with stdout and stderr in its log; returns the pid.
+pid_t launch(const SweepSpec& spec, const SweepJob& job, const std::string& binary, const fs::path& log) {
+  std::vector<std::string> args{binary, "run"};
+  if (!spec.config.empty()) args.insert(args.end(), {"--config", spec.config});
+  args.insert(args.end(), {"--set", fmt::format("train.threads={}", spec.threads_per_job)});
+  for (const auto& f : spec.fixed) args.insert(args.end(), {"--set", f});
+  for (const auto& [k, v] : job.overrides) args.insert(args.end(), {"--set", k + "=" + v});
+  args.insert(args.end(), {"--out", job.dir});
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("sweep: fork failed");
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+struct Stat {
+  double mean = NAN, std = NAN;
+  int n = 0;
+};
+
+Stat stat_of(const std::vector<double>& v) {
+  Stat s;
+  for (double x : v)
+    if (std::isfinite(x)) ++s.n;
+  if (s.n == 0) return s;
+  s.mean = 0;
+  for (double x : v)
+    if (std::isfinite(x)) s.mean += x / s.n;
+  double var = 0;
+  for (double x : v)
+    if (std::isfinite(x)) var += (x - s.mean) * (x - s.mean);
+  s.std = s.n > 1 ? std::sqrt(var / (s.n - 1)) : 0.0;
+  return s;
+}
+
+std::string show(const Stat& s, int digits = 4) {
+  if (s.n == 0) return "n/a";
+  return s.n > 1 ? fmt::format("{:.{}f} ± {:.{}f}", s.mean, digits, s.std, digits) : fmt::format("{:.{}f}", s.mean, digits);
+}
+
+}  // namespace
+
+std::string SweepJob::label() const {
+  std::string s;
+  for (const auto& [k, v] : overrides) s += (s.empty() ? "" : " ") + k + "=" + v;
+  return s;
+}
+
+std::string SweepJob::group_label() const {
+  std::string s;
+  for (const auto& [k, v] : overrides)
+    if (k != "seed") s += (s.empty() ? "" : " ") + k + "=" + v;
+  return s.empty() ? "(all)" : s;
+}
+
+SweepAxis parse_axis(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw std::invalid_argument(fmt::format("sweep axis \"{}\": expected key.path=v1,v2,...", text));
+  SweepAxis a{text.substr(0, eq), {}};
+  std::stringstream ss(text.substr(eq + 1));
+  for (std::string v; std::getline(ss, v, ',');) {
+    if (v.empty()) throw std::invalid_argument(fmt::format("sweep axis \"{}\": an empty value", text));
+    a.values.push_back(v);
+  }
+  return a;
+}
+
+std::vector<SweepJob> expand(const SweepSpec& spec) {
+  std::vector<SweepJob> jobs(1);
+  for (const SweepAxis& axis : spec.axes) {  // the first axis outermost, the last varying fastest
+    std::vector<SweepJob> next;
+    for (const SweepJob& j : jobs)
+      for (const std::string& v : axis.values) {
+        SweepJob k = j;
+        k.overrides.emplace_back(axis.key, v);
+        next.push_back(std::move(k));
+      }
+    jobs = std::move(next);
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].index = int(i);
+    jobs[i].dir = (fs::path(spec.out) / std::to_string(i)).string();
+  }
+  return jobs;
+}
+
+std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary, bool quiet) {
+  std::vector<SweepJob> jobs = expand(spec);
+  fs::create_directories(fs::path(spec.out) / "logs");
+  g_stop = false;
+  struct sigaction sa {};
+  sa.sa_handler = on_sweep_interrupt;
+  struct sigaction old_int {}, old_term {};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
+  std::map<pid_t, int> running;  // pid -> job index
+  auto reap_one = [&] {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid <= 0) return;
+    SweepJob& j = jobs[running.at(pid)];
+    running.erase(pid);
+    j.status = status_of(j.dir);
+    if (j.status.empty()) j.status = "failed";
+    if (!quiet) fmt::print(stderr, "#{} : {} -> {}\n", j.index, j.label(), j.status);
+  };
+  for (SweepJob& j : jobs) {
+    const std::string before = status_of(j.dir);
+    if (before == "completed" || before == "diverged") {
+      j.status = before;
+      if (!quiet) fmt::print(stderr, "#{} : {} -> {} (already)\n", j.index, j.label(), before);
+      continue;
+    }
+    if (g_stop) break;
+    std::error_code ec;
+    fs::remove_all(j.dir, ec);  // a half-done job starts over
+    while (int(running.size()) >= std::max(1, spec.jobs)) reap_one();
+    if (g_stop) break;
+    const pid_t pid = launch(spec, j, binary, fs::path(spec.out) / "logs" / (std::to_string(j.index) + ".log"));
+    running[pid] = j.index;
+  }
+  while (!running.empty()) reap_one();
+  for (SweepJob& j : jobs)
+    if (j.status.empty()) j.status = "not run";
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  write_text(fs::path(spec.out) / "sweep.json", sweep_json(spec, jobs).dump(2) + "\n");
+  write_text(fs::path(spec.out) / "aggregate.md", aggregate_table(jobs));
+  return jobs;
+}
+
+std::string aggregate_table(const std::vector<SweepJob>& jobs) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<json>> groups;
+  for (const SweepJob& j : jobs) {
+    const std::string g = j.group_label();
+    if (!groups.count(g)) order.push_back(g);
+    groups[g].push_back(read_summary(j.dir));
+  }
+  bool classification = false;
+  for (const auto& [g, summaries] : groups)
+    for (const auto& s : summaries) classification |= s.is_object() && s.contains("final_val_acc");
+  std::string t = classification ? "| grid point | runs | final train loss | final val loss | final val acc | steps/s | diverged |\n"
+                                   "| --- | --- | --- | --- | --- | --- | --- |\n"
+                                 : "| grid point | runs | final train loss | final val loss | steps/s | diverged |\n"
+                                   "| --- | --- | --- | --- | --- | --- |\n";
+  for (const std::string& g : order) {
+    std::vector<double> train, val, acc, speed;
+    int done = 0, diverged = 0;
+    for (const json& s : groups[g]) {
+      if (!s.is_object()) continue;
+      auto num = [&](const char* k) { return s.contains(k) && s[k].is_number() ? s[k].get<double>() : NAN; };
+      done += s.value("status", "") == "completed" || s.value("status", "") == "diverged";
+      diverged += s.value("diverged", false);
+      train.push_back(num("final_train_loss"));
+      val.push_back(num("final_val_loss"));
+      acc.push_back(num("final_val_acc"));
+      speed.push_back(num("steps_per_s"));
+    }
+    t += fmt::format("| {} | {}/{} | {} | {} | ", g, done, groups[g].size(), show(stat_of(train)), show(stat_of(val)));
+    if (classification) t += show(stat_of(acc)) + " | ";
+    t += fmt::format("{} | {} |\n", show(stat_of(speed), 1), diverged);
+  }
+  return t;
+}
+
+json sweep_json(const SweepSpec& spec, const std::vector<SweepJob>& jobs) {
+  json grid = json::array();
+  for (const auto& a : spec.axes) grid.push_back({{"key", a.key}, {"values", a.values}});
+  json list = json::array();
+  for (const auto& j : jobs) {
+    json o = json::object();
+    for (const auto& [k, v] : j.overrides) o[k] = v;
+    list.push_back({{"index", j.index}, {"overrides", o}, {"dir", j.dir}, {"status", j.status}});
+  }
+  return {{"config", spec.config}, {"fixed", spec.fixed}, {"grid", grid}, {"jobs", list},
+          {"parallel_jobs", spec.jobs}, {"threads_per_job", spec.threads_per_job}};
+}
+
+}  // namespace nt

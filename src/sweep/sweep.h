@@ -1,0 +1,55 @@
+// Sweeps: a grid of config overrides expanded in a fixed order, run as parallel `normtool run`
+// processes (one math thread each), resumable, and aggregated over seeds.
+//
+//   grid  key=v1,v2 other=a,b seed=1,2,3  ->  jobs in order, the last key varying fastest:
+//         #0 : key=v1 other=a seed=1,  #1 : key=v1 other=a seed=2, ...
+//   out   <out>/<job>/ (a run directory each), <out>/logs/<job>.log, <out>/sweep.json,
+//         <out>/aggregate.md
+// A job whose summary.json says completed or diverged is a result and is not run again; any
+// other job directory (interrupted, failed, half-written) is removed and run again.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace nt {
+
+struct SweepAxis {
+  std::string key;
+  std::vector<std::string> values;  // as typed; parsed like any override
+};
+
+struct SweepJob {
+  int index = 0;
+  std::vector<std::pair<std::string, std::string>> overrides;  // (key, value), grid order
+  std::string dir;
+  std::string status;  // completed, diverged, interrupted, failed, skipped-... after running
+  std::string label() const;          // "key=v1 other=a seed=1"
+  std::string group_label() const;    // the same without seed: one grid point
+};
+
+struct SweepSpec {
+  std::string config;                  // the base config file ("" = defaults)
+  std::vector<std::string> fixed;      // overrides for every job (key=value)
+  std::vector<SweepAxis> axes;
+  std::string out;
+  int jobs = 1;                        // parallel processes
+  int threads_per_job = 1;             // train.threads for each job unless fixed sets it
+};
+
+// "key=v1,v2" -> axis; throws std::invalid_argument naming the bad argument.
+SweepAxis parse_axis(const std::string& text);
+
+std::vector<SweepJob> expand(const SweepSpec& spec);
+
+// Runs the jobs not done yet (binary: the normtool executable); returns them with their status.
+// Stops launching on SIGINT and returns what ran.
+std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary, bool quiet = false);
+
+// Mean +- std over seeds per grid point, as a markdown table; and the sweep.json document.
+std::string aggregate_table(const std::vector<SweepJob>& jobs);
+nlohmann::json sweep_json(const SweepSpec& spec, const std::vector<SweepJob>& jobs);
+
+}  // namespace nt
