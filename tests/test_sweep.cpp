@@ -1,0 +1,94 @@
+// Sweeps (grid order, resume, aggregate) and the exact claims' reproduction.
+#include <gtest/gtest.h>
+
+#include "claims/claim.h"
+#include "helpers.h"
+#include "sweep/sweep.h"
+
+namespace nt::test {
+namespace {
+
+TEST(Sweep, GridExpandsInAFixedOrderLastKeyFastest) {
+  SweepSpec spec;
+  spec.axes = {parse_axis("model.norm.type=layernorm,rmsnorm"), parse_axis("seed=1,2,3")};
+  spec.out = "/tmp/x";
+  const auto jobs = expand(spec);
+  ASSERT_EQ(jobs.size(), 6u);
+  EXPECT_EQ(jobs[0].label(), "model.norm.type=layernorm seed=1");
+  EXPECT_EQ(jobs[2].label(), "model.norm.type=layernorm seed=3");
+  EXPECT_EQ(jobs[3].label(), "model.norm.type=rmsnorm seed=1");
+  EXPECT_EQ(jobs[5].group_label(), "model.norm.type=rmsnorm");
+  EXPECT_EQ(jobs[4].dir, "/tmp/x/4");
+  EXPECT_THROW(parse_axis("seed"), std::invalid_argument);
+  EXPECT_THROW(parse_axis("seed=1,,2"), std::invalid_argument);
+}
+
+TEST(SweepCli, DryRunListsTheJobs) {
+  const auto r = run_normtool("sweep --config " + std::string(NORMTOOL_SOURCE_DIR) +
+                              "/configs/smoke/mlp-none.json model.norm.type=none,layernorm seed=1,2 --dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output,
+            "#0 : model.norm.type=none seed=1\n#1 : model.norm.type=none seed=2\n"
+            "#2 : model.norm.type=layernorm seed=1\n#3 : model.norm.type=layernorm seed=2\n");
+}
+
+TEST(SweepCli, BadJobConfigExits2BeforeRunning) {
+  TempDir d;
+  const auto r = run_normtool("sweep model.norm.type=layernorm,lyernorm --out " + d.str());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("job #1 (model.norm.type=lyernorm)"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(d.path));
+}
+
+TEST(SweepCli, RunsResumesAndAggregates) {
+  TempDir d;
+  const std::string cmd = "sweep --config " + std::string(NORMTOOL_SOURCE_DIR) +
+                          "/configs/smoke/mlp-none.json model.norm.type=none,batchnorm seed=1,2 --jobs 2 --out " + d.str();
+  const auto r = run_normtool(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto sweep = read_json(d / "sweep.json");
+  ASSERT_EQ(sweep["jobs"].size(), 4u);
+  for (const auto& j : sweep["jobs"]) EXPECT_EQ(j["status"], "completed");
+  EXPECT_EQ(sweep["jobs"][3]["overrides"]["model.norm.type"], "batchnorm");
+  // the job's run directory says so too
+  EXPECT_EQ(read_json(d / "3/config.json")["model"]["norm"]["type"], "batchnorm");
+  EXPECT_EQ(read_json(d / "3/config.json")["seed"], 2);
+  EXPECT_NE(r.output.find("| model.norm.type=batchnorm | 2/2 |"), std::string::npos) << r.output;
+
+  // a job interrupted half-way is run again; completed ones are kept
+  const auto kept = std::filesystem::last_write_time(d / "0/summary.json");
+  std::filesystem::remove(d / "2/summary.json");
+  const auto again = run_normtool(cmd);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("#0 : model.norm.type=none seed=1 -> completed (already)"), std::string::npos);
+  EXPECT_NE(again.output.find("#2 : model.norm.type=batchnorm seed=1 -> completed\n"), std::string::npos) << again.output;
+  EXPECT_EQ(std::filesystem::last_write_time(d / "0/summary.json"), kept);
+}
+
+TEST(Reproduce, EveryExactClaimPasses) {
+  for (const Claim& c : all_claims()) {
+    if (!c.exact) continue;
+    TempDir d;
+    const ClaimResult r = c.run(ClaimContext{d.str(), NORMTOOL_BINARY, true, 2});
+    EXPECT_EQ(r.verdict, ClaimVerdict::pass) << c.id << ": " << r.measured;
+    EXPECT_FALSE(r.measured.empty());
+  }
+}
+
+TEST(ReproduceCli, WritesTheReport) {
+  TempDir d;
+  const auto r = run_normtool("reproduce E1 E4 --quick --out " + d.str());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto v = read_json(d / "verdicts.json");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0]["id"], "E1");
+  EXPECT_EQ(v[1]["verdict"], "PASS");
+  std::ifstream md(d / "REPORT.md");
+  std::stringstream text;
+  text << md.rdbuf();
+  EXPECT_NE(text.str().find("| [E1](#E1)"), std::string::npos);
+  EXPECT_EQ(run_normtool("reproduce X9").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace nt::test
