@@ -53,4 +53,11 @@ ClaimResult claim_e6(const ClaimContext&);
 ClaimResult claim_e7(const ClaimContext&);
 ClaimResult claim_e8(const ClaimContext&);
 
+// The training claims (training.cpp).
+ClaimResult claim_c1(const ClaimContext&);
+ClaimResult claim_c2(const ClaimContext&);
+ClaimResult claim_c3(const ClaimContext&);
+ClaimResult claim_c6(const ClaimContext&);
+ClaimResult claim_c7(const ClaimContext&);
+
 }  // namespace nt

@@ -17,6 +17,11 @@ const std::vector<Claim>& all_claims() {
       {"E6", "batch-dependence", true, claim_e6},
       {"E7", "post-ln-residual-energy", true, claim_e7},
       {"E8", "deepnorm-constants", true, claim_e8},
+      {"C1", "normalization-speeds-convergence", false, claim_c1},
+      {"C2", "rmsnorm-matches-layernorm", false, claim_c2},
+      {"C3", "rmsnorm-is-faster", false, claim_c3},
+      {"C6", "per-position-statistics", false, claim_c6},
+      {"C7", "post-ln-gradients-at-init", false, claim_c7},
   };
   return claims;
 }

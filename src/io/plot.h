@@ -1,6 +1,6 @@
-// Loss curves as a PNG, drawn by gnuplot (Debian gnuplot-nox) from the run's losses:
-// writes loss.tsv (block 0 train, block 1 validation) and loss.gp next to them, then runs
-// gnuplot. Returns "" on success, else a one-line note (e.g. gnuplot is not installed);
+// Plots as PNG, drawn by gnuplot (Debian gnuplot-nox): writes <stem>.tsv (one block per
+// curve: x, y, and the band's low and high when it has one) and <stem>.gp next to it, then
+// runs gnuplot. Returns "" on success, else a one-line note (e.g. gnuplot is not installed);
 // a missing plot never fails a run.
 #pragma once
 #include <string>
@@ -11,10 +11,16 @@ namespace nt {
 
 struct Curve {
   std::string title;
-  std::vector<std::pair<int, double>> points;  // (step, loss)
+  std::vector<std::pair<double, double>> points;  // (x, y)
+  std::vector<std::pair<double, double>> band;    // (low, high) per point, e.g. over seeds; may be empty
 };
 
-std::string plot_curves(const std::string& dir, const std::string& stem, const std::string& title,
-                        const std::vector<Curve>& curves, bool log_y = false);
+struct PlotStyle {
+  std::string title, xlabel = "step", ylabel = "loss";
+  bool logx = false, logy = false;
+};
+
+std::string plot_curves(const std::string& dir, const std::string& stem, const PlotStyle& style,
+                        const std::vector<Curve>& curves);
 
 }  // namespace nt

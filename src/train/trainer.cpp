@@ -79,7 +79,7 @@ TrainOutcome train(const RunConfig& c, const Dataset& data, RunFiles& files, Pro
   std::vector<float> before_update(P);
   std::vector<double> param_grad_norms(ps.count());
   std::vector<double> stat_mean, stat_std;
-  Curve train_curve{"train", {}}, val_curve{"validation", {}};
+  Curve train_curve{"train", {}, {}}, val_curve{"validation", {}, {}};
 
   double best_val = INFINITY, last_val = NAN, last_val_acc = NAN, first_loss = NAN;
   double ms_since_log = 0;
@@ -108,7 +108,7 @@ TrainOutcome train(const RunConfig& c, const Dataset& data, RunFiles& files, Pro
                  {"step_ms", nullptr}, {"elapsed_s", elapsed_s()}};
     if (!lm) line["acc"] = last_val_acc = double(correct) / double(targets);
     files.metric(line);
-    val_curve.points.emplace_back(step, last_val);
+    val_curve.points.emplace_back(double(step), last_val);
     progress.message(lm ? fmt::format("{} step {}: val loss {:.4f}", c.name, step, last_val)
                         : fmt::format("{} step {}: val loss {:.4f}, acc {:.4f}", c.name, step, last_val, last_val_acc));
   };
@@ -180,7 +180,7 @@ TrainOutcome train(const RunConfig& c, const Dataset& data, RunFiles& files, Pro
                    {"elapsed_s", elapsed_s()}};
       if (!lm) line["acc"] = double(r.correct) / B;
       files.metric(line);
-      train_curve.points.emplace_back(step, loss);
+      train_curve.points.emplace_back(double(step), loss);
       ms_since_log = 0;
       steps_since_log = 0;
     }
@@ -212,7 +212,7 @@ TrainOutcome train(const RunConfig& c, const Dataset& data, RunFiles& files, Pro
   summary["step_ms_median"] = number_or_null(median(step_ms));
   if (!lm) summary["final_val_acc"] = number_or_null(last_val_acc);
 
-  const std::string note = plot_curves(files.dir(), "loss", c.name + ": loss", {train_curve, val_curve});
+  const std::string note = plot_curves(files.dir(), "loss", PlotStyle{.title = c.name + ": loss"}, {train_curve, val_curve});
   if (!note.empty()) {
     summary["plot"] = note;
     progress.message(note);

@@ -1,0 +1,125 @@
+#include "claims/evidence.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+namespace nt {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string config_path(const std::string& name) { return std::string(NORMTOOL_SOURCE_DIR) + "/configs/" + name; }
+
+std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& name, const std::string& config,
+                                  const std::vector<std::string>& fixed, const std::vector<std::string>& axes) {
+  SweepSpec spec;
+  spec.config = config;
+  spec.fixed = fixed;
+  for (const auto& a : axes) spec.axes.push_back(parse_axis(a));
+  spec.out = (fs::path(ctx.out) / name).string();
+  spec.jobs = ctx.jobs;
+  const auto jobs = run_sweep(spec, ctx.binary, /*quiet=*/true);
+  std::vector<RunRecord> runs;
+  for (const SweepJob& j : jobs) {
+    if (j.status != "completed" && j.status != "diverged")
+      throw std::runtime_error(fmt::format("{}: job #{} ({}) {}; see {}/logs/{}.log", name, j.index, j.label(), j.status,
+                                           spec.out, j.index));
+    RunRecord r;
+    r.dir = j.dir;
+    for (const auto& [k, v] : j.overrides) r.overrides[k] = v;
+    std::ifstream s(fs::path(j.dir) / "summary.json");
+    r.summary = json::parse(s);
+    std::ifstream m(fs::path(j.dir) / "metrics.jsonl");
+    for (std::string line; std::getline(m, line);) {
+      const json l = json::parse(line);
+      if (!l["loss"].is_number()) continue;
+      const int step = l["step"];
+      if (l["split"] == "val") {
+        r.val_loss.emplace_back(step, l["loss"].get<double>());
+        if (l.contains("acc")) r.val_acc.emplace_back(step, l["acc"].get<double>());
+      } else {
+        r.train_loss.emplace_back(step, l["loss"].get<double>());
+      }
+    }
+    runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
+std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs, const std::map<std::string, std::string>& where) {
+  std::vector<const RunRecord*> out;
+  for (const RunRecord& r : runs) {
+    bool ok = true;
+    for (const auto& [k, v] : where) ok &= r.overrides.count(k) && r.overrides.at(k) == v;
+    if (ok) out.push_back(&r);
+  }
+  return out;
+}
+
+Curve mean_curve(const std::string& title, const std::vector<const RunRecord*>& runs,
+                 std::vector<std::pair<int, double>> RunRecord::*series) {
+  Curve c{title, {}, {}};
+  if (runs.empty()) return c;
+  for (const auto& [step, v0] : runs.front()->*series) {
+    double sum = 0, lo = INFINITY, hi = -INFINITY;
+    int n = 0;
+    for (const RunRecord* r : runs)
+      for (const auto& [s, v] : r->*series)
+        if (s == step) sum += v, lo = std::min(lo, v), hi = std::max(hi, v), ++n;
+    if (n != int(runs.size())) continue;  // a step not every run reached (one diverged)
+    c.points.emplace_back(step, sum / n);
+    c.band.emplace_back(lo, hi);
+  }
+  return c;
+}
+
+double mean_of(const std::vector<const RunRecord*>& runs, const char* field) {
+  double sum = 0;
+  int n = 0;
+  for (const RunRecord* r : runs)
+    if (r->summary.contains(field) && r->summary[field].is_number()) sum += r->summary[field].get<double>(), ++n;
+  return n ? sum / n : NAN;
+}
+
+std::map<std::pair<int, std::string>, std::vector<double>> last_stats_std(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / "stats.csv");
+  std::string line;
+  std::getline(in, line);  // header
+  struct Row {
+    int step, layer, position;
+    std::string site;
+    double std;
+  };
+  std::vector<Row> rows;
+  int last = -1;
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string f[6];
+    for (auto& x : f) std::getline(ss, x, ',');
+    rows.push_back({std::stoi(f[0]), std::stoi(f[1]), std::stoi(f[3]), f[2], std::stod(f[5])});
+    last = std::max(last, rows.back().step);
+  }
+  std::map<std::pair<int, std::string>, std::vector<double>> out;
+  for (const Row& r : rows)
+    if (r.step == last) {
+      auto& v = out[{r.layer, r.site}];
+      if (int(v.size()) <= r.position) v.resize(r.position + 1, NAN);
+      v[r.position] = r.std;
+    }
+  return out;
+}
+
+std::string plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,
+                      const std::vector<Curve>& curves, std::string& details) {
+  const std::string note = plot_curves(ctx.out, stem, style, curves);
+  if (!note.empty()) {
+    details += note + "\n";
+    return "";
+  }
+  return stem + ".png";
+}
+
+}  // namespace nt
