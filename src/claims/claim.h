@@ -57,7 +57,13 @@ ClaimResult claim_e8(const ClaimContext&);
 ClaimResult claim_c1(const ClaimContext&);
 ClaimResult claim_c2(const ClaimContext&);
 ClaimResult claim_c3(const ClaimContext&);
+ClaimResult claim_c4(const ClaimContext&);
+ClaimResult claim_c5(const ClaimContext&);
 ClaimResult claim_c6(const ClaimContext&);
 ClaimResult claim_c7(const ClaimContext&);
+ClaimResult claim_c8(const ClaimContext&);
+ClaimResult claim_c9(const ClaimContext&);
+ClaimResult claim_c10(const ClaimContext&);
+ClaimResult claim_c11(const ClaimContext&);
 
 }  // namespace nt

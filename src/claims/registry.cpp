@@ -20,8 +20,14 @@ const std::vector<Claim>& all_claims() {
       {"C1", "normalization-speeds-convergence", false, claim_c1},
       {"C2", "rmsnorm-matches-layernorm", false, claim_c2},
       {"C3", "rmsnorm-is-faster", false, claim_c3},
+      {"C4", "batchnorm-small-batches", false, claim_c4},
+      {"C5", "batchnorm-train-vs-eval", false, claim_c5},
       {"C6", "per-position-statistics", false, claim_c6},
       {"C7", "post-ln-gradients-at-init", false, claim_c7},
+      {"C8", "post-ln-needs-warmup", false, claim_c8},
+      {"C9", "deep-post-ln-vs-deepnorm", false, claim_c9},
+      {"C10", "post-ln-model-update", false, claim_c10},
+      {"C11", "batchnorm-smooths-landscape", false, claim_c11},
   };
   return claims;
 }

@@ -332,3 +332,323 @@ ClaimResult claim_c7(const ClaimContext& ctx) {
 }
 
 }  // namespace nt
+
+namespace nt {
+
+ClaimResult claim_c4(const ClaimContext& ctx) {
+  ClaimResult r{"C4", "BatchNorm degrades at small batch sizes; LN does not"};
+  r.criterion = "BN err(2) - BN err(32) >= 3 points and >= 3x LN's change";
+  r.source = "Wu & He 2018 Table 2 (ResNet-50 ImageNet error vs 32/GPU: +1.2 at 8, +3.7 at 4, +11.1 at 2); LN §6.6";
+  const double epochs = ctx.quick ? 0.25 : 1.0;
+  std::map<std::string, Curve> curves{{"batchnorm", Curve{"batchnorm", {}, {}}}, {"layernorm", Curve{"layernorm", {}, {}}}};
+  std::map<std::pair<std::string, int>, double> err;
+  r.details = "| batch | lr | steps | BN val error (%) | LN val error (%) |\n|---|---|---|---|---|\n";
+  for (int B : {32, 16, 8, 4, 2}) {
+    const int steps = int(epochs * 60000 / B);
+    const double lr = 0.1 * B / 128;  // the linear scaling rule from mlp-fmnist's 0.1 at batch 128
+    const auto runs = sweep_runs(ctx, fmt::format("batch-{}", B), config_path("mlp-fmnist.json"),
+                                 {fmt::format("train.batch_size={}", B), fmt::format("train.lr={}", lr),
+                                  fmt::format("train.steps={}", steps), fmt::format("train.eval_every={}", steps / 4),
+                                  fmt::format("train.eval_batches={}", 2560 / B),
+                                  fmt::format("train.log_every={}", std::max(1, steps / 50)), "train.stats_every=0"},
+                                 {"model.norm.type=batchnorm,layernorm", seeds_axis(ctx)});
+    for (const char* norm : {"batchnorm", "layernorm"}) {
+      const auto sel = select(runs, {{"model.norm.type", norm}});
+      double lo = INFINITY, hi = -INFINITY;
+      for (const RunRecord* run : sel) {
+        const double e = 100 * (1 - run->summary.value("final_val_acc", 0.0));
+        lo = std::min(lo, e), hi = std::max(hi, e);
+      }
+      err[{norm, B}] = 100 * (1 - mean_of(sel, "final_val_acc"));
+      curves[norm].points.emplace_back(double(B), err[{norm, B}]);
+      curves[norm].band.emplace_back(lo, hi);
+    }
+    r.details += fmt::format("| {} | {:g} | {} | {:.2f} | {:.2f} |\n", B, lr, steps, err[{"batchnorm", B}],
+                             err[{"layernorm", B}]);
+  }
+  const double bn = err[{"batchnorm", 2}] - err[{"batchnorm", 32}], ln = err[{"layernorm", 2}] - err[{"layernorm", 32}];
+  const std::string plot = plot_into(ctx, "error-vs-batch",
+                                     {.title = "C4: fashion-mnist MLP, validation error after equal epochs",
+                                      .xlabel = "batch size", .ylabel = "validation error (%)", .logx = true},
+                                     {curves["batchnorm"], curves["layernorm"]}, r.details);
+  if (!plot.empty()) r.plots.push_back(plot);
+  r.measured = fmt::format("error change from batch 32 to 2: BN {:+.2f} points, LN {:+.2f}", bn, ln);
+  r.details += fmt::format("\n{} epoch(s) at every batch size, SGD with momentum 0.9 and lr 0.1 x batch/128, "
+                           "evaluation on 2560 test images with BN's running statistics.\n", epochs);
+  r.verdict = bn >= 3 && bn >= 3 * ln ? ClaimVerdict::pass : ClaimVerdict::fail;
+  return r;
+}
+
+ClaimResult claim_c5(const ClaimContext& ctx) {
+  ClaimResult r{"C5", "BatchNorm behaves differently in training and inference; with small batches eval is worse"};
+  r.criterion = "(setup README) BN: train-mode minus eval-mode accuracy on the same data >= 1 point; LN: |gap| < 0.1";
+  r.source = "Ioffe & Szegedy 2015 §3.1; the seed articles";
+  const int B = 4, eval_rows = 2560;
+  const int steps = int((ctx.quick ? 0.25 : 1.0) * 60000 / B);
+  r.details = "| norm | eval-mode accuracy | train-mode accuracy | gap (points) |\n|---|---|---|---|\n";
+  double gap[2] = {0, 0};
+  int k = 0;
+  for (const char* norm : {"batchnorm", "layernorm"}) {
+    const RunConfig c = load_config_file(config_path("mlp-fmnist.json"),
+                                         {fmt::format("train.batch_size={}", B), fmt::format("train.lr={}", 0.1 * B / 128),
+                                          std::string("model.norm.type=") + norm});
+    set_math_threads(1);
+    const auto data = make_dataset(c);
+    const auto model = make_model(c, *data);
+    OptimizerState opt(c.train, model->params().numel());
+    Graph<float> g;
+    Batch batch;
+    Rng rng(uint64_t(c.seed), 2);
+    for (int s = 0; s < steps; ++s) {
+      data->train_batch(rng, B, batch);
+      forward_backward(g, *model, batch, false);
+      opt.step(model->params().data(), model->params().grad(), c.train.lr);
+    }
+    double acc[2] = {0, 0};  // eval mode (running statistics), then train mode (batch statistics)
+    for (int mode = 0; mode < 2; ++mode) {
+      int64_t correct = 0;
+      for (int i = 0; i < eval_rows / B; ++i) {
+        data->val_batch(i, B, batch);
+        g.reset();
+        g.set_mode(/*training=*/mode == 1, /*grad=*/false);
+        correct += forward_loss(g, *model, batch, true).correct;
+      }
+      acc[mode] = 100.0 * double(correct) / eval_rows;
+    }
+    gap[k] = acc[1] - acc[0];
+    r.details += fmt::format("| {} | {:.2f} | {:.2f} | {:+.2f} |\n", norm, acc[0], acc[1], gap[k]);
+    ++k;
+  }
+  r.measured = fmt::format("train-mode minus eval-mode accuracy at batch 4: BN {:+.2f} points, LN {:+.2f}", gap[0], gap[1]);
+  r.details += fmt::format("\nThe fashion-mnist MLP of C4 at batch 4 for {} steps (seed 1), then the first {} test "
+                           "images in batches of 4, with BN's running statistics (eval mode) and with each batch's own "
+                           "statistics (train mode).\n", steps, eval_rows);
+  r.verdict = gap[0] >= 1 && std::abs(gap[1]) < 0.1 ? ClaimVerdict::pass : ClaimVerdict::fail;
+  return r;
+}
+
+ClaimResult claim_c8(const ClaimContext& ctx) {
+  ClaimResult r{"C8", "Post-LN needs learning-rate warm-up; Pre-LN trains without it"};
+  r.criterion = "Post-LN no-warm-up loss >= 1.2x its warm-up loss (or diverges); Pre-LN no-warm-up <= 1.05x Post-LN warm-up";
+  r.source = "Xiong et al. 2020 §3.2 (IWSLT14: Post-LN without warm-up BLEU 8.45 vs ~34 with 4000 steps of warm-up)";
+  const int N = ctx.quick ? 300 : 1500, W = ctx.quick ? 100 : 500;
+  const std::vector<std::string> fixed{"model.n_layers=6", "model.d_ff=128", "train.beta2=0.98", "train.lr=2e-3",
+                                       "train.schedule=inverse_sqrt", fmt::format("train.steps={}", N),
+                                       fmt::format("train.eval_every={}", N / 10), "train.eval_batches=10",
+                                       "train.stats_every=0"};
+  const auto post = sweep_runs(ctx, "post", config_path("lm-tiny.json"), fixed,
+                               {"model.norm.placement=post", fmt::format("train.warmup_steps=0,{}", W), seeds_axis(ctx)});
+  const auto pre = sweep_runs(ctx, "pre", config_path("lm-tiny.json"), fixed,
+                              {"model.norm.placement=pre", "train.warmup_steps=0", seeds_axis(ctx)});
+  const auto post0 = select(post, {{"train.warmup_steps", "0"}}), postw = select(post, {{"train.warmup_steps", std::to_string(W)}});
+  const auto pre0 = select(pre, {});
+  bool post0_diverged = false;
+  for (const RunRecord* run : post0) post0_diverged |= run->summary.value("diverged", false);
+  const double l_post0 = mean_of(post0, "final_val_loss"), l_postw = mean_of(postw, "final_val_loss"),
+               l_pre0 = mean_of(pre0, "final_val_loss");
+  const std::string plot = plot_into(ctx, "val-loss",
+                                     {.title = fmt::format("C8: 6-layer transformer, Adam lr 2e-3, warm-up 0 vs {}", W),
+                                      .ylabel = "validation loss"},
+                                     {mean_curve("Post-LN, no warm-up", post0, &RunRecord::val_loss),
+                                      mean_curve(fmt::format("Post-LN, warm-up {}", W), postw, &RunRecord::val_loss),
+                                      mean_curve("Pre-LN, no warm-up", pre0, &RunRecord::val_loss)},
+                                     r.details);
+  if (!plot.empty()) r.plots.push_back(plot);
+  r.measured = fmt::format("final val loss: Post-LN no warm-up {:.3f}{}, Post-LN warm-up {:.3f} (ratio {:.2f}); Pre-LN no "
+                           "warm-up {:.3f} (ratio to Post-LN warm-up {:.2f})", l_post0, post0_diverged ? " (diverged)" : "",
+                           l_postw, l_post0 / l_postw, l_pre0, l_pre0 / l_postw);
+  r.details += fmt::format("\n{} steps, warm-up {} then inverse square root decay (no warm-up: the decay from step 1), "
+                           "Adam (0.9, 0.98), lr 2e-3, 6 layers, d 64, FFN 128, 4 heads, fortunes.\n", N, W);
+  r.verdict = (post0_diverged || l_post0 >= 1.2 * l_postw) && l_pre0 <= 1.05 * l_postw ? ClaimVerdict::pass
+                                                                                         : ClaimVerdict::fail;
+  return r;
+}
+
+ClaimResult claim_c9(const ClaimContext& ctx) {
+  ClaimResult r{"C9", "Deep Post-LN diverges or stalls where DeepNorm trains"};
+  r.criterion = "a smallest depth where Post-LN ends >= 1.2x DeepNorm's loss exists; DeepNorm's loss non-increasing in "
+                "depth (±3%)";
+  r.source = "Wang et al. 2022 §3, §5 (Post-LN fails at 18L-18L on IWSLT-14; DeepNet trains 100L-100L)";
+  const std::string depths = ctx.quick ? "6,12,18" : "6,18,36";
+  const int N = ctx.quick ? 150 : 300;
+  const auto runs = sweep_runs(ctx, "depths", config_path("lm-tiny.json"),
+                               {"model.d_ff=128", "model.n_heads=2", "model.norm.placement=post", "train.lr=1e-3",
+                                fmt::format("train.steps={}", N), fmt::format("train.eval_every={}", N / 6),
+                                "train.eval_batches=10", "train.stats_every=0"},
+                               {"model.norm.type=layernorm,deepnorm", "model.n_layers=" + depths, seeds_axis(ctx)});
+  std::vector<int> ds;
+  for (const auto& d : parse_axis("x=" + depths).values) ds.push_back(std::stoi(d));
+  int smallest = -1;
+  bool monotone = true;
+  double prev = INFINITY;
+  Curve post_c{"Post-LN", {}, {}}, deep_c{"DeepNorm", {}, {}};
+  r.details = "| depth | Post-LN final val loss | DeepNorm final val loss | ratio |\n|---|---|---|---|\n";
+  for (int d : ds) {
+    const double p = mean_of(select(runs, {{"model.norm.type", "layernorm"}, {"model.n_layers", std::to_string(d)}}),
+                             "final_val_loss");
+    const double q = mean_of(select(runs, {{"model.norm.type", "deepnorm"}, {"model.n_layers", std::to_string(d)}}),
+                             "final_val_loss");
+    if (smallest < 0 && (!std::isfinite(p) || p >= 1.2 * q)) smallest = d;
+    monotone &= q <= prev * 1.03;
+    prev = q;
+    post_c.points.emplace_back(d, p);
+    deep_c.points.emplace_back(d, q);
+    r.details += fmt::format("| {} | {:.3f} | {:.3f} | {:.2f} |\n", d, p, q, p / q);
+  }
+  const std::string plot = plot_into(ctx, "loss-vs-depth",
+                                     {.title = "C9: final validation loss against depth (lr 1e-3, no warm-up)",
+                                      .xlabel = "layers", .ylabel = "final validation loss"},
+                                     {post_c, deep_c}, r.details);
+  if (!plot.empty()) r.plots.push_back(plot);
+  r.measured = fmt::format("smallest depth with Post-LN >= 1.2x DeepNorm: {}; DeepNorm non-increasing in depth: {}",
+                           smallest < 0 ? std::string("none") : std::to_string(smallest), monotone ? "yes" : "no");
+  r.details += fmt::format("\n{} steps, d 64, FFN 128, 2 heads, Adam 1e-3, no warm-up, fortunes; DeepNorm alpha = (2N)^(1/4), "
+                           "beta = (8N)^(-1/4).\n", N);
+  r.verdict = smallest > 0 && monotone ? ClaimVerdict::pass : ClaimVerdict::fail;
+  return r;
+}
+
+}  // namespace nt
+
+namespace nt {
+
+ClaimResult claim_c10(const ClaimContext& ctx) {
+  ClaimResult r{"C10", "Post-LN's model update explodes early; DeepNorm's stays bounded"};
+  r.criterion = "max over t <= 50 of ||F(x, theta_t) - F(x, theta_0)||: Post-LN >= 3x DeepNorm at the larger depth, and "
+                "the ratio grows with depth";
+  r.source = "Wang et al. 2022 Fig. 4-5 (64-128-2 models, 6L-6L to 100L-100L)";
+  const int steps = ctx.quick ? 60 : 200;
+  const std::vector<int> depths = ctx.quick ? std::vector<int>{6, 12} : std::vector<int>{6, 18};
+  std::map<std::pair<std::string, int>, double> peak;
+  std::vector<Curve> curves;
+  r.details = "| depth | model | max update, t <= 50 | update at the last step | LN input ||x||/sqrt(d), t = 0 -> last |\n"
+              "|---|---|---|---|---|\n";
+  for (int depth : depths)
+    for (const char* norm : {"layernorm", "deepnorm"}) {
+      const RunConfig c = load_config_file(
+          config_path("lm-tiny.json"),
+          {fmt::format("model.n_layers={}", depth), "model.d_ff=128", "model.n_heads=2", "model.norm.placement=post",
+           std::string("model.norm.type=") + norm, "train.lr=1e-3"});
+      set_math_threads(1);
+      const auto data = make_dataset(c);
+      const auto model = make_model(c, *data);
+      OptimizerState opt(c.train, model->params().numel());
+      Graph<float> g, probe_graph(false, false);
+      Batch batch, probe;
+      data->val_batch(0, c.train.batch_size, probe);  // the fixed probe batch
+      // F: the final hidden states (the last block's output, which the output layer reads)
+      auto probe_hidden = [&](std::vector<float>& out, double* ln_input) {
+        probe_graph.reset();
+        model->logits(probe_graph, probe);
+        const Tensor<float> y = model->sites().back().out;
+        out.assign(y.data, y.data + y.size());
+        double s = 0;
+        int n = 0;
+        for (const SiteCapture& site : model->sites()) {
+          for (int row = 0; row < site.in.rows; ++row) {
+            double e = 0;
+            for (int j = 0; j < site.in.cols; ++j) e += double(site.in(row, j)) * site.in(row, j);
+            s += std::sqrt(e / site.in.cols), ++n;
+          }
+        }
+        *ln_input = s / n;
+      };
+      std::vector<float> F0, Ft;
+      double ln0 = 0, ln_last = 0;
+      probe_hidden(F0, &ln0);
+      Rng rng(uint64_t(c.seed), 2);
+      Curve curve{fmt::format("{} {} layers", std::string(norm) == "deepnorm" ? "DeepNorm" : "Post-LN", depth), {}, {}};
+      double max50 = 0, last = 0;
+      for (int t = 1; t <= steps; ++t) {
+        data->train_batch(rng, c.train.batch_size, batch);
+        forward_backward(g, *model, batch, false);
+        opt.step(model->params().data(), model->params().grad(), c.train.lr);
+        probe_hidden(Ft, &ln_last);
+        double d2 = 0;
+        for (std::size_t i = 0; i < F0.size(); ++i) d2 += double(Ft[i] - F0[i]) * (Ft[i] - F0[i]);
+        last = std::sqrt(d2 / probe.targets.size());  // per token
+        if (t <= 50) max50 = std::max(max50, last);
+        curve.points.emplace_back(t, last);
+      }
+      peak[{norm, depth}] = max50;
+      if (depth == depths.back()) curves.push_back(curve);
+      r.details += fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.2f} -> {:.2f} |\n", depth, curve.title, max50, last, ln0, ln_last);
+    }
+  const double small = peak[{"layernorm", depths[0]}] / peak[{"deepnorm", depths[0]}];
+  const double large = peak[{"layernorm", depths[1]}] / peak[{"deepnorm", depths[1]}];
+  const std::string plot = plot_into(ctx, "model-update",
+                                     {.title = fmt::format("C10: ||F(x, theta_t) - F(x, theta_0)|| per token, {} layers",
+                                                           depths[1]),
+                                      .ylabel = "model update", .logy = true},
+                                     curves, r.details);
+  if (!plot.empty()) r.plots.push_back(plot);
+  r.measured = fmt::format("max update over t <= 50, Post-LN / DeepNorm: {:.2f} at {} layers, {:.2f} at {} layers", small,
+                           depths[0], large, depths[1]);
+  r.details += fmt::format("\nF = the final hidden states (the last block's output) on a fixed validation batch (16 x 64), "
+                           "after each of {} Adam steps (lr 1e-3, no warm-up); d 64, FFN 128, 2 heads; seed 1.\n", steps);
+  r.verdict = large >= 3 && large > small ? ClaimVerdict::pass : ClaimVerdict::fail;
+  return r;
+}
+
+ClaimResult claim_c11(const ClaimContext& ctx) {
+  ClaimResult r{"C11", "BatchNorm smooths the loss landscape (gradient predictiveness)"};
+  r.criterion = "median over probes of max_eta ||grad(theta - eta g) - g||: >= 3x smaller with BN than without";
+  r.source = "Santurkar et al. 2018 (VGG on CIFAR-10: BN's gradient predictiveness far better, Fig. 4)";
+  const int steps = ctx.quick ? 300 : 1000, every = 50;
+  double median_change[2] = {0, 0};
+  std::vector<Curve> curves;
+  int k = 0;
+  for (const char* norm : {"none", "batchnorm"}) {
+    const RunConfig c = load_config_file(config_path("mlp-fmnist.json"), {std::string("model.norm.type=") + norm});
+    set_math_threads(1);
+    const auto data = make_dataset(c);
+    const auto model = make_model(c, *data);
+    ParamStore<float>& ps = model->params();
+    OptimizerState opt(c.train, ps.numel());
+    Graph<float> g;
+    Batch batch;
+    Rng rng(uint64_t(c.seed), 2);
+    std::vector<float> theta(ps.numel()), g0(ps.numel());
+    std::vector<double> changes;
+    Curve curve{norm, {}, {}};
+    for (int t = 0; t < steps; ++t) {
+      data->train_batch(rng, c.train.batch_size, batch);
+      forward_backward(g, *model, batch, false);
+      if (t % every == 0) {  // probe along the gradient, on the same batch, then restore
+        std::copy_n(ps.data(), ps.numel(), theta.begin());
+        std::copy_n(ps.grad(), ps.numel(), g0.begin());
+        double worst = 0;
+        for (double eta : {0.5, 1.0, 2.0, 4.0}) {
+          for (std::size_t i = 0; i < ps.numel(); ++i) ps.data()[i] = theta[i] - float(eta * c.train.lr) * g0[i];
+          forward_backward(g, *model, batch, false);
+          double d2 = 0;
+          for (std::size_t i = 0; i < ps.numel(); ++i) d2 += double(ps.grad()[i] - g0[i]) * (ps.grad()[i] - g0[i]);
+          worst = std::max(worst, std::sqrt(d2));
+        }
+        std::copy(theta.begin(), theta.end(), ps.data());
+        std::copy(g0.begin(), g0.end(), ps.grad());
+        changes.push_back(worst);
+        curve.points.emplace_back(t, worst);
+      }
+      opt.step(ps.data(), ps.grad(), c.train.lr);
+    }
+    std::vector<double> sorted = changes;
+    std::sort(sorted.begin(), sorted.end());
+    median_change[k++] = sorted[sorted.size() / 2];
+    curves.push_back(curve);
+  }
+  const std::string plot = plot_into(ctx, "gradient-change",
+                                     {.title = "C11: max over eta of ||grad(theta - eta g) - g|| at probe steps",
+                                      .ylabel = "gradient change", .logy = true},
+                                     curves, r.details);
+  if (!plot.empty()) r.plots.push_back(plot);
+  r.measured = fmt::format("median gradient change along the step: none {:.3g}, BN {:.3g} (none/BN = {:.2f})",
+                           median_change[0], median_change[1], median_change[0] / median_change[1]);
+  r.details += fmt::format("\nThe fashion-mnist MLP (4 x 256 ReLU, SGD 0.1 momentum 0.9, batch 128), {} steps; every {} "
+                           "steps the gradient g on the step's batch, and the gradient on the same batch after moving "
+                           "eta lr g against it, eta in 0.5, 1, 2, 4; seed 1.\n", steps, every);
+  r.verdict = median_change[0] >= 3 * median_change[1] ? ClaimVerdict::pass : ClaimVerdict::fail;
+  return r;
+}
+
+}  // namespace nt

@@ -58,6 +58,7 @@ int run(const ReproduceOptions& o) {
     for (auto& p : r.plots) p = (std::filesystem::path(c->id + "-" + c->slug) / p).string();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print("{:<3} {:<13} {} ({:.1f} s)\n", r.id, to_string(r.verdict), r.measured, s);
+    std::fflush(stdout);
     results.push_back(std::move(r));
   }
   std::string command = "normtool reproduce";
