@@ -40,10 +40,4 @@ void Arena::reset() {
   used_ = 0;
 }
 
-std::size_t Arena::capacity() const {
-  std::size_t total = 0;
-  for (const auto& c : chunks_) total += c.size;
-  return total;
-}
-
 }  // namespace nt

@@ -15,8 +15,6 @@ class Arena {
   explicit Arena(std::size_t initial_bytes = 1 << 20);
   void* allocate(std::size_t bytes, std::size_t align = 64);
   void reset();
-  std::size_t used() const { return used_; }
-  std::size_t capacity() const;
 
  private:
   struct Chunk {

@@ -77,9 +77,6 @@ class Graph {
     arena_.reset();
   }
 
-  std::size_t tape_size() const { return tape_.size(); }
-  const Arena& arena() const { return arena_; }
-
  private:
   struct Entry {
     BackwardFn fn;

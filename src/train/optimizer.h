@@ -16,7 +16,6 @@ class OptimizerState {
  public:
   OptimizerState(const TrainConfig& config, std::size_t n);
   void step(float* p, const float* g, double lr);  // one update of all n parameters
-  int steps_taken() const { return t_; }
 
  private:
   TrainConfig c_;

@@ -1,0 +1,27 @@
+// `normtool reproduce --quick`, as CI runs it: every claim of claims.md produces a verdict
+// (the experiment ran), and every exact claim (E1-E8) passes.
+#include <gtest/gtest.h>
+
+#include "helpers.h"
+
+namespace nt::test {
+namespace {
+
+TEST(ReproduceQuick, EveryClaimHasAVerdictAndTheExactClaimsPass) {
+  TempDir d;
+  const auto r = run_normtool("reproduce --quick --jobs 2 --out " + d.str());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto verdicts = read_json(d / "verdicts.json");
+  ASSERT_EQ(verdicts.size(), 19u) << r.output;  // E1-E8, C1-C11
+  for (const auto& v : verdicts) {
+    EXPECT_TRUE(v["ran"].get<bool>()) << v.dump();
+    const std::string verdict = v["verdict"];
+    EXPECT_TRUE(verdict == "PASS" || verdict == "FAIL" || verdict == "INCONCLUSIVE") << v.dump();
+    if (v["id"].get<std::string>()[0] == 'E') EXPECT_EQ(verdict, "PASS") << v.dump();
+  }
+  EXPECT_TRUE(std::filesystem::exists(d / "REPORT.md"));
+  std::cout << r.output;  // the verdicts, in the CI log
+}
+
+}  // namespace
+}  // namespace nt::test
