@@ -68,6 +68,8 @@ std::atomic<long> allocations{0};
 }  // namespace
 }  // namespace nt::test
 
+// The replacements pair malloc with free; GCC cannot see that and warns about free().
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
   if (nt::test::counting) ++nt::test::allocations;
   if (void* p = std::malloc(n ? n : 1)) return p;
