@@ -41,6 +41,10 @@ void add_backward_node(const void* p) {
   const auto& c = *static_cast<const BinaryContext<T>*>(p);
   if (c.a.grad) grad_of(c.a) += grad_of(c.y);
   if (!c.b.grad) return;
+  if (c.b.rows == c.a.rows && c.b.cols == c.a.cols) {  // same shape: the residual connections
+    grad_of(c.b) += grad_of(c.y);
+    return;
+  }
   const Broadcast<T> at{c.b.rows, c.b.cols};
   for (int r = 0; r < c.a.rows; ++r)
     for (int col = 0; col < c.a.cols; ++col) c.b.grad[at(r, col)] += c.y.grad[int64_t(r) * c.a.cols + col];
@@ -87,8 +91,10 @@ template <class T>
 Tensor<T> add(Graph<T>& g, Tensor<T> a, Tensor<T> b) {
   const auto at = broadcast_of(a, b, "add");
   Tensor<T> y = g.output(a.rows, a.cols, a, b);
-  for (int r = 0; r < a.rows; ++r)
-    for (int c = 0; c < a.cols; ++c) y(r, c) = a(r, c) + b.data[at(r, c)];
+  if (b.rows == a.rows && b.cols == a.cols) data_of(y) = data_of(a) + data_of(b);
+  else
+    for (int r = 0; r < a.rows; ++r)
+      for (int c = 0; c < a.cols; ++c) y(r, c) = a(r, c) + b.data[at(r, c)];
   if (y.grad) g.record(add_backward_node<T>, BinaryContext<T>{y, a, b});
   return y;
 }
