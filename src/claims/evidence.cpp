@@ -84,14 +84,14 @@ double mean_of(const std::vector<const RunRecord*>& runs, const char* field) {
   return n ? sum / n : NAN;
 }
 
-std::map<std::pair<int, std::string>, std::vector<double>> last_stats_std(const std::string& dir) {
+std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::string& dir) {
   std::ifstream in(fs::path(dir) / "stats.csv");
   std::string line;
   std::getline(in, line);  // header
   struct Row {
     int step, layer, position;
     std::string site;
-    double std;
+    double mean, std;
   };
   std::vector<Row> rows;
   int last = -1;
@@ -99,15 +99,16 @@ std::map<std::pair<int, std::string>, std::vector<double>> last_stats_std(const 
     std::stringstream ss(line);
     std::string f[6];
     for (auto& x : f) std::getline(ss, x, ',');
-    rows.push_back({std::stoi(f[0]), std::stoi(f[1]), std::stoi(f[3]), f[2], std::stod(f[5])});
+    rows.push_back({std::stoi(f[0]), std::stoi(f[1]), std::stoi(f[3]), f[2], std::stod(f[4]), std::stod(f[5])});
     last = std::max(last, rows.back().step);
   }
-  std::map<std::pair<int, std::string>, std::vector<double>> out;
+  std::map<std::pair<int, std::string>, PositionStats> out;
   for (const Row& r : rows)
     if (r.step == last) {
       auto& v = out[{r.layer, r.site}];
-      if (int(v.size()) <= r.position) v.resize(r.position + 1, NAN);
-      v[r.position] = r.std;
+      if (int(v.std.size()) <= r.position) v.mean.resize(r.position + 1, NAN), v.std.resize(r.position + 1, NAN);
+      v.mean[r.position] = r.mean;
+      v.std[r.position] = r.std;
     }
   return out;
 }

@@ -35,8 +35,11 @@ Curve mean_curve(const std::string& title, const std::vector<const RunRecord*>& 
 // Mean of a summary field over runs (NaN where absent), and its values.
 double mean_of(const std::vector<const RunRecord*>& runs, const char* field);
 
-// stats.csv of a run: rows at the last logged step, (layer, site) -> std per position.
-std::map<std::pair<int, std::string>, std::vector<double>> last_stats_std(const std::string& dir);
+// stats.csv of a run: rows at the last logged step, (layer, site) -> mean and std per position.
+struct PositionStats {
+  std::vector<double> mean, std;
+};
+std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::string& dir);
 
 // "PNG file name" when the plot was drawn, else "" (the note goes to `details`).
 std::string plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,

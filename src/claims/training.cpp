@@ -146,39 +146,54 @@ ClaimResult claim_c6(const ClaimContext& ctx) {
   r.criterion = "post-norm std: coefficient of variation over positions <= 5% for LN/RMS, >= 15% without norm";
   r.source = "Zhang & Sennrich 2019 Table 5";
   const FortunesRuns f = fortunes_runs(ctx);
-  // CV over positions of the std leaving each site, averaged over sites, then over seeds.
-  auto cv_of = [](const RunRecord& run, std::vector<double>* profile) {
+  // CV over positions of the std leaving each site, averaged over sites, then over seeds;
+  // and the per-position mean and std, averaged over sites and seeds, for the plots.
+  auto cv_of = [](const RunRecord& run, std::vector<double>& mean_profile, std::vector<double>& std_profile) {
     double sum = 0;
     int n = 0;
-    for (const auto& [key, stds] : last_stats_std(run.dir)) {
+    for (const auto& [key, stats] : last_stats(run.dir)) {
       if (key.second.size() < 4 || key.second.substr(key.second.size() - 4) != ".out") continue;
+      const auto& stds = stats.std;
       const double mean = std::accumulate(stds.begin(), stds.end(), 0.0) / stds.size();
       double var = 0;
       for (double s : stds) var += (s - mean) * (s - mean) / stds.size();
       sum += std::sqrt(var) / mean, ++n;
-      if (profile) {
-        profile->resize(stds.size(), 0.0);
-        for (std::size_t t = 0; t < stds.size(); ++t) (*profile)[t] += stds[t];
-      }
+      mean_profile.resize(stds.size(), 0.0);
+      std_profile.resize(stds.size(), 0.0);
+      for (std::size_t t = 0; t < stds.size(); ++t) mean_profile[t] += stats.mean[t], std_profile[t] += stds[t];
     }
+    for (std::size_t t = 0; t < std_profile.size(); ++t) mean_profile[t] /= n, std_profile[t] /= n;
     return sum / n;
   };
-  std::vector<Curve> curves;
+  std::vector<Curve> std_curves, mean_curves;
   double cv[3] = {0, 0, 0};
   const char* names[] = {"none", "layernorm", "rmsnorm"};
   for (int k = 0; k < 3; ++k) {
     const auto runs = k == 0 ? select(f.none, {}) : select(f.normed, {{"model.norm.type", names[k]}});
-    std::vector<double> profile;
-    for (const RunRecord* run : runs) cv[k] += cv_of(*run, &profile) / runs.size();
-    Curve c{names[k], {}, {}};
-    for (std::size_t t = 0; t < profile.size(); ++t) c.points.emplace_back(double(t), profile[t] / profile.back() );
-    curves.push_back(c);
+    Curve sc{names[k], {}, {}}, mc{names[k], {}, {}};
+    for (const RunRecord* run : runs) {
+      std::vector<double> mean_profile, std_profile;
+      cv[k] += cv_of(*run, mean_profile, std_profile) / runs.size();
+      sc.points.resize(std_profile.size(), {0.0, 0.0});
+      mc.points.resize(mean_profile.size(), {0.0, 0.0});
+      for (std::size_t t = 0; t < std_profile.size(); ++t) {
+        sc.points[t] = {double(t), sc.points[t].second + std_profile[t] / runs.size()};
+        mc.points[t] = {double(t), mc.points[t].second + mean_profile[t] / runs.size()};
+      }
+    }
+    std_curves.push_back(sc);
+    mean_curves.push_back(mc);
   }
-  const std::string plot = plot_into(ctx, "position-std",
-                                     {.title = "C6: std leaving the norm sites by position (relative to the last)",
-                                      .xlabel = "position", .ylabel = "std / std at the last position"},
-                                     curves, r.details);
-  if (!plot.empty()) r.plots.push_back(plot);
+  for (const auto& [stem, what, curves] :
+       {std::tuple{"position-std", "std", std_curves}, std::tuple{"position-mean", "mean", mean_curves}}) {
+    const std::string plot = plot_into(ctx, stem,
+                                       {.title = fmt::format("C6: {} over the hidden dimension of the vector leaving each "
+                                                             "norm site, by position", what),
+                                        .xlabel = "position", .ylabel = fmt::format("{} (average over sites and seeds)", what),
+                                        .logy = std::string(what) == "std"},
+                                       curves, r.details);
+    if (!plot.empty()) r.plots.push_back(plot);
+  }
   r.measured = fmt::format("CV over positions of the post-norm std: none {:.1f}%, LN {:.1f}%, RMS {:.1f}%", 100 * cv[0],
                            100 * cv[1], 100 * cv[2]);
   r.details += "From stats.csv at the last statistics step of each run (the 4-layer transformer of C1), sites "
