@@ -6,12 +6,37 @@
 
 namespace nt {
 
-void write_report(const std::string& dir, const std::vector<ClaimResult>& results, const std::string& command) {
-  namespace fs = std::filesystem;
+namespace fs = std::filesystem;
+
+void save_result(const std::string& claim_dir, const ClaimResult& r) {
+  const nlohmann::json j = {{"id", r.id},           {"title", r.title},   {"verdict", to_string(r.verdict)},
+                            {"measured", r.measured}, {"criterion", r.criterion}, {"source", r.source},
+                            {"plots", r.plots},     {"details", r.details}, {"ran", r.ran}};
+  std::ofstream(fs::path(claim_dir) / "result.json") << j.dump(2) << "\n";
+}
+
+std::vector<ClaimResult> load_results(const std::string& report_dir) {
+  std::vector<ClaimResult> results;
+  for (const Claim& c : all_claims()) {
+    std::ifstream in(fs::path(report_dir) / (c.id + "-" + c.slug) / "result.json");
+    if (!in) continue;
+    const auto j = nlohmann::json::parse(in);
+    ClaimResult r{j["id"], j["title"]};
+    const std::string v = j["verdict"];
+    r.verdict = v == "PASS" ? ClaimVerdict::pass : v == "FAIL" ? ClaimVerdict::fail : ClaimVerdict::inconclusive;
+    r.measured = j["measured"], r.criterion = j["criterion"], r.source = j["source"], r.details = j["details"];
+    r.plots = j["plots"].get<std::vector<std::string>>();
+    r.ran = j["ran"];
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+void write_report(const std::string& dir, const std::vector<ClaimResult>& results) {
   fs::create_directories(dir);
   std::string md = "# normtool: the claims about normalization, reproduced\n\n";
-  md += fmt::format("Rerun with `{}`. Criteria and sources: `../shared/claims.md`; each claim's setup: "
-                    "`experiments/<id>-<slug>/README.md`.\n\n", command);
+  md += "Rerun everything with `normtool reproduce --jobs 2` (or one claim with the command in its row). Criteria "
+        "and sources: `../shared/claims.md`; each claim's setup: `experiments/<id>-<slug>/README.md`.\n\n";
   md += "| claim | verdict | measured | criterion | source | plot | rerun |\n|---|---|---|---|---|---|---|\n";
   nlohmann::json verdicts = nlohmann::json::array();
   for (const ClaimResult& r : results) {

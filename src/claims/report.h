@@ -1,5 +1,6 @@
-// The reproduction report: REPORT.md (one row per claim, then each claim's evidence) and
-// verdicts.json, in the report directory.
+// The reproduction report: each claim's result is kept in <report>/<id>-<slug>/result.json, and
+// REPORT.md (one row per claim, then each claim's evidence) and verdicts.json are assembled
+// from every result in the directory, so rerunning one claim updates its row and keeps the rest.
 #pragma once
 #include <string>
 #include <vector>
@@ -8,6 +9,8 @@
 
 namespace nt {
 
-void write_report(const std::string& dir, const std::vector<ClaimResult>& results, const std::string& command);
+void save_result(const std::string& claim_dir, const ClaimResult& result);
+std::vector<ClaimResult> load_results(const std::string& report_dir);  // in the order of all_claims()
+void write_report(const std::string& dir, const std::vector<ClaimResult>& results);
 
 }  // namespace nt

@@ -40,7 +40,6 @@ int run(const ReproduceOptions& o) {
   const std::string out = o.out.empty() ? fmt::format("runs/reproduce-{}", stamp) : o.out;
   std::error_code ec;
   const std::string binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  std::vector<ClaimResult> results;
   int failed = 0;
   for (const Claim* c : chosen) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -56,15 +55,12 @@ int run(const ReproduceOptions& o) {
       ++failed;
     }
     for (auto& p : r.plots) p = (std::filesystem::path(c->id + "-" + c->slug) / p).string();
+    save_result(ctx.out, r);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print("{:<3} {:<13} {} ({:.1f} s)\n", r.id, to_string(r.verdict), r.measured, s);
     std::fflush(stdout);
-    results.push_back(std::move(r));
   }
-  std::string command = "normtool reproduce";
-  for (const auto& id : o.ids) command += " " + id;
-  if (o.quick) command += " --quick";
-  write_report(out, results, command);
+  write_report(out, load_results(out));  // this run's claims and any earlier ones in the directory
   fmt::print("report: {}/REPORT.md\n", out);
   return failed ? 1 : 0;
 }
