@@ -145,6 +145,12 @@ TEST(GradCheck, CausalAttention) {
                          {random_input(BH * T, hs, 1), random_input(BH * T, hs, 2), random_input(BH * T, hs, 3)});
 }
 
+TEST(GradCheck, CausalSelfAttention) {  // heads read in place from (B*T, NH*hs)
+  const int B = 2, T = 4, NH = 3, hs = 2;
+  expect_gradients_match([](auto& g, auto& t) { return causal_self_attention(g, t[0], t[1], t[2], B, T, NH); },
+                         {random_input(B * T, NH * hs, 1), random_input(B * T, NH * hs, 2), random_input(B * T, NH * hs, 3)});
+}
+
 TEST(GradCheck, LayerNorm) {
   expect_gradients_match([](auto& g, auto& t) { return layernorm(g, t[0], t[1], t[2], 1e-5); },
                          {random_input(4, 6, 1, 2.0, 0.5), random_input(1, 6, 2, 0.5, 1.0), random_input(1, 6, 3)});

@@ -76,6 +76,18 @@ TEST(FusedVsComposite, WeightNorm) {
                  {random_input(6, 9, 1), random_input(6, 1, 2)});
 }
 
+TEST(FusedVsComposite, SelfAttentionInPlaceEqualsSplitAttendMerge) {
+  const int B = 3, T = 5, NH = 2, hs = 4;
+  expect_same_op([](auto& g, auto& t) { return causal_self_attention(g, t[0], t[1], t[2], B, T, NH); },
+                 [](auto& g, auto& t) {
+                   return merge_heads(g,
+                                      causal_attention(g, split_heads(g, t[0], B, T, NH), split_heads(g, t[1], B, T, NH),
+                                                       split_heads(g, t[2], B, T, NH), B * NH, T),
+                                      B, T, NH);
+                 },
+                 {random_input(B * T, NH * hs, 1), random_input(B * T, NH * hs, 2), random_input(B * T, NH * hs, 3)});
+}
+
 TEST(NormClosedForms, LayerNormStandardizesEachRow) {  // claim E4: [2,3,5,1,4] -> (x - 3) / sqrt(2 + eps)
   std::vector<double> x{2, 3, 5, 1, 4};
   Graph<double> g(true, false);

@@ -7,7 +7,7 @@
 //     deepnorm  x = norm(alpha * x + f(x))      (LayerNorm; DeepNet, Wang et al. 2022)
 //   pre with final_norm: x = norm(x)
 //   logits = head(x)
-// attention(x) = out(merge(causal_sdpa(split(q(x)), split(k(x)), split(v(x)))))
+// attention(x) = out(causal_sdpa(q(x), k(x), v(x))) per head, heads read in place
 // feed_forward(x) = fc2(act(fc1(x)))
 // Init: every Linear weight and both embeddings N(0, init_std), biases 0, gains 1. DeepNorm:
 // fc1, fc2, v and out Xavier normal with gain beta, q and k with gain 1.
@@ -87,10 +87,7 @@ class Transformer final : public Model {
   };
 
   Tensor<float> attention(Graph<float>& g, const Block& b, Tensor<float> x, int B, int T) {
-    const int NH = c_.n_heads;
-    Tensor<float> o = causal_attention(g, split_heads(g, b.q(g, x), B, T, NH), split_heads(g, b.k(g, x), B, T, NH),
-                                       split_heads(g, b.v(g, x), B, T, NH), B * NH, T);
-    return b.out(g, merge_heads(g, o, B, T, NH));
+    return b.out(g, causal_self_attention(g, b.q(g, x), b.k(g, x), b.v(g, x), B, T, c_.n_heads));
   }
 
   void init(const RunConfig& c) {
