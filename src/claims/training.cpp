@@ -107,7 +107,7 @@ ClaimResult claim_c1(const ClaimContext& ctx) {
   const int Nm = ctx.quick ? 150 : 400;
   const SpeedUp mlp = convergence_part(ctx, "mlp", config_path("mlp-fmnist.json"),
                                        {"model.n_layers=6", "train.eval_batches=20", "train.stats_every=0"}, Nm,
-                                       ctx.quick ? 25 : 25, mlp_curves);
+                                       25, mlp_curves);
   const std::string plot_mlp = plot_into(ctx, "mlp-val-loss",
                                          {.title = "C1: 6-layer MLP on fashion-mnist (mean, band = seeds)",
                                           .ylabel = "validation loss"},
