@@ -11,6 +11,7 @@
 #include <numbers>
 
 #include "core/eigen.h"
+#include "core/parallel.h"
 #include "ops/ops.h"
 
 namespace nt {
@@ -41,10 +42,12 @@ template <class T>
 void gelu_backward_node(const void* p) {
   const auto& c = *static_cast<const GeluContext<T>*>(p);
   const T inv_sqrt_2pi = T(0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2);
-  const auto x = ArrayMap<T>(c.x.data, c.x.size());
-  ArrayMap<T>(c.x.grad, c.x.size()) += ArrayMap<T>(c.y.grad, c.x.size()) *
-                                       (ArrayMap<T>(const_cast<T*>(c.cdf), c.x.size()) +
-                                        x * inv_sqrt_2pi * (T(-0.5) * x.square()).exp());
+  parallel_chunks(c.x.size(), [&](int64_t i, int64_t n) {
+    const auto x = ArrayMap<T>(c.x.data + i, n);
+    ArrayMap<T>(c.x.grad + i, n) += ArrayMap<T>(c.y.grad + i, n) *
+                                    (ArrayMap<T>(const_cast<T*>(c.cdf) + i, n) +
+                                     x * inv_sqrt_2pi * (T(-0.5) * x.square()).exp());
+  });
 }
 
 template <class T>
@@ -71,10 +74,12 @@ template <class T>
 Tensor<T> gelu(Graph<T>& g, Tensor<T> x) {
   Tensor<T> y = g.output(x.rows, x.cols, x);
   T* cdf = g.buffer(x.size());
-  const auto xa = ArrayMap<T>(x.data, x.size());
-  auto phi = ArrayMap<T>(cdf, x.size());
-  phi = T(0.5) * (T(1) + (xa * T(std::numbers::sqrt2 / 2)).erf());
-  ArrayMap<T>(y.data, x.size()) = xa * phi;
+  parallel_chunks(x.size(), [&](int64_t i, int64_t n) {
+    const auto xa = ArrayMap<T>(x.data + i, n);
+    auto phi = ArrayMap<T>(cdf + i, n);
+    phi = T(0.5) * (T(1) + (xa * T(std::numbers::sqrt2 / 2)).erf());
+    ArrayMap<T>(y.data + i, n) = xa * phi;
+  });
   if (y.grad) g.record(gelu_backward_node<T>, GeluContext<T>{y, x, cdf});
   return y;
 }

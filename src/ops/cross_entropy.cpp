@@ -27,6 +27,7 @@ void cross_entropy_backward_node(const void* p) {
   const auto& c = *static_cast<const CrossEntropyContext<T>*>(p);
   const int N = c.logits.rows, V = c.logits.cols;
   const T dloss = c.loss.grad[0];
+#pragma omp parallel for schedule(static)
   for (int n = 0; n < N; ++n) {
     const T w = c.weight.data ? c.weight.data[n] : T(1);
     if (w == T(0)) continue;
@@ -44,16 +45,18 @@ Tensor<T> cross_entropy(Graph<T>& g, Tensor<T> logits, const int32_t* targets, T
   const int N = logits.rows, V = logits.cols;
   NT_CHECK(!weight.data || weight.size() == N, "cross_entropy: weight must have one entry per row");
   T* lse = g.buffer(N);
-  T total = 0, count = 0;
-  for (int n = 0; n < N; ++n) {
-    const T* x = logits.data + int64_t(n) * V;
-    const auto row = CRowVecMap<T>(x, V).array();
+#pragma omp parallel for schedule(static)
+  for (int n = 0; n < N; ++n) {  // log-sum-exp of each row
+    const auto row = CRowVecMap<T>(logits.data + int64_t(n) * V, V).array();
     const T m = row.maxCoeff();
     lse[n] = m + std::log((row - m).exp().sum());
+  }
+  T total = 0, count = 0;  // in row order: the same sum for any thread count
+  for (int n = 0; n < N; ++n) {
     const T w = weight.data ? weight.data[n] : T(1);
     if (w == T(0)) continue;
     NT_CHECK(targets[n] >= 0 && targets[n] < V, "cross_entropy: target id out of range");
-    total += w * (lse[n] - x[targets[n]]);
+    total += w * (lse[n] - logits.data[int64_t(n) * V + targets[n]]);
     count += w;
   }
   Tensor<T> loss = g.output(1, 1, logits);

@@ -2,6 +2,8 @@
 
 #include <Eigen/Core>
 
+#include "core/parallel.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -18,10 +20,12 @@ void OptimizerState::step(float* p, const float* g, double lr) {
   float* m = m_.data();
   if (c_.optimizer == Optimizer::sgd) {
     const float mu = float(c_.momentum), a = float(lr);
-    for (std::size_t i = 0; i < n; ++i) {
-      m[i] = mu * m[i] + (g[i] + wd * p[i]);
-      p[i] -= a * m[i];
-    }
+    parallel_chunks(int64_t(n), [&](int64_t begin, int64_t count) {
+      for (int64_t i = begin; i < begin + count; ++i) {
+        m[i] = mu * m[i] + (g[i] + wd * p[i]);
+        p[i] -= a * m[i];
+      }
+    });
     return;
   }
   float* v = v_.data();
@@ -31,12 +35,14 @@ void OptimizerState::step(float* p, const float* g, double lr) {
   const float inv_sqrt_bc2 = float(1.0 / std::sqrt(1.0 - std::pow(b2, t_)));
   const bool decoupled = c_.optimizer == Optimizer::adamw;
   const float l2 = decoupled ? 0.0f : wd, shrink = decoupled ? float(1.0 - lr * c_.weight_decay) : 1.0f;
-  for (std::size_t i = 0; i < n; ++i) {
-    const float gi = g[i] + l2 * p[i];
-    m[i] = fb1 * m[i] + (1.0f - fb1) * gi;
-    v[i] = fb2 * v[i] + (1.0f - fb2) * gi * gi;
-    p[i] = p[i] * shrink - step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
-  }
+  parallel_chunks(int64_t(n), [&](int64_t begin, int64_t count) {
+    for (int64_t i = begin; i < begin + count; ++i) {
+      const float gi = g[i] + l2 * p[i];
+      m[i] = fb1 * m[i] + (1.0f - fb1) * gi;
+      v[i] = fb2 * v[i] + (1.0f - fb2) * gi * gi;
+      p[i] = p[i] * shrink - step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
+    }
+  });
 }
 
 double global_norm(const float* g, std::size_t n) {  // in double, vectorized by Eigen
