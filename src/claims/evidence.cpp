@@ -6,10 +6,25 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/threads.h"
+
 namespace nt {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+
+InProcessRun::InProcessRun(const RunConfig& c)
+    : config(c),
+      data((set_math_threads(1), make_dataset(c))),
+      model(make_model(c, *data)),
+      optimizer(c.train, model->params().numel()),
+      rng(uint64_t(c.seed), 2) {}
+
+void InProcessRun::next_batch() { data->train_batch(rng, config.train.batch_size, batch); }
+
+BatchLoss InProcessRun::forward_backward() { return nt::forward_backward(graph, *model, batch, !config.is_lm()); }
+
+void InProcessRun::update(double lr) { optimizer.step(params().data(), params().grad(), lr); }
 
 std::string config_path(const std::string& name) { return std::string(NORMTOOL_SOURCE_DIR) + "/configs/" + name; }
 

@@ -8,6 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "claims/claim.h"
+#include "config/config.h"
+#include "core/graph.h"
+#include "data/dataset.h"
+#include "model/model.h"
+#include "train/optimizer.h"
+#include "train/step.h"
 #include "io/plot.h"
 #include "sweep/sweep.h"
 
@@ -44,6 +50,26 @@ std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::strin
 // "PNG file name" when the plot was drawn, else "" (the note goes to `details`).
 std::string plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,
                       const std::vector<Curve>& curves, std::string& details);
+
+// A model trained in this process, for the claims that probe it between steps: one math
+// thread, the trainer's data stream (Rng(seed, 2)) and optimizer. step() is the trainer's
+// step without clipping, schedule, evaluation or records.
+struct InProcessRun {
+  explicit InProcessRun(const RunConfig& c);
+  void next_batch();                  // the next training batch into `batch`
+  BatchLoss forward_backward();       // on `batch`; the gradients are then in model->params()
+  void update(double lr);             // one optimizer step
+  void step() { next_batch(), forward_backward(), update(config.train.lr); }
+  ParamStore<float>& params() { return model->params(); }
+
+  RunConfig config;
+  std::unique_ptr<Dataset> data;
+  std::unique_ptr<Model> model;
+  OptimizerState optimizer;
+  Graph<float> graph;
+  Batch batch;
+  Rng rng;
+};
 
 // The configs folder of the source tree.
 std::string config_path(const std::string& name);

@@ -40,6 +40,19 @@ struct SpeedUp {
   std::string text;
 };
 
+// When none reaches LN's step-N loss (none ran 2N steps).
+SpeedUp speed_up(const Curve& ln, const Curve& rms, const Curve& none, int N) {
+  SpeedUp s;
+  s.target = value_at_last(ln);
+  s.none_steps = first_step_below(none, s.target);
+  s.ratio = s.none_steps < 0 ? INFINITY : double(s.none_steps) / N;
+  const int rms_steps = first_step_below(rms, s.target);
+  s.text = fmt::format("LN's step-{} val loss {:.3f}: none reaches it at {}, RMS at {}", N, s.target,
+                       s.none_steps < 0 ? fmt::format("never within {}", 2 * N) : fmt::format("step {}", s.none_steps),
+                       rms_steps < 0 ? std::string("never") : fmt::format("step {}", rms_steps));
+  return s;
+}
+
 // One part of C1: norms {none, layernorm, rmsnorm} on `config`, none given twice the steps.
 SpeedUp convergence_part(const ClaimContext& ctx, const std::string& name, const std::string& config,
                          std::vector<std::string> fixed, int N, int eval_every, std::vector<Curve>& curves) {
@@ -53,15 +66,7 @@ SpeedUp convergence_part(const ClaimContext& ctx, const std::string& name, const
   const Curve rms = mean_curve("rmsnorm", select(runs, {{"model.norm.type", "rmsnorm"}}), &RunRecord::val_loss);
   const Curve no = mean_curve("none", select(none_runs, {}), &RunRecord::val_loss);
   curves = {no, ln, rms};
-  SpeedUp s;
-  s.target = value_at_last(ln);
-  s.none_steps = first_step_below(no, s.target);
-  s.ratio = s.none_steps < 0 ? INFINITY : double(s.none_steps) / N;
-  const int rms_steps = first_step_below(rms, s.target);
-  s.text = fmt::format("LN's step-{} val loss {:.3f}: none reaches it at {}, RMS at {}", N, s.target,
-                       s.none_steps < 0 ? fmt::format("never within {}", 2 * N) : fmt::format("step {}", s.none_steps),
-                       rms_steps < 0 ? std::string("never") : fmt::format("step {}", rms_steps));
-  return s;
+  return speed_up(ln, rms, no, N);
 }
 
 // The 4-layer Pre-LN transformer on fortunes of C1, C2 and C6 (one set of runs).
@@ -96,9 +101,7 @@ ClaimResult claim_c1(const ClaimContext& ctx) {
   const Curve ln = mean_curve("layernorm", select(f.normed, {{"model.norm.type", "layernorm"}}), &RunRecord::val_loss);
   const Curve rms = mean_curve("rmsnorm", select(f.normed, {{"model.norm.type", "rmsnorm"}}), &RunRecord::val_loss);
   const Curve none = mean_curve("none", select(f.none, {}), &RunRecord::val_loss);
-  const double target = value_at_last(ln);
-  const int none_steps = first_step_below(none, target);
-  const double ratio_lm = none_steps < 0 ? INFINITY : double(none_steps) / f.N;
+  const SpeedUp lm = speed_up(ln, rms, none, f.N);
   const std::string plot_lm = plot_into(ctx, "transformer-val-loss",
                                         {.title = "C1: 4-layer Pre-LN transformer on fortunes (mean, band = seeds)",
                                          .ylabel = "validation loss"},
@@ -114,13 +117,16 @@ ClaimResult claim_c1(const ClaimContext& ctx) {
                                          mlp_curves, r.details);
   for (const auto& p : {plot_lm, plot_mlp})
     if (!p.empty()) r.plots.push_back(p);
+  auto ratio_text = [](const SpeedUp& u) {
+    return std::isinf(u.ratio) ? std::string("ratio > 2") : fmt::format("ratio {:.2f}", u.ratio);
+  };
   r.measured = fmt::format("transformer: none needs {} (LN's step-{} loss {:.3f}); MLP: {}",
-                           none_steps < 0 ? fmt::format("> {} steps, ratio > 2", 2 * f.N)
-                                          : fmt::format("{} steps, ratio {:.2f}", none_steps, ratio_lm),
-                           f.N, target, std::isinf(mlp.ratio) ? "ratio > 2" : fmt::format("ratio {:.2f}", mlp.ratio));
+                           lm.none_steps < 0 ? fmt::format("> {} steps, {}", 2 * f.N, ratio_text(lm))
+                                             : fmt::format("{} steps, {}", lm.none_steps, ratio_text(lm)),
+                           f.N, lm.target, ratio_text(mlp));
   r.details += fmt::format("Transformer: validation loss every {} steps, mean of {} seeds; none ran {} steps, LN and "
-                           "RMS {}.\nMLP: {}\n", ctx.quick ? 25 : 50, ctx.quick ? 2 : 3, 2 * f.N, f.N, mlp.text);
-  r.verdict = ratio_lm >= 1.5 && mlp.ratio >= 1.5 ? ClaimVerdict::pass : ClaimVerdict::fail;
+                           "RMS {}: {}.\nMLP: {}\n", ctx.quick ? 25 : 50, ctx.quick ? 2 : 3, 2 * f.N, f.N, lm.text, mlp.text);
+  r.verdict = lm.ratio >= 1.5 && mlp.ratio >= 1.5 ? ClaimVerdict::pass : ClaimVerdict::fail;
   return r;
 }
 
@@ -248,23 +254,14 @@ ClaimResult claim_c3(const ClaimContext& ctx) {
   // the whole step of lm-tiny (synthetic data of the same shape), one thread, alternating
   std::vector<double> ln_step, rms_step;
   {
-    const RunConfig cl = load_config_file(config_path("lm-tiny.json"), {"data.dataset=synthetic-lm"});
-    const RunConfig cr = load_config_file(config_path("lm-tiny.json"), {"data.dataset=synthetic-lm", "model.norm.type=rmsnorm"});
-    const auto data = make_dataset(cl);
-    auto ml = make_model(cl, *data), mr = make_model(cr, *data);
-    OptimizerState ol(cl.train, ml->params().numel()), orr(cr.train, mr->params().numel());
-    Graph<float> gl, gr;
-    Batch batch;
-    Rng brng(1, 2);
-    data->train_batch(brng, cl.train.batch_size, batch);
-    auto step = [&](Model& m, OptimizerState& o, Graph<float>& gg) {
-      forward_backward(gg, m, batch, false);
-      o.step(m.params().data(), m.params().grad(), 1e-3);
-    };
-    for (int i = 0; i < 3; ++i) step(*ml, ol, gl), step(*mr, orr, gr);
+    InProcessRun ln(load_config_file(config_path("lm-tiny.json"), {"data.dataset=synthetic-lm"}));
+    InProcessRun rms(load_config_file(config_path("lm-tiny.json"), {"data.dataset=synthetic-lm", "model.norm.type=rmsnorm"}));
+    ln.next_batch(), rms.next_batch();  // the same batch: same seed, same data
+    auto step = [](InProcessRun& run) { run.forward_backward(), run.update(1e-3); };
+    for (int i = 0; i < 3; ++i) step(ln), step(rms);
     for (int i = 0; i < rounds; ++i) {
-      ln_step.push_back(ms_of([&] { step(*ml, ol, gl); }));
-      rms_step.push_back(ms_of([&] { step(*mr, orr, gr); }));
+      ln_step.push_back(ms_of([&] { step(ln); }));
+      rms_step.push_back(ms_of([&] { step(rms); }));
     }
   }
   const Timing lo = timing_of(ln_ms), ro = timing_of(rms_ms), ls = timing_of(ln_step), rs = timing_of(rms_step);
@@ -291,20 +288,14 @@ ClaimResult claim_c7(const ClaimContext& ctx) {
   r.details = "| layer | Post-LN ||grad W2|| | Pre-LN ||grad W2|| |\n|---|---|---|\n";
   std::vector<std::vector<double>> norms;
   for (const char* placement : {"post", "pre"}) {
-    const RunConfig c = load_config_file(config_path("lm-tiny.json"),
-                                         {fmt::format("model.n_layers={}", L), std::string("model.norm.placement=") + placement,
-                                          "model.init_std=0.125", "train.threads=1"});
-    set_math_threads(1);
-    const auto data = make_dataset(c);
-    const auto model = make_model(c, *data);
-    ParamStore<float>& ps = model->params();
+    InProcessRun run(load_config_file(config_path("lm-tiny.json"),
+                                      {fmt::format("model.n_layers={}", L), std::string("model.norm.placement=") + placement,
+                                       "model.init_std=0.125"}));
+    ParamStore<float>& ps = run.params();
     std::vector<double> sum(ps.numel(), 0.0);
-    Graph<float> g;
-    Batch batch;
-    Rng rng(1, 2);
     for (int b = 0; b < batches; ++b) {
-      data->train_batch(rng, c.train.batch_size, batch);
-      forward_backward(g, *model, batch, false);
+      run.next_batch();
+      run.forward_backward();
       for (std::size_t i = 0; i < ps.numel(); ++i) sum[i] += ps.grad()[i] / batches;
     }
     std::vector<double> per_layer(L, 0.0);
@@ -407,26 +398,16 @@ ClaimResult claim_c5(const ClaimContext& ctx) {
     const RunConfig c = load_config_file(config_path("mlp-fmnist.json"),
                                          {fmt::format("train.batch_size={}", B), fmt::format("train.lr={}", 0.1 * B / 128),
                                           std::string("model.norm.type=") + norm});
-    set_math_threads(1);
-    const auto data = make_dataset(c);
-    const auto model = make_model(c, *data);
-    OptimizerState opt(c.train, model->params().numel());
-    Graph<float> g;
-    Batch batch;
-    Rng rng(uint64_t(c.seed), 2);
-    for (int s = 0; s < steps; ++s) {
-      data->train_batch(rng, B, batch);
-      forward_backward(g, *model, batch, false);
-      opt.step(model->params().data(), model->params().grad(), c.train.lr);
-    }
+    InProcessRun run(c);
+    for (int s = 0; s < steps; ++s) run.step();
     double acc[2] = {0, 0};  // eval mode (running statistics), then train mode (batch statistics)
     for (int mode = 0; mode < 2; ++mode) {
       int64_t correct = 0;
       for (int i = 0; i < eval_rows / B; ++i) {
-        data->val_batch(i, B, batch);
-        g.reset();
-        g.set_mode(/*training=*/mode == 1, /*grad=*/false);
-        correct += forward_loss(g, *model, batch, true).correct;
+        run.data->val_batch(i, B, run.batch);
+        run.graph.reset();
+        run.graph.set_mode(/*training=*/mode == 1, /*grad=*/false);
+        correct += forward_loss(run.graph, *run.model, run.batch, true).correct;
       }
       acc[mode] = 100.0 * double(correct) / eval_rows;
     }
@@ -545,13 +526,11 @@ ClaimResult claim_c10(const ClaimContext& ctx) {
           config_path("lm-tiny.json"),
           {fmt::format("model.n_layers={}", depth), "model.d_ff=128", "model.n_heads=2", "model.norm.placement=post",
            std::string("model.norm.type=") + norm, "train.lr=1e-3"});
-      set_math_threads(1);
-      const auto data = make_dataset(c);
-      const auto model = make_model(c, *data);
-      OptimizerState opt(c.train, model->params().numel());
-      Graph<float> g, probe_graph(false, false);
-      Batch batch, probe;
-      data->val_batch(0, c.train.batch_size, probe);  // the fixed probe batch
+      InProcessRun run(c);
+      const auto& model = run.model;
+      Graph<float> probe_graph(false, false);
+      Batch probe;
+      run.data->val_batch(0, c.train.batch_size, probe);  // the fixed probe batch
       // F: the final hidden states (the last block's output, which the output layer reads)
       auto probe_hidden = [&](std::vector<float>& out, double* ln_input) {
         probe_graph.reset();
@@ -572,13 +551,10 @@ ClaimResult claim_c10(const ClaimContext& ctx) {
       std::vector<float> F0, Ft;
       double ln0 = 0, ln_last = 0;
       probe_hidden(F0, &ln0);
-      Rng rng(uint64_t(c.seed), 2);
       Curve curve{fmt::format("{} {} layers", std::string(norm) == "deepnorm" ? "DeepNorm" : "Post-LN", depth), {}, {}};
       double max50 = 0, last = 0;
       for (int t = 1; t <= steps; ++t) {
-        data->train_batch(rng, c.train.batch_size, batch);
-        forward_backward(g, *model, batch, false);
-        opt.step(model->params().data(), model->params().grad(), c.train.lr);
+        run.step();
         probe_hidden(Ft, &ln_last);
         double d2 = 0;
         for (std::size_t i = 0; i < F0.size(); ++i) d2 += double(Ft[i] - F0[i]) * (Ft[i] - F0[i]);
@@ -616,27 +592,21 @@ ClaimResult claim_c11(const ClaimContext& ctx) {
   int k = 0;
   for (const char* norm : {"none", "batchnorm"}) {
     const RunConfig c = load_config_file(config_path("mlp-fmnist.json"), {std::string("model.norm.type=") + norm});
-    set_math_threads(1);
-    const auto data = make_dataset(c);
-    const auto model = make_model(c, *data);
-    ParamStore<float>& ps = model->params();
-    OptimizerState opt(c.train, ps.numel());
-    Graph<float> g;
-    Batch batch;
-    Rng rng(uint64_t(c.seed), 2);
+    InProcessRun run(c);
+    ParamStore<float>& ps = run.params();
     std::vector<float> theta(ps.numel()), g0(ps.numel());
     std::vector<double> changes;
     Curve curve{norm, {}, {}};
     for (int t = 0; t < steps; ++t) {
-      data->train_batch(rng, c.train.batch_size, batch);
-      forward_backward(g, *model, batch, false);
+      run.next_batch();
+      run.forward_backward();
       if (t % every == 0) {  // probe along the gradient, on the same batch, then restore
         std::copy_n(ps.data(), ps.numel(), theta.begin());
         std::copy_n(ps.grad(), ps.numel(), g0.begin());
         double worst = 0;
         for (double eta : {0.5, 1.0, 2.0, 4.0}) {
           for (std::size_t i = 0; i < ps.numel(); ++i) ps.data()[i] = theta[i] - float(eta * c.train.lr) * g0[i];
-          forward_backward(g, *model, batch, false);
+          run.forward_backward();
           double d2 = 0;
           for (std::size_t i = 0; i < ps.numel(); ++i) d2 += double(ps.grad()[i] - g0[i]) * (ps.grad()[i] - g0[i]);
           worst = std::max(worst, std::sqrt(d2));
@@ -646,7 +616,7 @@ ClaimResult claim_c11(const ClaimContext& ctx) {
         changes.push_back(worst);
         curve.points.emplace_back(t, worst);
       }
-      opt.step(ps.data(), ps.grad(), c.train.lr);
+      run.update(c.train.lr);
     }
     std::vector<double> sorted = changes;
     std::sort(sorted.begin(), sorted.end());
