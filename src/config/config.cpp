@@ -23,6 +23,7 @@ constexpr const char* kDataset[] = {"fortunes", "fashion-mnist", "synthetic-lm",
 constexpr const char* kLayout[] = {"packed", "padded"};
 constexpr const char* kArch[] = {"transformer", "mlp"};
 constexpr const char* kActivation[] = {"relu", "gelu", "tanh"};
+constexpr const char* kInit[] = {"normal", "xavier"};
 constexpr const char* kNormType[] = {"none", "batchnorm", "layernorm", "rmsnorm", "deepnorm"};
 constexpr const char* kPlacement[] = {"pre", "post"};
 constexpr const char* kBnAxes[] = {"batch_time", "batch"};
@@ -133,6 +134,7 @@ std::vector<Field> fields_of(RunConfig& c) {
   integer("model.d_ff", c.model.d_ff, 1, 65536);
   integer("model.hidden", c.model.hidden, 1, 65536);
   choice("model.activation", c.model.activation, kActivation);
+  choice("model.init", c.model.init, kInit);
   number("model.init_std", c.model.init_std, 0, kInf, true);
   choice("model.norm.type", c.model.norm.type, kNormType);
   choice("model.norm.placement", c.model.norm.placement, kPlacement);
@@ -359,6 +361,7 @@ const char* to_string(Arch v) { return kArch[int(v)]; }
 const char* to_string(Optimizer v) { return kOptimizer[int(v)]; }
 const char* to_string(Schedule v) { return kSchedule[int(v)]; }
 const char* to_string(Activation v) { return kActivation[int(v)]; }
+const char* to_string(Init v) { return kInit[int(v)]; }
 const char* to_string(Layout v) { return kLayout[int(v)]; }
 
 }  // namespace nt

@@ -16,6 +16,7 @@ enum class DatasetKind { fortunes, fashion_mnist, synthetic_lm, synthetic_classi
 enum class Layout { packed, padded };
 enum class Arch { transformer, mlp };
 enum class Activation { relu, gelu, tanh };
+enum class Init { normal, xavier };
 enum class NormType { none, batchnorm, layernorm, rmsnorm, deepnorm };
 enum class Placement { pre, post };
 enum class BnAxes { batch_time, batch };
@@ -49,6 +50,7 @@ struct ModelConfig {
   int d_ff = 256;
   int hidden = 256;          // mlp hidden width
   Activation activation = Activation::gelu;
+  Init init = Init::normal;  // normal: N(0, init_std) everywhere; xavier: Glorot normal, embeddings N(0, 1)
   double init_std = 0.02;
   NormConfig norm;
   bool final_norm = true;    // a norm before the output layer in pre placement
@@ -111,6 +113,7 @@ const char* to_string(Arch v);
 const char* to_string(Optimizer v);
 const char* to_string(Schedule v);
 const char* to_string(Activation v);
+const char* to_string(Init v);
 const char* to_string(Layout v);
 
 }  // namespace nt

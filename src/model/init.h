@@ -1,7 +1,15 @@
-// Weight initialisation, seeded: N(0, std) draws in parameter order from one stream.
+// Weight initialisation, seeded: draws in parameter order from one stream.
+//
+// model.init (the spec):
+//   normal  every Linear weight and both embeddings N(0, init_std)
+//   xavier  every Linear weight (the output layer too) Xavier (Glorot) normal with gain 1,
+//           std = sqrt(2 / (fan_in + fan_out)), and the embeddings N(0, 1), so inputs have
+//           ||x||^2 ~ d: the setting of Xiong et al. 2020 and DeepNet
+// Biases 0 and norm gains 1 either way; DeepNorm keeps its own gains (transformer.cpp).
 #pragma once
 #include <cmath>
 
+#include "config/config.h"
 #include "core/rng.h"
 #include "core/tensor.h"
 
@@ -14,6 +22,17 @@ inline void init_normal(Tensor<float> t, double std, Rng& rng) {
 // Xavier (Glorot) normal with a gain: std = gain * sqrt(2 / (fan_in + fan_out)), W is (out, in).
 inline void init_xavier_normal(Tensor<float> w, double gain, Rng& rng) {
   init_normal(w, gain * std::sqrt(2.0 / (w.rows + w.cols)), rng);
+}
+
+// A Linear weight W (out, in) as model.init says.
+inline void init_linear_weight(Tensor<float> w, const ModelConfig& m, Rng& rng) {
+  if (m.init == Init::xavier) init_xavier_normal(w, 1.0, rng);
+  else init_normal(w, m.init_std, rng);
+}
+
+// An embedding table as model.init says.
+inline void init_embedding(Tensor<float> table, const ModelConfig& m, Rng& rng) {
+  init_normal(table, m.init == Init::xavier ? 1.0 : m.init_std, rng);
 }
 
 }  // namespace nt

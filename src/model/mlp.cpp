@@ -24,12 +24,12 @@ class Mlp final : public Model {
     Rng rng(uint64_t(c.seed), 1);
     for (Layer& l : layers_) {
       l.linear.bind(params_);
-      init_normal(l.linear.W, c_.init_std, rng);
+      init_linear_weight(l.linear.W, c_, rng);
       std::fill_n(l.linear.bias.data, l.linear.bias.size(), 0.0f);
       l.norm.init(params_);
     }
     out_.bind(params_);
-    init_normal(out_.W, c_.init_std, rng);
+    init_linear_weight(out_.W, c_, rng);
     std::fill_n(out_.bias.data, out_.bias.size(), 0.0f);
     sites_.reserve(c_.n_layers);
   }

@@ -9,8 +9,9 @@
 //   logits = head(x)
 // attention(x) = out(causal_sdpa(q(x), k(x), v(x))) per head, heads read in place
 // feed_forward(x) = fc2(act(fc1(x)))
-// Init: every Linear weight and both embeddings N(0, init_std), biases 0, gains 1. DeepNorm:
-// fc1, fc2, v and out Xavier normal with gain beta, q and k with gain 1.
+// Init (model/init.h): model.init normal or xavier for every Linear weight and both
+// embeddings, biases 0, gains 1. DeepNorm, whatever model.init says: fc1, fc2, v and out
+// Xavier normal with gain beta, q and k with gain 1 (DeepNet's recipe).
 #include <memory>
 
 #include "core/check.h"
@@ -92,11 +93,10 @@ class Transformer final : public Model {
 
   void init(const RunConfig& c) {
     Rng rng(uint64_t(c.seed), 1);
-    const double s = c_.init_std;
     const bool deepnorm = c_.norm.type == NormType::deepnorm;
     const double beta = c.deepnorm_beta();
-    init_normal(params_.tensor(tok_emb_), s, rng);
-    init_normal(params_.tensor(pos_emb_), s, rng);
+    init_embedding(params_.tensor(tok_emb_), c_, rng);
+    init_embedding(params_.tensor(pos_emb_), c_, rng);
     for (Block& b : blocks_) {
       b.attn_norm.init(params_);
       b.ffn_norm.init(params_);
@@ -104,13 +104,13 @@ class Transformer final : public Model {
         l->bind(params_);
         std::fill_n(l->bias.data, l->bias.size(), 0.0f);
       }
-      for (Linear* l : {&b.q, &b.k}) deepnorm ? init_xavier_normal(l->W, 1.0, rng) : init_normal(l->W, s, rng);
+      for (Linear* l : {&b.q, &b.k}) deepnorm ? init_xavier_normal(l->W, 1.0, rng) : init_linear_weight(l->W, c_, rng);
       for (Linear* l : {&b.v, &b.out, &b.fc1, &b.fc2})
-        deepnorm ? init_xavier_normal(l->W, beta, rng) : init_normal(l->W, s, rng);
+        deepnorm ? init_xavier_normal(l->W, beta, rng) : init_linear_weight(l->W, c_, rng);
     }
     if (final_norm_) final_norm_->init(params_);
     head_.bind(params_);
-    init_normal(head_.W, s, rng);
+    init_linear_weight(head_.W, c_, rng);
     std::fill_n(head_.bias.data, head_.bias.size(), 0.0f);
   }
 
