@@ -20,11 +20,11 @@
 #include "core/rng.h"
 #include "core/threads.h"
 #include "data/dataset.h"
+#include "io/paths.h"
 #include "model/model.h"
 #include "norms/norms.h"
 #include "ops/ops.h"
-#include "train/optimizer.h"
-#include "train/step.h"
+#include "train/session.h"
 
 namespace nt {
 namespace {
@@ -180,28 +180,18 @@ BENCHMARK(BM_CrossEntropy)->ArgNames({"N", "V"})->Args({1024, 256})->Args({2048,
 // ---- one whole training step of a config: forward, loss, backward, clipping, update ----
 void BM_TrainStep(benchmark::State& s, const char* config, std::vector<std::string> overrides) {
   overrides.push_back("train.threads=" + std::to_string(s.range(0)));
-  const RunConfig c = load_config_file(std::string(NORMTOOL_SOURCE_DIR) + "/configs/" + config, overrides);
-  const int threads = set_math_threads(c.train.threads);
-  std::unique_ptr<Dataset> data;
+  const RunConfig c = load_config_file(config_path(config), overrides);
+  std::unique_ptr<Session> session;
   try {
-    data = make_dataset(c);
+    session = std::make_unique<Session>(c);
   } catch (const DataError& e) {
     s.SkipWithError(e.what());
     return;
   }
-  const auto model = make_model(c, *data);
-  OptimizerState opt(c.train, model->params().numel());
-  Graph<float> g;
-  Batch batch;
-  Rng rng(1, 2);
-  data->train_batch(rng, c.train.batch_size, batch);
-  for (auto _ : s) {
-    forward_backward(g, *model, batch, !c.is_lm());
-    const double norm = global_norm(model->params().grad(), model->params().numel());
-    if (c.train.grad_clip > 0) clip_to_norm(model->params().grad(), model->params().numel(), norm, c.train.grad_clip);
-    opt.step(model->params().data(), model->params().grad(), c.train.lr);
-  }
-  s.counters["threads"] = threads;
+  session->next_batch();
+  const Batch batch = session->batch();
+  for (auto _ : s) session->step_on(batch);
+  s.counters["threads"] = session->threads();
   s.counters["tokens/s"] = benchmark::Counter(double(c.train.batch_size) * (c.is_lm() ? c.data.seq_len : 1),
                                               benchmark::Counter::kIsIterationInvariantRate);
 }

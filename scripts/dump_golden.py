@@ -53,6 +53,16 @@ def rmsnorm():  # torch 1.13 has no nn.RMSNorm: the formula of the paper, by han
     dump("rmsnorm", {"N": N, "C": C, "eps": eps}, x=x, weight=w, dout=dout, y=y, dx=x.grad, dweight=w.grad)
 
 
+def prmsnorm():  # partial RMSNorm as the paper's code computes it (bzhangGo/rmsnorm), eps inside the sqrt
+    N, C, eps, p = 8, 64, 1e-5, 0.0625
+    k = int(C * p)
+    x, w = leaf(N, C, scale=2.0, shift=0.5), leaf(C, shift=1.0)
+    partial, _ = torch.split(x, [k, C - k], dim=-1)
+    y = x / torch.sqrt(partial.pow(2).mean(-1, keepdim=True) + eps) * w
+    dout = backward(y)
+    dump("prmsnorm", {"N": N, "C": C, "eps": eps, "p": p}, x=x, weight=w, dout=dout, y=y, dx=x.grad, dweight=w.grad)
+
+
 def batchnorm():
     """nn.BatchNorm1d: one training step (batch statistics, running-stat update), then eval."""
     N, C, eps, momentum = 10, 6, 1e-5, 0.1
@@ -163,5 +173,7 @@ def cross_entropy():
 
 if __name__ == "__main__":
     torch.manual_seed(20261122)
-    for case in (layernorm, rmsnorm, batchnorm, batchnorm_sequence, weightnorm, attention, mlp_gelu, cross_entropy):
+    # new cases go last: the earlier ones keep their draws and their files
+    for case in (layernorm, rmsnorm, batchnorm, batchnorm_sequence, weightnorm, attention, mlp_gelu, cross_entropy,
+                 prmsnorm):
         case()

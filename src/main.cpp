@@ -1,5 +1,6 @@
-// normtool: wires the subcommands (src/cli/, one file each) and maps errors to exit codes:
-// 0 success, 1 a run that failed or diverged, 2 bad usage or bad config.
+// normtool: wires the subcommands (src/cli/, one file each) and maps errors to exit codes, here
+// and nowhere else: 0 success; 1 a run that failed or diverged, or an error of normtool's own;
+// 2 bad input (usage, config, data: an InputError or a command-line parse error).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -9,6 +10,7 @@
 #include "cli/reproduce.h"
 #include "cli/run.h"
 #include "cli/sweep.h"
+#include "core/errors.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"normtool: reproduce the claims about normalization layers, on a CPU"};
@@ -24,6 +26,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
+  } catch (const nt::InputError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;

@@ -37,6 +37,19 @@ TEST(Golden, RMSNorm) {
   ref.expect_close("dweight", w.grad.data());
 }
 
+TEST(Golden, PRMSNorm) {
+  Golden ref("prmsnorm");
+  const int N = ref.config()["N"], C = ref.config()["C"];
+  auto x = ref.leaf("x", N, C), w = ref.leaf("weight", 1, C);
+  Graph<float> g;
+  Tensor<float> y = prmsnorm(g, x.tensor(), w.tensor(), float(ref.config()["eps"]), ref.config()["p"].get<double>());
+  seed_gradient(y, ref.values("dout"));
+  g.backward(Tensor<float>{});
+  ref.expect_close("y", y.data);
+  ref.expect_close("dx", x.grad.data());
+  ref.expect_close("dweight", w.grad.data());
+}
+
 TEST(Golden, BatchNormTrainThenEval) {
   Golden ref("batchnorm");
   const int N = ref.config()["N"], C = ref.config()["C"];

@@ -167,6 +167,14 @@ TEST(GradCheck, RMSNorm) {
                          {random_input(4, 6, 1, 2.0, 0.5), random_input(1, 6, 2, 0.5, 1.0)});
 }
 
+// C = 10, p = 0.3: the statistic reads the first 3 features; the rest get term 1 only.
+TEST(GradCheck, PRMSNorm) {
+  expect_gradients_match([](auto& g, auto& t) { return prmsnorm(g, t[0], t[1], 1e-5, 0.3); },
+                         {random_input(4, 10, 1, 2.0, 0.5), random_input(1, 10, 2, 0.5, 1.0)});
+  expect_gradients_match([](auto& g, auto& t) { return prmsnorm(g, t[0], Tensor<double>{}, 1e-5, 1.0 / 16); },
+                         {random_input(3, 64, 3, 2.0, 0.5)});
+}
+
 TEST(GradCheck, BatchNormBatchTime) {  // (B*T, C) with statistics over all B*T rows
   expect_gradients_match(
       [](auto& g, auto& t) { return batchnorm(g, t[0], t[1], t[2], 1, 1e-5, BatchNormState<double>{}); },
@@ -219,6 +227,8 @@ TEST(GradCheck, CompositeNorms) {
   expect_gradients_match([](auto& g, auto& t) { return layernorm_composite(g, t[0], t[1], t[2], 1e-5); },
                          {random_input(4, 6, 1, 2.0), random_input(1, 6, 2), random_input(1, 6, 3)});
   expect_gradients_match([](auto& g, auto& t) { return rmsnorm_composite(g, t[0], t[1], 1e-5); },
+                         {random_input(4, 6, 1, 2.0), random_input(1, 6, 2)});
+  expect_gradients_match([](auto& g, auto& t) { return prmsnorm_composite(g, t[0], t[1], 1e-5, 0.5); },
                          {random_input(4, 6, 1, 2.0), random_input(1, 6, 2)});
   expect_gradients_match(
       [](auto& g, auto& t) { return batchnorm_composite(g, t[0], t[1], t[2], 2, 1e-5, Tensor<double>{}); },

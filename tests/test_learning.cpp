@@ -99,15 +99,15 @@ TEST_P(LearnsOnFortunes, ValidationLossFarBelowUnigram) {
   const double unigram = unigram_validation_loss(c);
   EXPECT_GT(unigram, 3.0);  // 3.63 nats with Debian fortunes 1:1.99.1-7.3
   TempDir d;
-  const auto data = make_dataset(c);
+  Session session(c);
   RunFiles files(d.str());
   Progress progress(c.name, c.train.steps, 100);
-  const auto s = train(c, *data, files, progress).summary;
+  const auto s = train(c, session, files, progress).summary;
   EXPECT_LT(s["final_val_loss"].get<double>(), 0.8 * unigram) << "unigram " << unigram;
 }
 
 INSTANTIATE_TEST_SUITE_P(EachNorm, LearnsOnFortunes,
-                         ::testing::Values("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm"));
+                         ::testing::Values("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm"));
 
 }  // namespace
 }  // namespace nt::test

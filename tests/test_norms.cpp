@@ -49,6 +49,13 @@ TEST(FusedVsComposite, RMSNorm) {
                  {random_input(7, 16, 1, 3.0, 2.0), random_input(1, 16, 2)});
 }
 
+TEST(FusedVsComposite, PRMSNorm) {
+  for (double p : {1.0 / 16, 0.3, 1.0})
+    expect_same_op([p](auto& g, auto& t) { return prmsnorm(g, t[0], t[1], 1e-5, p); },
+                   [p](auto& g, auto& t) { return prmsnorm_composite(g, t[0], t[1], 1e-5, p); },
+                   {random_input(7, 16, 1, 3.0, 2.0), random_input(1, 16, 2)});
+}
+
 TEST(FusedVsComposite, BatchNormBothAxes) {
   for (int S : {1, 4})
     expect_same_op(
@@ -104,6 +111,24 @@ TEST(NormClosedForms, RMSNormGivesUnitRootMeanSquare) {
     for (int j = 0; j < 32; ++j) ms += y(n, j) * y(n, j) / 32;
     EXPECT_NEAR(ms, 1.0, 1e-12);
   }
+}
+
+// pRMSNorm with p = 1 is RMSNorm; with p < 1 the first k features have unit mean square.
+TEST(NormClosedForms, PRMSNormNormalizesItsFirstFeatures) {
+  Input x = random_input(3, 32, 5, 4.0, 1.0);
+  Graph<double> g(true, false);
+  const Tensor<double> xt{x.data.data(), nullptr, 3, 32};
+  const Tensor<double> full = prmsnorm(g, xt, {}, 0.0, 1.0), rms = rmsnorm(g, xt, {}, 0.0);
+  for (int64_t i = 0; i < full.size(); ++i) EXPECT_NEAR(full.data[i], rms.data[i], 1e-14);
+  const Tensor<double> y = prmsnorm(g, xt, {}, 0.0, 0.25);  // k = 8
+  ASSERT_EQ(prmsnorm_features(0.25, 32), 8);
+  for (int n = 0; n < 3; ++n) {
+    double ms = 0;
+    for (int j = 0; j < 8; ++j) ms += y(n, j) * y(n, j) / 8;
+    EXPECT_NEAR(ms, 1.0, 1e-12);
+  }
+  EXPECT_EQ(prmsnorm_features(0.0625, 48), 3);
+  EXPECT_EQ(prmsnorm_features(0.0625, 8), 1);  // at least one feature
 }
 
 TEST(NormClosedForms, BatchNormRunningStatisticsFollowPyTorch) {  // claim E5

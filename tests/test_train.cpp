@@ -10,8 +10,7 @@
 #include "data/dataset.h"
 #include "helpers.h"
 #include "model/model.h"
-#include "train/optimizer.h"
-#include "train/step.h"
+#include "train/session.h"
 #include "train/trainer.h"
 
 namespace nt::test {
@@ -34,15 +33,7 @@ RunConfig tiny_mlp(NormType norm, const std::vector<std::string>& more = {}) {
   return load_config("{}", "tiny-mlp.json", o);
 }
 
-double initial_loss(const RunConfig& c) {
-  const auto data = make_dataset(c);
-  const auto model = make_model(c, *data);
-  Rng rng(1, 2);
-  Batch batch;
-  data->train_batch(rng, c.train.batch_size, batch);
-  Graph<float> g;
-  return forward_backward(g, *model, batch, false).loss.data[0];
-}
+double initial_loss(const RunConfig& c) { return Session(c).step().loss; }
 
 TEST(Train, InitialLossIsLogOfTheVocabulary) {
   for (NormType n : {NormType::none, NormType::batchnorm, NormType::layernorm, NormType::rmsnorm, NormType::deepnorm})
@@ -125,17 +116,8 @@ TEST(Train, NoHeapAllocationInsideATrainingStep) {
   for (const RunConfig& c : {tiny_lm(NormType::layernorm, Placement::pre, {"train.optimizer=adamw"}),
                              tiny_lm(NormType::batchnorm, Placement::post, {"data.layout=padded"}),
                              tiny_lm(NormType::deepnorm, Placement::post), tiny_mlp(NormType::batchnorm)}) {
-    const auto data = make_dataset(c);
-    const auto model = make_model(c, *data);
-    OptimizerState opt(c.train, model->params().numel());
-    Graph<float> g;
-    Batch batch;
-    Rng rng(1, 2);
-    auto step = [&] {
-      data->train_batch(rng, c.train.batch_size, batch);
-      forward_backward(g, *model, batch, !c.is_lm());
-      opt.step(model->params().data(), model->params().grad(), 1e-3);
-    };
+    Session session(c);
+    auto step = [&] { session.step(); };
     for (int i = 0; i < 3; ++i) step();  // the first steps size the arena and the buffers
     allocations = 0;
     counting = true;
@@ -147,11 +129,11 @@ TEST(Train, NoHeapAllocationInsideATrainingStep) {
 
 // Runs the trainer into a fresh directory and returns it.
 nlohmann::json train_into(const RunConfig& c, const std::string& dir) {
-  const auto data = make_dataset(c);
+  Session session(c);
   RunFiles files(dir);
   files.write_config(config_to_json(c));
   Progress progress(c.name, c.train.steps, c.train.log_every);
-  return train(c, *data, files, progress).summary;
+  return train(c, session, files, progress).summary;
 }
 
 TEST(Train, SameSeedSameMetricsApartFromTiming) {
@@ -240,10 +222,10 @@ TEST(Train, LayerNormOutputStatisticsAreStandardized) {  // post placement: ever
 TEST(Train, DivergenceIsARecordedResult) {
   const RunConfig c = tiny_mlp(NormType::none, {"train.lr=1e4", "train.steps=200", "model.init_std=1"});
   TempDir d;
-  const auto data = make_dataset(c);
+  Session session(c);
   RunFiles files(d.str());
   Progress progress(c.name, c.train.steps, c.train.log_every);
-  const TrainOutcome r = train(c, *data, files, progress);
+  const TrainOutcome r = train(c, session, files, progress);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.summary["status"], "diverged");
   EXPECT_EQ(r.summary["diverged"], true);

@@ -83,17 +83,8 @@ Measurement change(const Tensor<float>& y, const Tensor<float>& y2) {
   return m;
 }
 
-// Which norm of the invariance table a config norm is (deepnorm is a LayerNorm).
-InvNorm table_norm(NormType n) {
-  switch (n) {
-    case NormType::batchnorm: return InvNorm::batchnorm;
-    case NormType::layernorm:
-    case NormType::deepnorm: return InvNorm::layernorm;
-    case NormType::rmsnorm: return InvNorm::rmsnorm;
-    case NormType::none: return InvNorm::none;
-  }
-  return InvNorm::none;
-}
+// Which row of the invariance table a config norm is (deepnorm is a LayerNorm).
+InvNorm table_norm(NormType n) { return to_string(n == NormType::deepnorm ? NormType::layernorm : n); }
 
 }  // namespace
 
@@ -105,8 +96,9 @@ std::vector<ModelCell> model_invariance(const RunConfig& base, const std::vector
                                         double delta) {
   const bool lm = base.is_lm();
   const auto data = make_dataset(base);
-  std::vector<NormType> norms{NormType::none, NormType::batchnorm, NormType::layernorm, NormType::rmsnorm};
-  if (lm) norms.push_back(NormType::deepnorm);
+  std::vector<NormType> norms;  // every kind; deepnorm is a transformer's residual scheme
+  for (std::size_t i = 0; i < std::size(kNormTraits); ++i)
+    if (lm || NormType(i) != NormType::deepnorm) norms.push_back(NormType(i));
   std::vector<ModelCell> cells;
   for (NormType n : norms) {
     RunConfig c = base;

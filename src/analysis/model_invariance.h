@@ -1,4 +1,4 @@
-// Invariance at model level (issue 4, part 3): a transform applied to the configured model at
+// Invariance at model level: a transform applied to the configured model at
 // init, reported as the relative change of the first affected norm's output and of the logits.
 //
 // The transformed "layer" is the one that produces the first norm site's summed inputs:

@@ -6,27 +6,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/threads.h"
+#include "io/paths.h"
+#include "sweep/sweep.h"
 
 namespace nt {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-InProcessRun::InProcessRun(const RunConfig& c)
-    : config(c),
-      data((set_math_threads(1), make_dataset(c))),
-      model(make_model(c, *data)),
-      optimizer(c.train, model->params().numel()),
-      rng(uint64_t(c.seed), 2) {}
-
-void InProcessRun::next_batch() { data->train_batch(rng, config.train.batch_size, batch); }
-
-BatchLoss InProcessRun::forward_backward() { return nt::forward_backward(graph, *model, batch, !config.is_lm()); }
-
-void InProcessRun::update(double lr) { optimizer.step(params().data(), params().grad(), lr); }
-
-std::string config_path(const std::string& name) { return std::string(NORMTOOL_SOURCE_DIR) + "/configs/" + name; }
 
 std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& name, const std::string& config,
                                   const std::vector<std::string>& fixed, const std::vector<std::string>& axes) {
@@ -71,7 +57,17 @@ std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs, const s
     for (const auto& [k, v] : where) ok &= r.overrides.count(k) && r.overrides.at(k) == v;
     if (ok) out.push_back(&r);
   }
+  std::stable_sort(out.begin(), out.end(), [](const RunRecord* a, const RunRecord* b) {
+    return a->overrides.count("seed") && b->overrides.count("seed") && a->seed() < b->seed();
+  });
   return out;
+}
+
+std::vector<double> values_of(const std::vector<const RunRecord*>& runs, const char* field) {
+  std::vector<double> v;
+  for (const RunRecord* r : runs)
+    v.push_back(r->summary.contains(field) && r->summary[field].is_number() ? r->summary[field].get<double>() : NAN);
+  return v;
 }
 
 Curve mean_curve(const std::string& title, const std::vector<const RunRecord*>& runs,
@@ -128,14 +124,16 @@ std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::strin
   return out;
 }
 
-std::string plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,
-                      const std::vector<Curve>& curves, std::string& details) {
+void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style, const std::vector<Curve>& curves,
+               ClaimResult& result) {
   const std::string note = plot_curves(ctx.out, stem, style, curves);
-  if (!note.empty()) {
-    details += note + "\n";
-    return "";
-  }
-  return stem + ".png";
+  if (note.empty()) result.plots.push_back(stem + ".png");
+  else result.details += note + "\n";
+}
+
+RunConfig session_config(const std::string& file, std::vector<std::string> overrides) {
+  overrides.push_back("train.threads=1");
+  return load_config_file(config_path(file), overrides);
 }
 
 }  // namespace nt

@@ -1,5 +1,6 @@
-// Evidence for the training claims: run a sweep into the claim's directory, read its runs
-// back (metrics.jsonl, stats.csv, summary.json), average over seeds, plot with seed bands.
+// Evidence for the training claims: sweeps of runs into the claim's directory read back
+// (metrics.jsonl, stats.csv, summary.json), values per seed, curves averaged over seeds with
+// the seeds' band, per-position statistics, plots; and configs for in-process sessions.
 #pragma once
 #include <map>
 #include <string>
@@ -9,13 +10,7 @@
 
 #include "claims/claim.h"
 #include "config/config.h"
-#include "core/graph.h"
-#include "data/dataset.h"
-#include "model/model.h"
-#include "train/optimizer.h"
-#include "train/step.h"
 #include "io/plot.h"
-#include "sweep/sweep.h"
 
 namespace nt {
 
@@ -24,6 +19,7 @@ struct RunRecord {
   std::map<std::string, std::string> overrides;  // the sweep job's
   nlohmann::json summary;
   std::vector<std::pair<int, double>> val_loss, val_acc, train_loss;  // (step, value)
+  int seed() const { return std::stoi(overrides.at("seed")); }
 };
 
 // Runs `axes` over `config` with `fixed` overrides into <ctx.out>/<name> (resumable) and
@@ -31,15 +27,16 @@ struct RunRecord {
 std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& name, const std::string& config,
                                   const std::vector<std::string>& fixed, const std::vector<std::string>& axes);
 
-// The runs whose overrides match all of `where` (key -> value).
+// The runs whose overrides match all of `where` (key -> value), in the order of their seeds.
 std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs, const std::map<std::string, std::string>& where);
+
+// A summary field of each run (NaN where absent), in the runs' order; and its mean.
+std::vector<double> values_of(const std::vector<const RunRecord*>& runs, const char* field);
+double mean_of(const std::vector<const RunRecord*>& runs, const char* field);
 
 // Mean over runs at each step every run has, with the min and max as the band.
 Curve mean_curve(const std::string& title, const std::vector<const RunRecord*>& runs,
                  std::vector<std::pair<int, double>> RunRecord::*series);
-
-// Mean of a summary field over runs (NaN where absent), and its values.
-double mean_of(const std::vector<const RunRecord*>& runs, const char* field);
 
 // stats.csv of a run: rows at the last logged step, (layer, site) -> mean and std per position.
 struct PositionStats {
@@ -47,31 +44,12 @@ struct PositionStats {
 };
 std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::string& dir);
 
-// "PNG file name" when the plot was drawn, else "" (the note goes to `details`).
-std::string plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,
-                      const std::vector<Curve>& curves, std::string& details);
+// Draws the plot into the claim's directory and records it in result.plots; when it cannot be
+// drawn (no gnuplot), the note goes to result.details instead.
+void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style, const std::vector<Curve>& curves,
+               ClaimResult& result);
 
-// A model trained in this process, for the claims that probe it between steps: one math
-// thread, the trainer's data stream (Rng(seed, 2)) and optimizer. step() is the trainer's
-// step without clipping, schedule, evaluation or records.
-struct InProcessRun {
-  explicit InProcessRun(const RunConfig& c);
-  void next_batch();                  // the next training batch into `batch`
-  BatchLoss forward_backward();       // on `batch`; the gradients are then in model->params()
-  void update(double lr);             // one optimizer step
-  void step() { next_batch(), forward_backward(), update(config.train.lr); }
-  ParamStore<float>& params() { return model->params(); }
-
-  RunConfig config;
-  std::unique_ptr<Dataset> data;
-  std::unique_ptr<Model> model;
-  OptimizerState optimizer;
-  Graph<float> graph;
-  Batch batch;
-  Rng rng;
-};
-
-// The configs folder of the source tree.
-std::string config_path(const std::string& name);
+// A config from configs/ with overrides, for a session inside this process: one math thread.
+RunConfig session_config(const std::string& file, std::vector<std::string> overrides);
 
 }  // namespace nt

@@ -1,35 +1,190 @@
-// The list of claims in the order of ../shared/claims.md, and the verdict names.
+// Every claim of ../shared/claims.md, in its order: the metadata written once (the report's
+// rows and the experiment READMEs' headers are generated from it) and the function that runs
+// the experiment. Adding a claim: a row here, its function in the theme's file, its README.
+#include <algorithm>
+
 #include "claims/claim.h"
 
 namespace nt {
 
-const char* to_string(ClaimVerdict v) {
-  return v == ClaimVerdict::pass ? "PASS" : v == ClaimVerdict::fail ? "FAIL" : "INCONCLUSIVE";
-}
+// exact.cpp
+ClaimResult claim_e1(const ClaimContext&);
+ClaimResult claim_e2(const ClaimContext&);
+ClaimResult claim_e3(const ClaimContext&);
+ClaimResult claim_e4(const ClaimContext&);
+ClaimResult claim_e5(const ClaimContext&);
+ClaimResult claim_e6(const ClaimContext&);
+ClaimResult claim_e7(const ClaimContext&);
+ClaimResult claim_e8(const ClaimContext&);
+// convergence.cpp
+ClaimResult claim_c1(const ClaimContext&);
+ClaimResult claim_c2(const ClaimContext&);
+ClaimResult claim_c6(const ClaimContext&);
+// speed.cpp
+ClaimResult claim_c3(const ClaimContext&);
+// batchnorm.cpp
+ClaimResult claim_c4(const ClaimContext&);
+ClaimResult claim_c5(const ClaimContext&);
+ClaimResult claim_c11(const ClaimContext&);
+// postln.cpp
+ClaimResult claim_c7(const ClaimContext&);
+ClaimResult claim_c8(const ClaimContext&);
+ClaimResult claim_c9(const ClaimContext&);
+ClaimResult claim_c10(const ClaimContext&);
 
 const std::vector<Claim>& all_claims() {
   static const std::vector<Claim> claims{
-      {"E1", "invariance-table", true, claim_e1},
-      {"E2", "gradient-scaling", true, claim_e2},
-      {"E3", "jacobian-norm", true, claim_e3},
-      {"E4", "layernorm-standardizes", true, claim_e4},
-      {"E5", "batchnorm-running-stats", true, claim_e5},
-      {"E6", "batch-dependence", true, claim_e6},
-      {"E7", "post-ln-residual-energy", true, claim_e7},
-      {"E8", "deepnorm-constants", true, claim_e8},
-      {"C1", "normalization-speeds-convergence", false, claim_c1},
-      {"C2", "rmsnorm-matches-layernorm", false, claim_c2},
-      {"C3", "rmsnorm-is-faster", false, claim_c3},
-      {"C4", "batchnorm-small-batches", false, claim_c4},
-      {"C5", "batchnorm-train-vs-eval", false, claim_c5},
-      {"C6", "per-position-statistics", false, claim_c6},
-      {"C7", "post-ln-gradients-at-init", false, claim_c7},
-      {"C8", "post-ln-needs-warmup", false, claim_c8},
-      {"C9", "deep-post-ln-vs-deepnorm", false, claim_c9},
-      {"C10", "post-ln-model-update", false, claim_c10},
-      {"C11", "batchnorm-smooths-landscape", false, claim_c11},
+      {"E1", "invariance-table", "The invariance table of the LayerNorm and RMSNorm papers",
+       "every cell's verdict equals the table; ✓: rel < 1e-10 (float64, eps 0) and < 1e-5 (float32, eps 1e-5); "
+       "✗: rel > 1e-2",
+       "Ba et al. 2016 Table 1; Zhang & Sennrich 2019 Table 1",
+       "A layer y = norm(W x): W 48x64 ~ N(0, 1/64), x 32x64 ~ N(0, 1), delta 3, seed 1, no pre-norm bias and no "
+       "gain or bias after the norm; the six transforms of the papers; the trainer's own ops in float64 with eps 0 "
+       "and in float32 with eps 1e-5 (src/analysis/invariance.cpp).",
+       true, claim_e1},
+      {"E2", "gradient-scaling", "Scaling a weight matrix by delta scales a normalized layer's gradient by 1/delta",
+       "||dL/dW at delta W|| delta / ||dL/dW|| = 1 ± 1e-8 for delta in {0.5, 2, 10}, LN, RMS, BN",
+       "LN §5.2.2, RMS §4.2, BN §3.3 (implicit learning-rate decay)",
+       "The layer of E1 with L = sum(y * R), R a fixed random matrix; float64, eps 0; LN, RMS, BN (batch "
+       "statistics); delta in {0.5, 2, 10}.",
+       true, claim_e2},
+      {"E3", "jacobian-norm", "The norm's Jacobian has spectral norm 1/sigma(x) (LN) and 1/RMS(x) (RMS)",
+       "| ||J||_2 sigma - 1 | < 1e-9 (LN), | ||J||_2 RMS - 1 | < 1e-9 (RMS)",
+       "Xiong et al. 2020 Lemma 3; Zhang & Sennrich 2019 Eq. 9",
+       "x in R^64 (N(0.5, 1) entries) at scales 0.1, 1, 10; gain 1, eps 0, float64; the full Jacobian from 64 "
+       "backward passes (one-hot upstream gradients), its largest singular value by Eigen's JacobiSVD.",
+       true, claim_e3},
+      {"E4", "layernorm-standardizes", "LayerNorm standardizes each sample: [2,3,5,1,4] -> mean 0, variance 1",
+       "output equals (x - 3) / sqrt(2 + 1e-5) to 1e-6", "the seed article on LayerNorm",
+       "normtool's layernorm op, no affine, eps 1e-5, in float64 and float32.", true, claim_e4},
+      {"E5", "batchnorm-running-stats",
+       "BatchNorm running statistics follow the momentum rule; eval uses them; LN/RMS are the same in train and eval",
+       "after one step running_mean = 0.1 mu_B, running_var = 0.9 + 0.1 m/(m-1) sigma^2_B to 1e-12; eval = affine "
+       "map with them; LN/RMS train and eval outputs identical",
+       "Ioffe & Szegedy 2015 Alg. 2; PyTorch BatchNorm1d (momentum 0.1, unbiased running variance)",
+       "One batch of m = 8 rows of 4 features (N(1.5, 2^2)), fresh running statistics (mean 0, var 1), momentum "
+       "0.1, eps 1e-5, float64.",
+       true, claim_e5},
+      {"E6", "batch-dependence",
+       "Under BatchNorm a sequence's outputs depend on the other sequences in its batch and on their padding; under "
+       "LN/RMS they do not",
+       "the same sequence in two batches: BN changes (relative > 1e-3), LN/RMS identical to 1e-6",
+       "the seed article (padding a11 vs b11)",
+       "Sequence a (6 positions x 8 features) normalized in three batches: with b1, with a different b2 (scale 3, "
+       "shift 1), and with b1 whose last 3 positions are zero padding (not masked); BN with batch statistics over "
+       "all rows (bn_axes batch_time), float64.",
+       true, claim_e6},
+      {"E7", "post-ln-residual-energy",
+       "At initialization the Post-LN residual input has E||x||^2/d ~ 3/2 at every layer, while Pre-LN's residual "
+       "stream grows linearly with depth",
+       "Post-LN mean in [1.35, 1.65] for every layer; Pre-LN linear fit over layers has slope in [0.4, 1.6], "
+       "R^2 >= 0.95",
+       "Xiong et al. 2020 Lemma 1-2",
+       "Xiong's assumptions: square FFN (d_ff = d = 64) with ReLU, all weights N(0, 1/d), biases 0, eps 0; 12 "
+       "layers, 4 heads; E||x||^2/d of the vector entering each layer's FFN site (Post-LN) and attention site "
+       "(Pre-LN: the residual stream x_l), over 2 batches of 16 x 32 tokens (synthetic-lm) for each of 16 weight "
+       "initializations (seeds 1-16).",
+       true, claim_e7},
+      {"E8", "deepnorm-constants", "DeepNorm constants and init",
+       "N = 12: alpha = 2.2134, beta = 0.3195 (1e-4); FFN/V/O init std = beta sqrt(2/(fan_in + fan_out)) within 3%",
+       "Wang et al. 2022 (DeepNet) Table and §4",
+       "A deepnorm transformer with N = 12 layers, d = 256, d_ff = 1024, built by normtool's model code; the "
+       "empirical std of each weight matrix kind over the 12 layers.",
+       true, claim_e8},
+      {"C1", "normalization-speeds-convergence",
+       "Normalization speeds convergence: LN/RMS reach a given loss in far fewer steps than none",
+       "steps for none to reach LN's step-N validation loss >= 1.5 N (or never), in both setups",
+       "Zhang & Sennrich 2019 §6.1; Ba et al. 2016 §6 (curves only)",
+       "Transformer: configs/lm-tiny.json with 4 layers (Pre-LN, d 64, fortunes, seq 64, batch 16, Adam 1e-3); LN "
+       "and RMS for N = 600 steps (quick 150), none for 2N; validation loss (10 batches) every 50 steps (quick 25); "
+       "runs shared with C2 and C6. MLP: configs/mlp-fmnist.json with 6 hidden layers (256, ReLU, SGD 0.1 momentum "
+       "0.9, batch 128), N = 400 steps (quick 150), none for 2N; validation loss every 25 steps. None runs twice "
+       "as long so that 'never' means 'not within 2N'.",
+       false, claim_c1},
+      {"C2", "rmsnorm-matches-layernorm", "RMSNorm matches LayerNorm's quality",
+       "RMS final validation loss within 2% of LN's (mean over seeds)",
+       "Zhang & Sennrich 2019 Tables 2-4 (e.g. WMT14 BLEU: LN 22.6, RMS 22.4)",
+       "The transformer runs of C1 (4-layer Pre-LN on fortunes, N steps).", false, claim_c2},
+      {"C3", "rmsnorm-is-faster", "RMSNorm is faster than LayerNorm",
+       "op time (forward + backward, 4096x512) RMS <= 0.9x LN; training step RMS < LN; min/median/max",
+       "Zhang & Sennrich 2019 Tables 2-10: RMSNorm 6.9%-40.8% faster per step (64% is pRMSNorm)",
+       "One thread. (1) The norm op, forward + backward, on 4096 x 512 float32 with gain (and bias for LN), 30 "
+       "alternating rounds (quick 10) after 3 warm-up rounds. (2) A training step of configs/lm-tiny.json with LN "
+       "vs RMS (synthetic data of the same shape), alternating, same rounds. Reported as min / median / max.",
+       false, claim_c3},
+      {"C4", "batchnorm-small-batches", "BatchNorm degrades at small batch sizes; LN does not",
+       "BN err(2) - BN err(32) >= 3 points and >= 3x LN's change",
+       "Wu & He 2018 Table 2 (ResNet-50 ImageNet error vs 32/GPU: +1.2 at 8, +3.7 at 4, +11.1 at 2); LN §6.6",
+       "configs/mlp-fmnist.json (4 x 256 ReLU MLP on Fashion-MNIST, SGD momentum 0.9); batch 32, 16, 8, 4, 2; BN vs "
+       "LN; the same number of epochs at every batch size (1 epoch; quick 0.25), the learning rate scaled linearly "
+       "with the batch (0.1 x batch/128, the rule the GN paper uses); validation error on the first 2560 test "
+       "images with BN's running statistics.",
+       false, claim_c4},
+      {"C5", "batchnorm-train-vs-eval",
+       "BatchNorm behaves differently in training and inference; with small batches eval is worse",
+       "(setup README) BN: train-mode minus eval-mode accuracy on the same data >= 1 point; LN: |gap| < 0.1",
+       "Ioffe & Szegedy 2015 §3.1; the seed articles",
+       "The MLP of C4 at batch 4 (lr 0.1 x 4/128) trained for 1 epoch (quick 0.25); then the first 2560 test "
+       "images, in batches of 4, evaluated twice: with BN's running statistics (eval mode) and with each batch's "
+       "own statistics (train mode); the same for LN.",
+       false, claim_c5},
+      {"C6", "per-position-statistics",
+       "Per-position statistics: the std leaving LN/RMS is nearly constant across positions; without a norm the "
+       "residual stream's varies strongly",
+       "post-norm std: coefficient of variation over positions <= 5% for LN/RMS, >= 15% without norm",
+       "Zhang & Sennrich 2019 Table 5",
+       "The transformer runs of C1; stats.csv at each run's last statistics step; for every site (attn, ffn, "
+       "final) the std over the hidden dimension of the vector leaving the site (<site>.out), per position; its "
+       "coefficient of variation over the 64 positions, averaged over sites. For none the site's output is its "
+       "input: the residual stream.",
+       false, claim_c6},
+      {"C7", "post-ln-gradients-at-init",
+       "At initialization Post-LN gradients grow toward the output layer; Pre-LN's are nearly uniform",
+       "Post-LN: Spearman rho(layer, grad norm) >= 0.8 and last/first >= 2; Pre-LN: max/min <= 2",
+       "Xiong et al. 2020 Fig. 3 (theory: Post-LN last/first ~ (3/2)^(11/2) ~ 9 for 12 layers)",
+       "configs/lm-tiny.json with 12 layers, weights N(0, 1/d) (init_std 0.125), Post-LN vs Pre-LN, at init; the "
+       "gradient of each block's FFN output matrix W2 averaged over 20 batches of fortunes (16 x 64), then its "
+       "Frobenius norm.",
+       false, claim_c7},
+      {"C8", "post-ln-needs-warmup", "Post-LN needs learning-rate warm-up; Pre-LN trains without it",
+       "Post-LN no-warm-up loss >= 1.2x its warm-up loss (or diverges); Pre-LN no-warm-up <= 1.05x Post-LN warm-up",
+       "Xiong et al. 2020 §3.2 (IWSLT14: Post-LN without warm-up BLEU 8.45 vs ~34 with 4000 steps of warm-up)",
+       "configs/lm-tiny.json with 6 layers, d 64, FFN 128, 4 heads; Adam (0.9, 0.98), lr 2e-3; linear warm-up of 0 "
+       "or W steps, then the constant lr; N = 1500 steps, W = 500 (quick 300 and 100); Post-LN with and without "
+       "warm-up, Pre-LN without; final validation loss (10 batches).",
+       false, claim_c8},
+      {"C9", "deep-post-ln-vs-deepnorm", "Deep Post-LN diverges or stalls where DeepNorm trains",
+       "a smallest depth where Post-LN ends >= 1.2x DeepNorm's loss exists; DeepNorm's loss non-increasing in "
+       "depth (±3%)",
+       "Wang et al. 2022 §3, §5 (Post-LN fails at 18L-18L on IWSLT-14; DeepNet trains 100L-100L)",
+       "configs/lm-tiny.json with d 64, FFN 128, 2 heads (DeepNet's 64-128-2 tiny models), depth 6, 18, 36 (quick "
+       "6, 12, 18), Post-LN vs DeepNorm (alpha = (2N)^(1/4), beta = (8N)^(-1/4)), Adam lr 1e-3, no warm-up, 300 "
+       "steps (quick 150).",
+       false, claim_c9},
+      {"C10", "post-ln-model-update", "Post-LN's model update explodes early; DeepNorm's stays bounded",
+       "max over t <= 50 of ||F(x, theta_t) - F(x, theta_0)||: Post-LN >= 3x DeepNorm at the larger depth, and "
+       "the ratio grows with depth",
+       "Wang et al. 2022 Fig. 4-5 (64-128-2 models, 6L-6L to 100L-100L)",
+       "Post-LN vs DeepNorm transformers (d 64, FFN 128, 2 heads) of depth 6 and 18 (quick 6 and 12), Adam lr "
+       "1e-3, no warm-up; after each of the first 200 steps (quick 60) the final hidden states F (the last block's "
+       "output) on a fixed validation batch, and ||F_t - F_0|| per token; also the mean ||x||/sqrt(d) of the "
+       "vectors entering the norms, at step 0 and at the end.",
+       false, claim_c10},
+      {"C11", "batchnorm-smooths-landscape", "BatchNorm smooths the loss landscape (gradient predictiveness)",
+       "median over probes of max_eta ||grad(theta - eta g) - g||: >= 3x smaller with BN than without",
+       "Santurkar et al. 2018 (VGG on CIFAR-10: BN's gradient predictiveness far better, Fig. 4)",
+       "configs/mlp-fmnist.json (4 x 256 ReLU, SGD 0.1, momentum 0.9, batch 128), BN vs none, 1000 steps (quick "
+       "300). Every 50 steps, on that step's batch: the gradient g, then the gradient after moving eta x lr x g "
+       "against it for eta in 0.5, 1, 2, 4 (parameters restored after); the largest ||grad(theta - eta lr g) - g||.",
+       false, claim_c11},
   };
   return claims;
+}
+
+const Claim* find_claim(const std::string& id) {
+  const auto& all = all_claims();
+  const auto it = std::find_if(all.begin(), all.end(), [&](const Claim& c) { return c.id == id; });
+  return it == all.end() ? nullptr : &*it;
 }
 
 }  // namespace nt

@@ -1,61 +1,154 @@
 #include "claims/report.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace nt {
 
 namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kBegin = "<!-- generated from src/claims/registry.cpp by `normtool reproduce --sync-readmes`: edit it there -->";
+constexpr const char* kEnd = "<!-- end of the generated header -->";
+
+std::string dir_name(const Claim& c) { return std::string(c.id) + "-" + c.slug; }
+
+json to_json(const Interval& i) { return {{"n", i.n}, {"mean", i.mean}, {"sd", i.sd}, {"lo", i.lo}, {"hi", i.hi}}; }
+Interval interval_from(const json& j) {
+  auto num = [&](const char* k) { return j[k].is_number() ? j[k].get<double>() : NAN; };
+  return {j["n"].get<int>(), num("mean"), num("sd"), num("lo"), num("hi")};
+}
+
+ClaimVerdict verdict_named(const std::string& v) {
+  return v == "PASS" ? ClaimVerdict::pass : v == "FAIL" ? ClaimVerdict::fail : ClaimVerdict::inconclusive;
+}
+
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// The measures of a training claim: one row each, a column per seed.
+std::string measures_table(const ClaimResult& r) {
+  if (r.measures.empty()) return "";
+  std::string t = "| measure |";
+  for (int s : r.seeds) t += fmt::format(" seed {} |", s);
+  t += " mean [95% interval] | criterion | verdict |\n|---|";
+  for (std::size_t i = 0; i < r.seeds.size(); ++i) t += "---|";
+  t += "---|---|---|\n";
+  for (const Measure& m : r.measures) {
+    t += "| " + m.name + " |";
+    for (double v : m.values) t += fmt::format(" {:.4g} |", v);
+    t += fmt::format(" {} | {} | {} |\n", show(m.interval, 4), m.criterion, to_string(m.verdict));
+  }
+  return t + "\n";
+}
+
+}  // namespace
 
 void save_result(const std::string& claim_dir, const ClaimResult& r) {
-  const nlohmann::json j = {{"id", r.id},           {"title", r.title},   {"verdict", to_string(r.verdict)},
-                            {"measured", r.measured}, {"criterion", r.criterion}, {"source", r.source},
-                            {"plots", r.plots},     {"details", r.details}, {"ran", r.ran}};
+  json measures = json::array();
+  for (const Measure& m : r.measures) {
+    json values = json::array();
+    for (double v : m.values) values.push_back(number(v));
+    measures.push_back({{"name", m.name}, {"values", values}, {"interval", to_json(m.interval)},
+                        {"criterion", m.criterion}, {"verdict", to_string(m.verdict)}});
+  }
+  const json j = {{"verdict", to_string(r.verdict)}, {"measured", r.measured}, {"seeds", r.seeds},
+                  {"measures", measures}, {"plots", r.plots}, {"details", r.details}, {"ran", r.ran},
+                  {"seconds", r.seconds}};
   std::ofstream(fs::path(claim_dir) / "result.json") << j.dump(2) << "\n";
 }
 
-std::vector<ClaimResult> load_results(const std::string& report_dir) {
-  std::vector<ClaimResult> results;
+std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string& report_dir) {
+  std::vector<std::pair<const Claim*, ClaimResult>> results;
   for (const Claim& c : all_claims()) {
-    std::ifstream in(fs::path(report_dir) / (c.id + "-" + c.slug) / "result.json");
+    std::ifstream in(fs::path(report_dir) / dir_name(c) / "result.json");
     if (!in) continue;
-    const auto j = nlohmann::json::parse(in);
-    ClaimResult r{j["id"], j["title"]};
-    const std::string v = j["verdict"];
-    r.verdict = v == "PASS" ? ClaimVerdict::pass : v == "FAIL" ? ClaimVerdict::fail : ClaimVerdict::inconclusive;
-    r.measured = j["measured"], r.criterion = j["criterion"], r.source = j["source"], r.details = j["details"];
+    const json j = json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.contains("measures")) continue;  // not this version's result
+    ClaimResult r;
+    r.verdict = verdict_named(j["verdict"]);
+    r.measured = j["measured"], r.details = j["details"], r.ran = j["ran"], r.seconds = j["seconds"];
+    r.seeds = j["seeds"].get<std::vector<int>>();
     r.plots = j["plots"].get<std::vector<std::string>>();
-    r.ran = j["ran"];
-    results.push_back(std::move(r));
+    for (const json& m : j["measures"]) {
+      Measure x{m["name"], {}, interval_from(m["interval"]), m["criterion"], verdict_named(m["verdict"])};
+      for (const json& v : m["values"]) x.values.push_back(v.is_number() ? v.get<double>() : NAN);
+      r.measures.push_back(std::move(x));
+    }
+    results.emplace_back(&c, std::move(r));
   }
   return results;
 }
 
-void write_report(const std::string& dir, const std::vector<ClaimResult>& results) {
+void write_report(const std::string& dir, const std::vector<std::pair<const Claim*, ClaimResult>>& results) {
   fs::create_directories(dir);
   std::string md = "# normtool: the claims about normalization, reproduced\n\n";
-  md += "Rerun everything with `normtool reproduce --jobs 2` (or one claim with the command in its row). Criteria "
-        "and sources: `../shared/claims.md`; each claim's setup: `experiments/<id>-<slug>/README.md`.\n\n";
+  md += "Rerun everything with `normtool reproduce --jobs 2` (or one claim with the command in its row; other seeds "
+        "with `--seeds a,b,c`). Criteria and sources: `../shared/claims.md`; each claim's setup and any change "
+        "with its reason: `experiments/<id>-<slug>/README.md`. A training claim's verdict comes from the mean "
+        "over seeds and its 95% interval: PASS when the criterion holds across the interval, FAIL when the "
+        "interval lies entirely on the failing side, INCONCLUSIVE otherwise.\n\n";
   md += "| claim | verdict | measured | criterion | source | plot | rerun |\n|---|---|---|---|---|---|---|\n";
-  nlohmann::json verdicts = nlohmann::json::array();
-  for (const ClaimResult& r : results) {
+  json verdicts = json::array();
+  for (const auto& [c, r] : results) {
     std::string plots;
-    for (const auto& p : r.plots) plots += fmt::format("[{}]({}) ", fs::path(p).filename().string(), p);
-    md += fmt::format("| [{}](#{}) {} | **{}** | {} | {} | {} | {} | `normtool reproduce {}` |\n", r.id, r.id, r.title,
-                      to_string(r.verdict), r.measured, r.criterion, r.source, plots.empty() ? "-" : plots, r.id);
-    verdicts.push_back({{"id", r.id}, {"title", r.title}, {"verdict", to_string(r.verdict)}, {"ran", r.ran},
-                        {"measured", r.measured}, {"criterion", r.criterion}, {"source", r.source}, {"plots", r.plots}});
+    for (const auto& p : r.plots) plots += fmt::format("[{}]({}/{}) ", p, dir_name(*c), p);
+    md += fmt::format("| [{}](#{}) {} | **{}** | {} | {} | {} | {} | `normtool reproduce {}` |\n", c->id,
+                      fmt::format("{}-{}", c->id, c->slug), c->title, to_string(r.verdict), r.measured, c->criterion,
+                      c->source, plots.empty() ? "-" : plots, c->id);
+    verdicts.push_back({{"id", c->id}, {"title", c->title}, {"verdict", to_string(r.verdict)}, {"ran", r.ran},
+                        {"measured", r.measured}, {"criterion", c->criterion}, {"source", c->source},
+                        {"seeds", r.seeds}, {"seconds", r.seconds}});
   }
-  for (const ClaimResult& r : results) {
-    md += fmt::format("\n## {}\n\n**{}**: {}\n\n- measured: {}\n- criterion: {}\n- source: {}\n- rerun: `normtool "
-                      "reproduce {}` (setup: `experiments/{}-*/README.md`)\n\n", r.id, r.title, to_string(r.verdict),
-                      r.measured, r.criterion, r.source, r.id, r.id);
-    for (const auto& p : r.plots) md += fmt::format("![{}]({})\n\n", r.id, p);
+  for (const auto& [c, r] : results) {
+    md += fmt::format("\n<a id=\"{}-{}\"></a>\n## {}: {}\n\n**{}** ({:.0f} s)\n\n- measured: {}\n- criterion: {}\n"
+                      "- source: {}\n- setup: {} (`experiments/{}/README.md`)\n- rerun: `normtool reproduce {}`\n\n",
+                      c->id, c->slug, c->id, c->title, to_string(r.verdict), r.seconds, r.measured, c->criterion,
+                      c->source, c->setup, dir_name(*c), c->id);
+    md += measures_table(r);
+    for (const auto& p : r.plots) md += fmt::format("![{}]({}/{})\n\n", c->id, dir_name(*c), p);
     md += r.details + "\n";
   }
   std::ofstream(fs::path(dir) / "REPORT.md") << md;
   std::ofstream(fs::path(dir) / "verdicts.json") << verdicts.dump(2) << "\n";
+}
+
+std::string readme_header(const Claim& c) {
+  return fmt::format("{}\n# {}: {}\n\n- **Source**: {}\n- **Criterion**: {}\n- **Setup**: {}\n- **Rerun**: "
+                     "`normtool reproduce {}`{}\n{}\n",
+                     kBegin, c.id, c.title, c.source, c.criterion, c.setup, c.id,
+                     c.exact ? "" : " (other seeds: `--seeds a,b,c`)", kEnd);
+}
+
+std::string with_readme_header(const Claim& c, const std::string& readme) {
+  const auto end = readme.find(kEnd);
+  if (readme.rfind(kBegin, 0) == 0 && end != std::string::npos) {
+    std::size_t rest = end + std::string(kEnd).size();
+    if (rest < readme.size() && readme[rest] == '\n') ++rest;
+    return readme_header(c) + readme.substr(rest);
+  }
+  return readme_header(c) + "\n" + readme;
+}
+
+std::vector<std::string> sync_readmes(const std::string& experiments_dir) {
+  std::vector<std::string> changed;
+  for (const Claim& c : all_claims()) {
+    const fs::path path = fs::path(experiments_dir) / dir_name(c) / "README.md";
+    std::ifstream in(path);
+    std::stringstream ss;
+    if (in) ss << in.rdbuf();
+    const std::string now = ss.str(), want = with_readme_header(c, now);
+    if (want == now) continue;
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << want;
+    changed.push_back(path.string());
+  }
+  return changed;
 }
 
 }  // namespace nt

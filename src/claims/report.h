@@ -1,8 +1,13 @@
 // The reproduction report: each claim's result is kept in <report>/<id>-<slug>/result.json, and
 // REPORT.md (one row per claim, then each claim's evidence) and verdicts.json are assembled
-// from every result in the directory, so rerunning one claim updates its row and keeps the rest.
+// from every result in the directory with the claims' metadata from the registry, so
+// rerunning one claim updates its row and keeps the rest.
+//
+// The experiment READMEs (experiments/<id>-<slug>/README.md) start with a header generated
+// from the registry, between two marker lines; the text after it is written by hand.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "claims/claim.h"
@@ -10,7 +15,15 @@
 namespace nt {
 
 void save_result(const std::string& claim_dir, const ClaimResult& result);
-std::vector<ClaimResult> load_results(const std::string& report_dir);  // in the order of all_claims()
-void write_report(const std::string& dir, const std::vector<ClaimResult>& results);
+// The results found in the report directory, in the order of all_claims().
+std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string& report_dir);
+void write_report(const std::string& dir, const std::vector<std::pair<const Claim*, ClaimResult>>& results);
+
+// The generated header of a claim's experiment README, marker lines included.
+std::string readme_header(const Claim& claim);
+// README text with its header replaced by (or, without markers, prefixed with) the generated one.
+std::string with_readme_header(const Claim& claim, const std::string& readme);
+// Rewrites the header of every experiment README under `experiments_dir`; returns the files changed.
+std::vector<std::string> sync_readmes(const std::string& experiments_dir);
 
 }  // namespace nt

@@ -1,16 +1,20 @@
 // `normtool reproduce`: run each claim's experiment and write the report (REPORT.md,
-// verdicts.json, the plots and the runs). Exit status 0 when every claim ran, whatever its
+// verdicts.json, the plots and the runs). Claims run one after another, so a timing claim (C3)
+// never runs beside another experiment. Exit status 0 when every claim ran, whatever its
 // verdict; 1 when an experiment failed to run; 2 on bad usage.
 #include "cli/reproduce.h"
 
 #include <fmt/core.h>
 
 #include <chrono>
-#include <ctime>
 #include <filesystem>
 
 #include "claims/claim.h"
 #include "claims/report.h"
+#include "config/config.h"
+#include "core/errors.h"
+#include "io/paths.h"
+#include "sweep/sweep.h"
 
 namespace nt::cli {
 
@@ -21,43 +25,70 @@ struct ReproduceOptions {
   bool quick = false;
   int jobs = 2;
   std::string out;
+  std::string seeds = "1,2,3";
+  bool sync_readmes = false;
+  bool list = false;
 };
 
-int run(const ReproduceOptions& o) {
-  std::vector<const Claim*> chosen;
-  for (const Claim& c : all_claims())
-    if (o.ids.empty() || std::find(o.ids.begin(), o.ids.end(), c.id) != o.ids.end()) chosen.push_back(&c);
-  for (const auto& id : o.ids)
-    if (std::none_of(all_claims().begin(), all_claims().end(), [&](const Claim& c) { return c.id == id; })) {
-      std::string known;
-      for (const Claim& c : all_claims()) known += (known.empty() ? "" : "|") + c.id;
-      fmt::print(stderr, "error: unknown claim \"{}\" (expected {})\n", id, known);
-      return 2;
+std::vector<int> parse_seeds(const std::string& text) {
+  std::vector<int> seeds;
+  for (const std::string& v : parse_axis("seed=" + text).values) {
+    std::size_t used = 0;
+    int s = -1;
+    try {
+      s = std::stoi(v, &used);
+    } catch (const std::exception&) {
     }
-  const std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  const std::string out = o.out.empty() ? fmt::format("runs/reproduce-{}", stamp) : o.out;
-  std::error_code ec;
-  const std::string binary = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (used != v.size() || s < 0) throw UsageError(fmt::format("--seeds: expected integers >= 0, got \"{}\"", v));
+    seeds.push_back(s);
+  }
+  if (seeds.size() < 3) throw UsageError(fmt::format("--seeds: a verdict needs at least 3 seeds, got \"{}\"", text));
+  return seeds;
+}
+
+int run(const ReproduceOptions& o) {
+  if (o.list) {
+    fmt::print("claims (setups in {}/experiments):\n", data_dir());
+    for (const Claim& c : all_claims()) fmt::print("  {:<4} {}\n", c.id, c.title);
+    return 0;
+  }
+  if (o.sync_readmes) {
+    const std::string dir = data_dir() + "/experiments";
+    for (const std::string& f : sync_readmes(dir)) fmt::print("updated {}\n", f);
+    return 0;
+  }
+  std::vector<const Claim*> chosen;
+  for (const auto& id : o.ids) {
+    const Claim* c = find_claim(id);
+    if (!c) {
+      std::vector<const char*> known;
+      for (const Claim& k : all_claims()) known.push_back(k.id);
+      throw UsageError(fmt::format("unknown claim \"{}\" (expected {})", id, join_names(known)));
+    }
+    chosen.push_back(c);
+  }
+  if (o.ids.empty())
+    for (const Claim& c : all_claims()) chosen.push_back(&c);
+  const std::vector<int> seeds = parse_seeds(o.seeds);
+  const std::string out = o.out.empty() ? "runs/reproduce-" + timestamp() : o.out;
   int failed = 0;
   for (const Claim* c : chosen) {
     const auto t0 = std::chrono::steady_clock::now();
-    ClaimContext ctx{(std::filesystem::path(out) / (c->id + "-" + c->slug)).string(), binary, o.quick, o.jobs};
+    ClaimContext ctx{(std::filesystem::path(out) / (std::string(c->id) + "-" + c->slug)).string(), self_executable(),
+                     o.quick, o.jobs, seeds};
     std::filesystem::create_directories(ctx.out);
     ClaimResult r;
     try {
       r = c->run(ctx);
     } catch (const std::exception& e) {
-      r = ClaimResult{c->id, c->slug, ClaimVerdict::inconclusive};
+      r = ClaimResult{};
       r.ran = false;
       r.measured = fmt::format("the experiment failed to run: {}", e.what());
       ++failed;
     }
-    for (auto& p : r.plots) p = (std::filesystem::path(c->id + "-" + c->slug) / p).string();
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     save_result(ctx.out, r);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    fmt::print("{:<3} {:<13} {} ({:.1f} s)\n", r.id, to_string(r.verdict), r.measured, s);
+    fmt::print("{:<3} {:<13} {} ({:.1f} s)\n", c->id, to_string(r.verdict), r.measured, r.seconds);
     std::fflush(stdout);
   }
   write_report(out, load_results(out));  // this run's claims and any earlier ones in the directory
@@ -74,6 +105,10 @@ void setup_reproduce(CLI::App& app, int& exit_code) {
   sub->add_flag("--quick", o->quick, "shrunken settings (minutes, not tens of minutes)");
   sub->add_option("-j,--jobs", o->jobs, "parallel training runs")->capture_default_str()->check(CLI::Range(1, 64));
   sub->add_option("-o,--out", o->out, "report directory (default runs/reproduce-<YYYYmmdd-HHMMSS>)");
+  sub->add_option("--seeds", o->seeds, "the training claims' seeds, at least 3")->capture_default_str();
+  sub->add_flag("--list", o->list, "list the claims and where their experiments are, and exit");
+  sub->add_flag("--sync-readmes", o->sync_readmes,
+                "rewrite the generated header of every experiments/*/README.md from the claim registry, and exit");
   sub->callback([o, &exit_code] { exit_code = run(*o); });
 }
 

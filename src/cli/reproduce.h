@@ -1,4 +1,4 @@
-// `normtool reproduce [ID ...] [--quick] [--jobs N] [--out DIR]`
+// `normtool reproduce [ID ...] [--quick] [--jobs N] [--out DIR] [--seeds a,b,c] [--sync-readmes]`
 #pragma once
 #include <CLI/CLI.hpp>
 

@@ -1,15 +1,16 @@
 // `normtool run`: resolve the config, load the data, create the run directory, train.
-// Exit status: 0 completed; 1 diverged or failed (files still written); 2 bad usage,
-// config or data; 130 interrupted (summary says "interrupted").
+// Exit status: 0 completed; 1 diverged or failed (files still written); 2 bad usage, config or
+// data, found before anything is written (main.cpp); 130 interrupted (summary says "interrupted").
 #include "cli/run.h"
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
-#include "data/dataset.h"
 #include "io/console.h"
+#include "io/paths.h"
 #include "io/run_files.h"
+#include "train/session.h"
 #include "train/trainer.h"
 
 namespace nt::cli {
@@ -27,48 +28,30 @@ struct RunOptions {
 int run(const RunOptions& o) {
   std::vector<std::string> overrides = o.sets;
   overrides.insert(overrides.end(), o.positional.begin(), o.positional.end());
-  RunConfig config;
-  try {
-    config = load_config_file(o.config, overrides);
-  } catch (const ConfigError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 2;
-  }
+  const RunConfig config = load_config_file(o.config, overrides);
   if (o.print_config) {
     fmt::print("{}\n", config_to_json(config).dump(2));
     return 0;
   }
-  std::unique_ptr<Dataset> data;
-  try {
-    data = make_dataset(config);
-  } catch (const DataError& e) {
-    fmt::print(stderr, "error: data: {}\n", e.what());
-    return 2;
-  }
-  std::unique_ptr<RunFiles> files;
-  try {
-    files = std::make_unique<RunFiles>(o.out.empty() ? default_run_dir(config.name) : o.out);
-  } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 2;
-  }
-  files->write_config(config_to_json(config));
+  Session session(config);  // the data and the model, before anything is written
+  RunFiles files(o.out.empty() ? default_run_dir(config.name) : o.out);
+  files.write_config(config_to_json(config));
   install_interrupt_handlers();
   Progress progress(config.name, config.train.steps, config.train.log_every);
   try {
-    const TrainOutcome r = train(config, *data, *files, progress);
+    const TrainOutcome r = train(config, session, files, progress);
     const auto& s = r.summary;
     auto num = [&](const char* k) { return s[k].is_number() ? fmt::format("{:.4f}", s[k].get<double>()) : "n/a"; };
     fmt::print("{}: {} after {} steps: train loss {}, val loss {}{}, {} steps/s -> {}\n", config.name,
                s["status"].get<std::string>(), s["steps_completed"].get<int>(), num("final_train_loss"),
                num("final_val_loss"), s.contains("final_val_acc") ? ", val acc " + num("final_val_acc") : "",
                s["steps_per_s"].is_number() ? fmt::format("{:.1f}", s["steps_per_s"].get<double>()) : "n/a",
-               files->dir());
+               files.dir());
     return r.exit_code;
   } catch (const std::exception& e) {
     progress.done();
-    files->write_summary({{"name", config.name}, {"status", "failed"}, {"error", e.what()}});
-    fmt::print(stderr, "error: {}: run failed: {}\n", files->dir(), e.what());
+    files.write_summary({{"name", config.name}, {"status", "failed"}, {"error", e.what()}});
+    fmt::print(stderr, "error: {}: run failed: {}\n", files.dir(), e.what());
     return 1;
   }
 }

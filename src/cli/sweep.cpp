@@ -6,10 +6,8 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include <ctime>
-#include <filesystem>
-
 #include "config/config.h"
+#include "io/paths.h"
 #include "sweep/sweep.h"
 
 namespace nt::cli {
@@ -26,27 +24,14 @@ struct SweepOptions {
   bool dry_run = false;
 };
 
-std::string self_path() {
-  std::error_code ec;
-  return std::filesystem::read_symlink("/proc/self/exe", ec).string();
-}
-
 int run(const SweepOptions& o) {
   SweepSpec spec;
   spec.config = o.config;
   spec.fixed = o.sets;
   spec.jobs = o.jobs;
   spec.threads_per_job = o.threads;
-  try {
-    for (const auto& a : o.axes) spec.axes.push_back(parse_axis(a));
-  } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 2;
-  }
-  const std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  spec.out = o.out.empty() ? fmt::format("runs/sweep-{}", stamp) : o.out;
+  for (const auto& a : o.axes) spec.axes.push_back(parse_axis(a));
+  spec.out = o.out.empty() ? "runs/sweep-" + timestamp() : o.out;
   const auto jobs = expand(spec);
   // Every job's config must be valid before anything runs.
   for (const SweepJob& j : jobs) {
@@ -55,15 +40,14 @@ int run(const SweepOptions& o) {
     try {
       load_config_file(spec.config, overrides);
     } catch (const ConfigError& e) {
-      fmt::print(stderr, "error: job #{} ({}): {}\n", j.index, j.label(), e.what());
-      return 2;
+      throw UsageError(fmt::format("job #{} ({}): {}", j.index, j.label(), e.what()));
     }
   }
   if (o.dry_run) {
     for (const SweepJob& j : jobs) fmt::print("#{} : {}\n", j.index, j.label());
     return 0;
   }
-  const auto done = run_sweep(spec, self_path());
+  const auto done = run_sweep(spec, self_executable());
   fmt::print("{}", aggregate_table(done));
   fmt::print("sweep: {} jobs -> {} (sweep.json, aggregate.md)\n", done.size(), spec.out);
   int failed = 0, stopped = 0;

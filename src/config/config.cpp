@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -18,17 +19,6 @@ namespace nt {
 using json = nlohmann::json;
 
 namespace {
-
-constexpr const char* kDataset[] = {"fortunes", "fashion-mnist", "synthetic-lm", "synthetic-classify"};
-constexpr const char* kLayout[] = {"packed", "padded"};
-constexpr const char* kArch[] = {"transformer", "mlp"};
-constexpr const char* kActivation[] = {"relu", "gelu", "tanh"};
-constexpr const char* kInit[] = {"normal", "xavier"};
-constexpr const char* kNormType[] = {"none", "batchnorm", "layernorm", "rmsnorm", "deepnorm"};
-constexpr const char* kPlacement[] = {"pre", "post"};
-constexpr const char* kBnAxes[] = {"batch_time", "batch"};
-constexpr const char* kOptimizer[] = {"sgd", "adam", "adamw"};
-constexpr const char* kSchedule[] = {"constant", "linear", "cosine", "inverse_sqrt"};
 
 std::string describe(const json& v) {
   std::string s = v.dump();
@@ -108,53 +98,52 @@ std::vector<Field> fields_of(RunConfig& c) {
                  },
                  [&ref] { return json(ref); }});
   };
-  auto choice = [&]<class E, std::size_t N>(std::string path, E& ref, const char* const (&names)[N]) {
+  auto choice = [&]<class E>(std::string path, E& ref, std::span<const char* const> names) {
     f.push_back({path,
-                 [&ref, &names](const json& v) -> std::optional<std::string> {
-                   for (std::size_t i = 0; i < N; ++i)
+                 [&ref, names](const json& v) -> std::optional<std::string> {
+                   for (std::size_t i = 0; i < names.size(); ++i)
                      if (v.is_string() && v.get<std::string>() == names[i]) return ref = E(i), std::nullopt;
-                   std::string all;
-                   for (std::size_t i = 0; i < N; ++i) all += (i ? "|" : "") + std::string(names[i]);
-                   return fmt::format("expected one of {}, got {}", all, describe(v));
+                   return fmt::format("expected one of {}, got {}", join_names(names), describe(v));
                  },
-                 [&ref, &names] { return json(names[int(ref)]); }});
+                 [&ref, names] { return json(names[int(ref)]); }});
   };
 
   text("name", c.name);
   integer("seed", c.seed, 0, 2147483647);
-  choice("data.dataset", c.data.dataset, kDataset);
+  choice("data.dataset", c.data.dataset, kDatasetNames);
   text("data.path", c.data.path);
   integer("data.seq_len", c.data.seq_len, 1, 4096);
-  choice("data.layout", c.data.layout, kLayout);
+  choice("data.layout", c.data.layout, kLayoutNames);
   number("data.val_fraction", c.data.val_fraction, 0, 1, true);
-  choice("model.arch", c.model.arch, kArch);
+  choice("model.arch", c.model.arch, kArchNames);
   integer("model.d_model", c.model.d_model, 1, 8192);
   integer("model.n_layers", c.model.n_layers, 1, 1000);
   integer("model.n_heads", c.model.n_heads, 1, 1024);
   integer("model.d_ff", c.model.d_ff, 1, 65536);
   integer("model.hidden", c.model.hidden, 1, 65536);
-  choice("model.activation", c.model.activation, kActivation);
-  choice("model.init", c.model.init, kInit);
+  choice("model.activation", c.model.activation, kActivationNames);
+  choice("model.init", c.model.init, kInitNames);
   number("model.init_std", c.model.init_std, 0, kInf, true);
-  choice("model.norm.type", c.model.norm.type, kNormType);
-  choice("model.norm.placement", c.model.norm.placement, kPlacement);
+  choice("model.norm.type", c.model.norm.type, norm_type_names());
+  choice("model.norm.placement", c.model.norm.placement, kPlacementNames);
   number("model.norm.eps", c.model.norm.eps, 0);
   boolean("model.norm.affine", c.model.norm.affine);
   number("model.norm.momentum", c.model.norm.momentum, 0, 1);
-  choice("model.norm.bn_axes", c.model.norm.bn_axes, kBnAxes);
+  choice("model.norm.bn_axes", c.model.norm.bn_axes, kBnAxesNames);
   optional_number("model.norm.alpha", c.model.norm.alpha);
   optional_number("model.norm.beta", c.model.norm.beta);
+  number("model.norm.p", c.model.norm.p, 0, 1, true);
   boolean("model.final_norm", c.model.final_norm);
   integer("train.steps", c.train.steps, 1);
   integer("train.batch_size", c.train.batch_size, 1, 1 << 20);
-  choice("train.optimizer", c.train.optimizer, kOptimizer);
+  choice("train.optimizer", c.train.optimizer, kOptimizerNames);
   number("train.lr", c.train.lr, 0);
   number("train.momentum", c.train.momentum, 0, 1);
   number("train.beta1", c.train.beta1, 0, 1);
   number("train.beta2", c.train.beta2, 0, 1);
   number("train.adam_eps", c.train.adam_eps, 0);
   number("train.weight_decay", c.train.weight_decay, 0);
-  choice("train.schedule", c.train.schedule, kSchedule);
+  choice("train.schedule", c.train.schedule, kScheduleNames);
   integer("train.warmup_steps", c.train.warmup_steps, 0);
   number("train.grad_clip", c.train.grad_clip, 0);
   integer("train.log_every", c.train.log_every, 1);
@@ -298,7 +287,7 @@ double RunConfig::deepnorm_beta() const {
 }
 
 ConfigError::ConfigError(std::vector<std::string> problems)
-    : std::runtime_error([&] {
+    : InputError([&] {
         std::string s = problems.size() == 1 ? "config is invalid: " + problems[0]
                                              : fmt::format("config is invalid ({} problems):", problems.size());
         if (problems.size() > 1)
@@ -353,15 +342,29 @@ json config_to_json(const RunConfig& config) {
   return out;
 }
 
-const char* to_string(DatasetKind v) { return kDataset[int(v)]; }
-const char* to_string(NormType v) { return kNormType[int(v)]; }
-const char* to_string(Placement v) { return kPlacement[int(v)]; }
-const char* to_string(BnAxes v) { return kBnAxes[int(v)]; }
-const char* to_string(Arch v) { return kArch[int(v)]; }
-const char* to_string(Optimizer v) { return kOptimizer[int(v)]; }
-const char* to_string(Schedule v) { return kSchedule[int(v)]; }
-const char* to_string(Activation v) { return kActivation[int(v)]; }
-const char* to_string(Init v) { return kInit[int(v)]; }
-const char* to_string(Layout v) { return kLayout[int(v)]; }
+std::span<const char* const> norm_type_names() {
+  static const auto names = [] {
+    std::array<const char*, std::size(kNormTraits)> a{};
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = kNormTraits[i].name;
+    return a;
+  }();
+  return names;
+}
+
+std::string join_names(std::span<const char* const> names) {
+  std::string all;
+  for (std::size_t i = 0; i < names.size(); ++i) all += (i ? "|" : "") + std::string(names[i]);
+  return all;
+}
+
+const char* to_string(DatasetKind v) { return kDatasetNames[int(v)]; }
+const char* to_string(Placement v) { return kPlacementNames[int(v)]; }
+const char* to_string(BnAxes v) { return kBnAxesNames[int(v)]; }
+const char* to_string(Arch v) { return kArchNames[int(v)]; }
+const char* to_string(Optimizer v) { return kOptimizerNames[int(v)]; }
+const char* to_string(Schedule v) { return kScheduleNames[int(v)]; }
+const char* to_string(Activation v) { return kActivationNames[int(v)]; }
+const char* to_string(Layout v) { return kLayoutNames[int(v)]; }
+const char* to_string(Init v) { return kInitNames[int(v)]; }
 
 }  // namespace nt

@@ -4,24 +4,42 @@
 // anything runs. config_to_json() gives the resolved config, every default filled in.
 #pragma once
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/errors.h"
+#include "norms/norms.h"  // NormType, its names beside it
+
 namespace nt {
 
+// Each enum with the names the config spells (also the names of the source files), in its order.
 enum class DatasetKind { fortunes, fashion_mnist, synthetic_lm, synthetic_classify };
+inline constexpr const char* kDatasetNames[] = {"fortunes", "fashion-mnist", "synthetic-lm", "synthetic-classify"};
 enum class Layout { packed, padded };
+inline constexpr const char* kLayoutNames[] = {"packed", "padded"};
 enum class Arch { transformer, mlp };
+inline constexpr const char* kArchNames[] = {"transformer", "mlp"};
 enum class Activation { relu, gelu, tanh };
+inline constexpr const char* kActivationNames[] = {"relu", "gelu", "tanh"};
 enum class Init { normal, xavier };
-enum class NormType { none, batchnorm, layernorm, rmsnorm, deepnorm };
+inline constexpr const char* kInitNames[] = {"normal", "xavier"};
 enum class Placement { pre, post };
+inline constexpr const char* kPlacementNames[] = {"pre", "post"};
 enum class BnAxes { batch_time, batch };
+inline constexpr const char* kBnAxesNames[] = {"batch_time", "batch"};
 enum class Optimizer { sgd, adam, adamw };
+inline constexpr const char* kOptimizerNames[] = {"sgd", "adam", "adamw"};
 enum class Schedule { constant, linear, cosine, inverse_sqrt };
+inline constexpr const char* kScheduleNames[] = {"constant", "linear", "cosine", "inverse_sqrt"};
+// NormType's names, in its order (norms/norms.h: kNormTraits).
+std::span<const char* const> norm_type_names();
+
+// "a|b|c", as the error messages list the choices.
+std::string join_names(std::span<const char* const> names);
 
 struct DataConfig {
   DatasetKind dataset = DatasetKind::fortunes;
@@ -40,6 +58,7 @@ struct NormConfig {
   BnAxes bn_axes = BnAxes::batch_time;
   std::optional<double> alpha;           // deepnorm residual scale; unset = (2N)^(1/4)
   std::optional<double> beta;            // deepnorm init gain; unset = (8N)^(-1/4)
+  double p = 0.0625;                     // prmsnorm: the share of the features its RMS reads
 };
 
 struct ModelConfig {
@@ -87,7 +106,7 @@ struct RunConfig {
 };
 
 // All the problems of one config, one line each ("model.norm.type: expected one of ...").
-class ConfigError : public std::runtime_error {
+class ConfigError : public InputError {
  public:
   explicit ConfigError(std::vector<std::string> problems);
   const std::vector<std::string>& problems() const { return problems_; }
@@ -104,16 +123,15 @@ RunConfig load_config_file(const std::string& path, const std::vector<std::strin
 
 nlohmann::json config_to_json(const RunConfig& config);
 
-// Names of enum values as the config spells them (also the names of the source files).
+// The config's spelling of an enum value.
 const char* to_string(DatasetKind v);
-const char* to_string(NormType v);
 const char* to_string(Placement v);
 const char* to_string(BnAxes v);
 const char* to_string(Arch v);
 const char* to_string(Optimizer v);
 const char* to_string(Schedule v);
 const char* to_string(Activation v);
-const char* to_string(Init v);
 const char* to_string(Layout v);
+const char* to_string(Init v);
 
 }  // namespace nt

@@ -2,7 +2,8 @@
 //
 // reset() rewinds it. The first step may spill into extra chunks; the next reset() merges
 // them into one block big enough for the whole step, so from the second step on a training
-// step allocates nothing on the heap (tests/test_allocation.cpp counts).
+// step allocates nothing on the heap (Train.NoHeapAllocationInsideATrainingStep in tests/test_train.cpp
+// counts).
 #pragma once
 #include <cstddef>
 #include <memory>

@@ -43,9 +43,10 @@ class Dataset {
 // names the file and the Debian package providing it.
 std::unique_ptr<Dataset> make_dataset(const RunConfig& config);
 
-class DataError : public std::runtime_error {
+// A missing or corrupt data file, or data that cannot serve the config: bad input (exit 2).
+class DataError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  explicit DataError(const std::string& what) : InputError("data: " + what) {}
 };
 
 // The pieces, for tests and for the README's documentation of the synthetic sets.

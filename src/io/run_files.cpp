@@ -1,10 +1,11 @@
 #include "io/run_files.h"
 
-#include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "core/errors.h"
 
 namespace nt {
 
@@ -13,8 +14,8 @@ namespace fs = std::filesystem;
 RunFiles::RunFiles(std::string dir) : dir_(std::move(dir)) {
   std::error_code ec;
   if (fs::exists(dir_, ec) && !(fs::is_directory(dir_, ec) && fs::is_empty(dir_, ec)))
-    throw std::invalid_argument(fmt::format("--out {}: already exists and is not an empty directory "
-                                            "(choose another --out, or remove it)", dir_));
+    throw UsageError(fmt::format("--out {}: already exists and is not an empty directory "
+                                 "(choose another --out, or remove it)", dir_));
   fs::create_directories(dir_, ec);
   if (ec) throw std::runtime_error(fmt::format("{}: cannot create the run directory: {}", dir_, ec.message()));
   metrics_ = open("metrics.jsonl");
@@ -65,13 +66,6 @@ void RunFiles::flush_stats() { std::fflush(stats_); }
 void RunFiles::write_summary(const nlohmann::json& summary) {
   std::fflush(stats_);
   write_atomically(fs::path(dir_) / "summary.json", summary.dump(2) + "\n");
-}
-
-std::string default_run_dir(const std::string& name) {
-  const std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return fmt::format("runs/{}-{}", name, stamp);
 }
 
 }  // namespace nt

@@ -37,7 +37,4 @@ class RunFiles {
   std::FILE* open(const char* name);
 };
 
-// Default run directory: runs/<name>-<YYYYmmdd-HHMMSS>.
-std::string default_run_dir(const std::string& name);
-
 }  // namespace nt

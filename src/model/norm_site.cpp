@@ -2,22 +2,16 @@
 
 #include <algorithm>
 
-#include "norms/norms.h"
-
 namespace nt {
 
 NormSite::NormSite(ParamStore<float>& params, const NormConfig& c, int layer, const std::string& name,
                    const char* place, int C, int positions)
-    : type_(c.type == NormType::deepnorm ? NormType::layernorm : c.type),
-      eps_(float(c.eps)),
-      momentum_(float(c.momentum)),
-      layer_(layer),
-      positions_(positions),
+    : type_(c.type), eps_(float(c.eps)), momentum_(float(c.momentum)), p_(c.p), layer_(layer), positions_(positions),
       place_(place) {
   if (type_ == NormType::none) return;
   if (c.affine) {
     gain_ = params.add(name + ".weight", layer, 1, C);
-    if (type_ != NormType::rmsnorm) bias_ = params.add(name + ".bias", layer, 1, C);
+    if (traits(type_).bias) bias_ = params.add(name + ".bias", layer, 1, C);
   }
   if (type_ == NormType::batchnorm) {
     running_mean_.assign(std::size_t(positions) * C, 0.0f);
@@ -38,22 +32,10 @@ void NormSite::init(ParamStore<float>& params) {
 
 Tensor<float> NormSite::operator()(Graph<float>& g, Tensor<float> x, const float* mask,
                                    std::vector<SiteCapture>& sites) {
-  Tensor<float> y = x;
-  switch (type_) {
-    case NormType::none:
-      break;
-    case NormType::layernorm:
-    case NormType::deepnorm:
-      y = layernorm(g, x, gain_t_, bias_t_, eps_);
-      break;
-    case NormType::rmsnorm:
-      y = rmsnorm(g, x, gain_t_, eps_);
-      break;
-    case NormType::batchnorm:
-      y = batchnorm(g, x, gain_t_, bias_t_, positions_, eps_,
-                    BatchNormState<float>{running_mean_.data(), running_var_.data(), momentum_, mask});
-      break;
-  }
+  const Tensor<float> y = apply_norm(
+      g, type_, x,
+      NormArgs<float>{gain_t_, bias_t_, eps_, p_, positions_,
+                      BatchNormState<float>{running_mean_.data(), running_var_.data(), momentum_, mask}});
   sites.push_back({layer_, place_, x, y});
   return y;
 }

@@ -25,6 +25,7 @@ class NormSite {
  private:
   NormType type_;
   float eps_, momentum_;
+  double p_;
   int layer_, positions_;
   const char* place_;
   int gain_ = -1, bias_ = -1;  // parameter ids, -1 when absent

@@ -25,6 +25,17 @@ Tensor<T> rmsnorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps) {
 }
 
 template <class T>
+Tensor<T> prmsnorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps, double p) {
+  const int k = prmsnorm_features(p, x.cols);
+  Tensor<T> first_k = g.tensor(1, x.cols, false);  // 1 on the features the statistic reads, 0 beyond
+  for (int j = 0; j < x.cols; ++j) first_k.data[j] = j < k ? T(1) : T(0);
+  Tensor<T> ms = scale(g, sum(g, mul(g, mul(g, x, x), first_k), 1), T(1) / T(k));  // (1/k) sum_{j<k} x_j^2
+  Tensor<T> y = mul(g, x, rsqrt(g, ms, eps));
+  if (gamma.data) y = mul(g, y, reshape(gamma, 1, x.cols));
+  return y;
+}
+
+template <class T>
 Tensor<T> batchnorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, int S, T eps,
                               Tensor<T> mask) {
   const int R = x.rows / S, C = x.cols;
@@ -57,6 +68,7 @@ Tensor<T> weightnorm_composite(Graph<T>& g, Tensor<T> v, Tensor<T> gain) {
 #define NT_INSTANTIATE(T)                                                                          \
   template Tensor<T> layernorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, Tensor<T>, T);           \
   template Tensor<T> rmsnorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, T);                        \
+  template Tensor<T> prmsnorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, T, double);               \
   template Tensor<T> batchnorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, Tensor<T>, int, T, Tensor<T>); \
   template Tensor<T> weightnorm_composite(Graph<T>&, Tensor<T>, Tensor<T>);
 NT_INSTANTIATE(float)

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/errors.h"
+
 namespace nt {
 
 namespace fs = std::filesystem;
@@ -111,11 +113,11 @@ std::string SweepJob::group_label() const {
 SweepAxis parse_axis(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw std::invalid_argument(fmt::format("sweep axis \"{}\": expected key.path=v1,v2,...", text));
+    throw UsageError(fmt::format("sweep axis \"{}\": expected key.path=v1,v2,...", text));
   SweepAxis a{text.substr(0, eq), {}};
   std::stringstream ss(text.substr(eq + 1));
   for (std::string v; std::getline(ss, v, ',');) {
-    if (v.empty()) throw std::invalid_argument(fmt::format("sweep axis \"{}\": an empty value", text));
+    if (v.empty()) throw UsageError(fmt::format("sweep axis \"{}\": an empty value", text));
     a.values.push_back(v);
   }
   return a;

@@ -8,14 +8,9 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "core/threads.h"
-#include "data/dataset.h"
 #include "io/plot.h"
-#include "model/model.h"
-#include "train/optimizer.h"
 #include "train/schedule.h"
 #include "train/site_stats.h"
-#include "train/step.h"
 
 namespace nt {
 
@@ -26,8 +21,6 @@ namespace {
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_interrupt(int) { g_interrupted = true; }
-
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -44,29 +37,19 @@ void install_interrupt_handlers() {
   std::signal(SIGTERM, on_interrupt);
 }
 
-TrainOutcome train(const RunConfig& c, const Dataset& data, RunFiles& files, Progress& progress) {
+TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progress& progress) {
   const TrainConfig& tr = c.train;
   const auto wall_start = Clock::now();
-  const int threads = set_math_threads(tr.threads);
-
+  const Dataset& data = session.data();
   const bool lm = data.is_lm();
   const int B = tr.batch_size;
-  const int eval_batches = int(std::min<int64_t>(tr.eval_batches, data.val_rows() / B));
-  if (eval_batches < 1)
-    throw DataError(fmt::format("the validation split has {} rows, fewer than train.batch_size = {}",
-                                data.val_rows(), B));
-  const auto model = make_model(c, data);
-  ParamStore<float>& ps = model->params();
+  ParamStore<float>& ps = session.params();
   const std::size_t P = ps.numel();
-  OptimizerState optimizer(tr, P);
-  Graph<float> g;
-  Batch batch, eval_batch;
-  Rng data_rng(uint64_t(c.seed), 2);
 
   json summary = {{"name", c.name}, {"status", "running"}, {"steps_completed", 0}, {"final_train_loss", nullptr},
                   {"final_val_loss", nullptr}, {"best_val_loss", nullptr}, {"diverged", false}, {"wall_s", 0.0},
                   {"steps_per_s", nullptr}, {"tokens_per_s", nullptr}, {"impl", "normtool"},
-                  {"version", NORMTOOL_VERSION}, {"threads", threads}, {"params", P},
+                  {"version", NORMTOOL_VERSION}, {"threads", session.threads()}, {"params", P},
                   {"train_rows", data.train_rows()}, {"val_rows", data.val_rows()}};
   files.write_summary(summary);
 
@@ -81,32 +64,21 @@ TrainOutcome train(const RunConfig& c, const Dataset& data, RunFiles& files, Pro
   std::vector<double> stat_mean, stat_std;
   Curve train_curve{"train", {}, {}}, val_curve{"validation", {}, {}};
 
-  double best_val = INFINITY, last_val = NAN, last_val_acc = NAN, first_loss = NAN;
+  double best_val = INFINITY, last_val = NAN, last_val_acc = NAN;
   double ms_since_log = 0;
-  int steps_since_log = 0, steps_completed = 0;
+  int steps_since_log = 0;
   bool diverged = false;
   auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - wall_start).count(); };
 
   auto evaluate = [&](int step) {
-    double loss_sum = 0;
-    int64_t targets = 0, correct = 0;
-    for (int i = 0; i < eval_batches && !g_interrupted; ++i) {
-      data.val_batch(i, B, eval_batch);
-      g.reset();
-      g.set_mode(/*training=*/false, /*grad=*/false);
-      const BatchLoss r = forward_loss(g, *model, eval_batch, !lm);
-      const int64_t n = eval_batch.padded ? eval_batch.real_targets() : int64_t(eval_batch.targets.size());
-      loss_sum += double(r.loss.data[0]) * n;
-      targets += n;
-      correct += r.correct;
-    }
-    if (g_interrupted || targets == 0) return;
-    last_val = loss_sum / double(targets);
+    const Evaluation e = session.evaluate();
+    if (g_interrupted || e.targets == 0) return;
+    last_val = e.loss;
     if (std::isfinite(last_val)) best_val = std::min(best_val, last_val);
     json line = {{"step", step}, {"split", "val"}, {"loss", number_or_null(last_val)},
                  {"lr", learning_rate(tr, std::min(step, tr.steps - 1))}, {"grad_norm", nullptr},
                  {"step_ms", nullptr}, {"elapsed_s", elapsed_s()}};
-    if (!lm) line["acc"] = last_val_acc = double(correct) / double(targets);
+    if (!lm) line["acc"] = last_val_acc = e.acc;
     files.metric(line);
     val_curve.points.emplace_back(double(step), last_val);
     progress.message(lm ? fmt::format("{} step {}: val loss {:.4f}", c.name, step, last_val)
@@ -114,7 +86,8 @@ TrainOutcome train(const RunConfig& c, const Dataset& data, RunFiles& files, Pro
   };
 
   auto record_statistics = [&](int step) {  // the training forward of this step, before its update
-    for (const SiteCapture& s : model->sites()) {
+    const Batch& batch = session.batch();
+    for (const SiteCapture& s : session.model().sites()) {
       const float* mask = batch.padded ? batch.mask.data() : nullptr;
       for (const auto& [tensor, suffix] : {std::pair{s.in, ".in"}, std::pair{s.out, ".out"}}) {
         site_statistics(tensor, batch.B, batch.T, mask, stat_mean, stat_std);
@@ -145,52 +118,35 @@ TrainOutcome train(const RunConfig& c, const Dataset& data, RunFiles& files, Pro
   for (int step = 0; step < tr.steps && !g_interrupted; ++step) {
     if (step % tr.eval_every == 0) evaluate(step);
     if (g_interrupted) break;
-    data.train_batch(data_rng, B, batch);
     const bool stats_step = tr.stats_every > 0 && step % tr.stats_every == 0;
-
-    // --- the timed step: zero_grad, forward, loss, backward, clipping, update ---
-    auto t0 = Clock::now();
-    const BatchLoss r = forward_backward(g, *model, batch, !lm);
-    const double grad_norm = global_norm(ps.grad(), P);
-    const double loss = r.loss.data[0];
-    const double lr = learning_rate(tr, step);
-    if (step == 0) first_loss = loss;
-    const bool bad = !std::isfinite(loss) || loss > 1e3 * std::abs(first_loss);
-    double ms = ms_since(t0);
-    if (stats_step) record_statistics(step);  // untimed
-    t0 = Clock::now();
-    if (!bad) {
-      if (tr.grad_clip > 0) clip_to_norm(ps.grad(), P, grad_norm, tr.grad_clip);
-      optimizer.step(ps.data(), ps.grad(), lr);
-    }
-    ms += ms_since(t0);
-    // --- end of the timed step ---
-
-    step_ms.push_back(ms);
-    train_s += ms / 1e3;
-    ms_since_log += ms;
+    const StepResult r = session.step([&] {
+      if (stats_step) record_statistics(step);
+    });
+    step_ms.push_back(r.ms);
+    train_s += r.ms / 1e3;
+    ms_since_log += r.ms;
     ++steps_since_log;
-    if (!bad) steps_completed = step + 1;
-    if (stats_step && !bad) record_layers(step);
-    recent_losses.push_back(loss);
+    if (stats_step && !r.diverged) record_layers(step);
+    recent_losses.push_back(r.loss);
     if (int(recent_losses.size()) > tr.log_every) recent_losses.erase(recent_losses.begin());
-    if (step % tr.log_every == 0 || step == tr.steps - 1 || bad) {
-      json line = {{"step", step}, {"split", "train"}, {"loss", number_or_null(loss)}, {"lr", lr},
-                   {"grad_norm", number_or_null(grad_norm)}, {"step_ms", ms_since_log / steps_since_log},
+    if (step % tr.log_every == 0 || step == tr.steps - 1 || r.diverged) {
+      json line = {{"step", step}, {"split", "train"}, {"loss", number_or_null(r.loss)}, {"lr", r.lr},
+                   {"grad_norm", number_or_null(r.grad_norm)}, {"step_ms", ms_since_log / steps_since_log},
                    {"elapsed_s", elapsed_s()}};
       if (!lm) line["acc"] = double(r.correct) / B;
       files.metric(line);
-      train_curve.points.emplace_back(double(step), loss);
+      train_curve.points.emplace_back(double(step), r.loss);
       ms_since_log = 0;
       steps_since_log = 0;
     }
-    progress.step(step, loss, double(step_ms.size()) / train_s);
-    if (bad) {
+    progress.step(step, r.loss, double(step_ms.size()) / train_s);
+    if (r.diverged) {
       diverged = true;
-      progress.message(fmt::format("{} diverged at step {}: loss {} (first loss {:.4f})", c.name, step, loss, first_loss));
+      progress.message(fmt::format("{} diverged at step {}: loss {}", c.name, step, r.loss));
       break;
     }
   }
+  const int steps_completed = session.steps_done();
   if (!diverged && !g_interrupted) evaluate(steps_completed);
   progress.done();
 

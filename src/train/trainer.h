@@ -1,12 +1,12 @@
-// The training loop of `normtool run`: data -> model -> loss -> backward -> clip -> update,
-// with evaluation, statistics and records (src/io/run_files.h).
+// The training loop of `normtool run`: the Session's steps (train/session.h), with evaluation,
+// statistics and records (io/run_files.h).
 #pragma once
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
-#include "data/dataset.h"
 #include "io/console.h"
 #include "io/run_files.h"
+#include "train/session.h"
 
 namespace nt {
 
@@ -15,7 +15,7 @@ struct TrainOutcome {
   int exit_code;           // 0 completed, 1 diverged or failed, 130 interrupted
 };
 
-TrainOutcome train(const RunConfig& config, const Dataset& data, RunFiles& files, Progress& progress);
+TrainOutcome train(const RunConfig& config, Session& session, RunFiles& files, Progress& progress);
 
 // SIGINT/SIGTERM set a flag the loop checks after each step; the run then writes its summary
 // with status "interrupted".

@@ -1,0 +1,98 @@
+// Partial RMSNorm (Zhang & Sennrich 2019 §4): RMSNorm whose statistic reads only the first
+// k = max(1, floor(p C)) of the C features (the paper: p = 6.25%), per row:
+//
+//   rstd = 1 / sqrt((1/k) sum_{j<k} x_j^2 + eps)   (eps inside the sqrt, as our RMSNorm; the
+//                                                    paper's code adds it to the RMS instead)
+//   xhat = x * rstd,                                y = gamma * xhat
+//
+// Backward, with dnorm = dy * gamma (d rstd / d x_j = -rstd^3 x_j / k for j < k, 0 beyond):
+//   dgamma += dy * xhat
+//   dx_j   += rstd * (dnorm_j - [j < k] xhat_j * (1/k) sum_i dnorm_i xhat_i)
+//             term 1   term 2: only the features the statistic read
+// Buffers: x, y (N, C); rstd (N).
+#include <cmath>
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "core/check.h"
+#include "core/eigen.h"
+#include "norms/norms.h"
+
+namespace nt {
+
+template <class T>
+void prmsnorm_forward(T* y, T* rstd, const T* x, const T* gamma, int N, int C, int k, T eps) {
+#pragma omp parallel for schedule(static)
+  for (int n = 0; n < N; ++n) {
+    const auto xr = CRowVecMap<T>(x + int64_t(n) * C, C).array();
+    const T r = T(1) / std::sqrt(xr.head(k).square().mean() + eps);
+    auto yr = RowVecMap<T>(y + int64_t(n) * C, C).array();
+    yr = xr * r;
+    if (gamma) yr *= CRowVecMap<T>(gamma, C).array();
+    rstd[n] = r;
+  }
+}
+
+// partial: (threads, C) scratch for the per-thread sums of dgamma.
+template <class T>
+void prmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, const T* rstd, const T* gamma, int N,
+                       int C, int k) {
+  const int threads = omp_get_max_threads();
+  std::fill(partial, partial + int64_t(threads) * C, T(0));
+#pragma omp parallel num_threads(threads)
+  {
+    auto dgamma_part = RowVecMap<T>(partial + int64_t(omp_get_thread_num()) * C, C).array();
+#pragma omp for schedule(static)
+    for (int n = 0; n < N; ++n) {
+      const auto dyr = CRowVecMap<T>(dy + int64_t(n) * C, C).array();
+      const auto xhat = CRowVecMap<T>(x + int64_t(n) * C, C).array() * rstd[n];
+      dgamma_part += dyr * xhat;
+      if (!dx) continue;
+      const auto dnorm = gamma ? (dyr * CRowVecMap<T>(gamma, C).array()).eval() : dyr.eval();
+      const T coefficient = (dnorm * xhat).sum() / T(k);
+      auto dxr = RowVecMap<T>(dx + int64_t(n) * C, C).array();
+      dxr += rstd[n] * dnorm;                                          // term 1
+      dxr.head(k) -= rstd[n] * xhat.head(k) * coefficient;             // term 2
+    }
+  }
+  if (dgamma)
+    for (int t = 0; t < threads; ++t) RowVecMap<T>(dgamma, C) += CRowVecMap<T>(partial + int64_t(t) * C, C);
+}
+
+namespace {
+template <class T>
+struct PRMSNormContext {
+  Tensor<T> y, x, gamma;
+  const T* rstd;
+  T* partial;
+  int k;
+};
+template <class T>
+void prmsnorm_backward_node(const void* p) {
+  const auto& c = *static_cast<const PRMSNormContext<T>*>(p);
+  prmsnorm_backward(c.x.grad, c.gamma.grad, c.partial, c.y.grad, c.x.data, c.rstd, c.gamma.data, c.x.rows, c.x.cols,
+                    c.k);
+}
+}  // namespace
+
+template <class T>
+Tensor<T> prmsnorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps, double p) {
+  NT_CHECK(!gamma.data || gamma.size() == x.cols, "prmsnorm: gamma must have C entries");
+  NT_CHECK(p > 0 && p <= 1, "prmsnorm: p must be in (0, 1]");
+  const int k = prmsnorm_features(p, x.cols);
+  Tensor<T> y = g.output(x.rows, x.cols, x, gamma);
+  T* rstd = g.buffer(x.rows);
+  prmsnorm_forward(y.data, rstd, x.data, gamma.data, x.rows, x.cols, k, eps);
+  if (y.grad) {
+    T* partial = g.buffer(std::size_t(omp_get_max_threads()) * x.cols);
+    g.record(prmsnorm_backward_node<T>, PRMSNormContext<T>{y, x, gamma, rstd, partial, k});
+  }
+  return y;
+}
+
+template Tensor<float> prmsnorm(Graph<float>&, Tensor<float>, Tensor<float>, float, double);
+template Tensor<double> prmsnorm(Graph<double>&, Tensor<double>, Tensor<double>, double, double);
+
+}  // namespace nt

@@ -1,0 +1,122 @@
+#include "train/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "core/threads.h"
+#include "ops/ops.h"
+#include "train/schedule.h"
+
+namespace nt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// Forward pass on g (in g's mode) to the mean cross-entropy of the batch, padded targets left out.
+BatchLoss forward_loss(Graph<float>& g, Model& model, const Batch& batch, bool count_correct) {
+  Tensor<float> logits = model.logits(g, batch);
+  const Tensor<float> weight =
+      batch.padded ? Tensor<float>{const_cast<float*>(batch.mask.data()), nullptr, int(batch.mask.size()), 1}
+                   : Tensor<float>{};
+  BatchLoss r{cross_entropy(g, logits, batch.targets.data(), weight)};
+  if (count_correct)
+    for (int n = 0; n < logits.rows; ++n) {
+      const float* row = logits.data + int64_t(n) * logits.cols;
+      r.correct += int(std::max_element(row, row + logits.cols) - row) == batch.targets[n];
+    }
+  return r;
+}
+
+std::shared_ptr<const Dataset> load(const RunConfig& c) { return make_dataset(c); }
+
+}  // namespace
+
+Session::Session(const RunConfig& config) : Session(config, load(config)) {}
+
+Session::Session(const RunConfig& c, std::shared_ptr<const Dataset> data)
+    : config_(c),
+      data_(std::move(data)),
+      threads_(set_math_threads(c.train.threads)),
+      eval_batches_(int(std::min<int64_t>(c.train.eval_batches, data_->val_rows() / c.train.batch_size))),
+      model_(make_model(c, *data_)),
+      optimizer_(c.train, model_->params().numel()),
+      rng_(uint64_t(c.seed), 2) {
+  if (eval_batches_ < 1)
+    throw DataError(fmt::format("the validation split has {} rows, fewer than train.batch_size = {}",
+                                data_->val_rows(), c.train.batch_size));
+}
+
+void Session::next_batch() { data_->train_batch(rng_, config_.train.batch_size, batch_); }
+
+BatchLoss Session::forward_backward(const Batch& batch) {
+  model_->params().zero_grad();
+  graph_.reset();
+  graph_.set_mode(/*training=*/true, /*grad=*/true);
+  BatchLoss r = forward_loss(graph_, *model_, batch, !data_->is_lm());
+  graph_.backward(r.loss);
+  return r;
+}
+
+BatchLoss Session::forward(const Batch& batch, bool training) {
+  graph_.reset();
+  graph_.set_mode(training, /*grad=*/false);
+  return forward_loss(graph_, *model_, batch, !data_->is_lm());
+}
+
+void Session::update(double lr) {
+  ParamStore<float>& ps = model_->params();
+  if (config_.train.grad_clip > 0)
+    clip_to_norm(ps.grad(), ps.numel(), global_norm(ps.grad(), ps.numel()), config_.train.grad_clip);
+  optimizer_.step(ps.data(), ps.grad(), lr);
+}
+
+StepResult Session::step(const std::function<void()>& inspect) {
+  next_batch();
+  return step_on(batch_, inspect);
+}
+
+StepResult Session::step_on(const Batch& batch, const std::function<void()>& inspect) {
+  ParamStore<float>& ps = model_->params();
+  StepResult r;
+  auto t0 = Clock::now();
+  const BatchLoss b = forward_backward(batch);
+  r.loss = b.loss.data[0];
+  r.correct = b.correct;
+  r.grad_norm = global_norm(ps.grad(), ps.numel());
+  r.lr = learning_rate(config_.train, t_);
+  if (t_ == 0) first_loss_ = r.loss;
+  r.diverged = !std::isfinite(r.loss) || r.loss > 1e3 * std::abs(first_loss_);
+  r.ms = ms_since(t0);
+  if (inspect) inspect();
+  if (r.diverged) return r;
+  t0 = Clock::now();
+  if (config_.train.grad_clip > 0) clip_to_norm(ps.grad(), ps.numel(), r.grad_norm, config_.train.grad_clip);
+  optimizer_.step(ps.data(), ps.grad(), r.lr);
+  r.ms += ms_since(t0);
+  ++t_;
+  return r;
+}
+
+Evaluation Session::evaluate(int batches) {
+  const int n = batches > 0 ? std::min(batches, eval_batches_) : eval_batches_;
+  double loss_sum = 0;
+  int64_t correct = 0;
+  Evaluation e;
+  for (int i = 0; i < n; ++i) {
+    data_->val_batch(i, config_.train.batch_size, eval_batch_);
+    const BatchLoss r = forward(eval_batch_, /*training=*/false);
+    const int64_t targets = eval_batch_.padded ? eval_batch_.real_targets() : int64_t(eval_batch_.targets.size());
+    loss_sum += double(r.loss.data[0]) * targets;
+    e.targets += targets;
+    correct += r.correct;
+  }
+  e.loss = e.targets ? loss_sum / double(e.targets) : NAN;
+  e.acc = e.targets ? double(correct) / double(e.targets) : NAN;
+  return e;
+}
+
+}  // namespace nt

@@ -1,0 +1,90 @@
+// Session: one training run in memory. It owns the data, the model, the optimizer, the graph,
+// the batch and the data stream, and step() is the update that `normtool run`, the golden tests,
+// the benchmarks and the claims all execute:
+//
+//   step t:  batch <- the data stream (Rng(seed, 2))
+//            zero grad, forward (training mode), loss, backward        -> loss, gradients
+//            grad_norm = ||gradients||  (before clipping)
+//            [inspect(): the caller reads activations and gradients; not timed]
+//            diverged = loss is NaN/inf or > 1e3 x the first step's loss -> stop, no update
+//            clip to train.grad_clip, lr = schedule(t), optimizer update
+//
+// The records of a run (metrics, statistics, summary) are the trainer's (train/trainer.h).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "config/config.h"
+#include "core/graph.h"
+#include "data/dataset.h"
+#include "model/model.h"
+#include "train/optimizer.h"
+
+namespace nt {
+
+struct BatchLoss {
+  Tensor<float> loss;   // (1, 1), mean over the counted targets
+  int64_t correct = 0;  // classifier: rows whose arg-max logit is the label
+};
+
+struct StepResult {
+  double loss = 0;        // the batch's mean loss
+  double grad_norm = 0;   // global gradient norm before clipping
+  double lr = 0;          // the scheduled learning rate of this step
+  double ms = 0;          // wall time of the step, without inspect()
+  int64_t correct = 0;    // classifier: rows predicted right
+  bool diverged = false;  // no update was made
+};
+
+struct Evaluation {
+  double loss = 0;        // mean over every counted target of the evaluation rows
+  double acc = 0;         // classifier: share of rows predicted right
+  int64_t targets = 0;
+};
+
+class Session {
+ public:
+  // Loads the dataset the config names (a DataError when it cannot), builds the model with its
+  // init, sets the math threads. Checks that the validation split holds one batch.
+  explicit Session(const RunConfig& config);
+  Session(const RunConfig& config, std::shared_ptr<const Dataset> data);
+
+  // The next batch from the data stream, then step_on it.
+  StepResult step(const std::function<void()>& inspect = {});
+  // One step on `batch` (the golden tests feed fixed batches through here).
+  StepResult step_on(const Batch& batch, const std::function<void()>& inspect = {});
+
+  // Pieces of a step, for experiments that probe the model between steps.
+  void next_batch();                                   // the stream's next batch into batch()
+  BatchLoss forward_backward(const Batch& batch);      // training mode; gradients in params().grad()
+  BatchLoss forward(const Batch& batch, bool training);  // no gradient (batchnorm: batch statistics when training)
+  void update(double lr);                              // clip, then one optimizer step with this lr
+
+  // Eval mode over the first `batches` validation batches (every one when 0).
+  Evaluation evaluate(int batches = 0);
+
+  const RunConfig& config() const { return config_; }
+  const Dataset& data() const { return *data_; }
+  Model& model() { return *model_; }
+  ParamStore<float>& params() { return model_->params(); }
+  const Batch& batch() const { return batch_; }
+  int steps_done() const { return t_; }   // optimizer updates so far
+  int threads() const { return threads_; }
+  int eval_batches() const { return eval_batches_; }  // train.eval_batches, capped by the split
+
+ private:
+  RunConfig config_;
+  std::shared_ptr<const Dataset> data_;
+  int threads_;
+  int eval_batches_;
+  std::unique_ptr<Model> model_;
+  OptimizerState optimizer_;
+  Graph<float> graph_;
+  Batch batch_, eval_batch_;
+  Rng rng_;
+  int t_ = 0;
+  double first_loss_ = 0;
+};
+
+}  // namespace nt
