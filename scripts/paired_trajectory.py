@@ -7,89 +7,36 @@ so what is left is the arithmetic of the training step, over as many steps as as
 
   scripts/paired_trajectory.py --config configs/parity/post.json --seed 11 [--set k=v ...]
 
-It replicates normtool's seeded streams (src/core/rng.h: splitmix64 seeding, xoshiro256**,
-Box-Muller normals, Lemire's bounded draws), the init order of src/model/transformer.cpp and
-the packed sampler of src/data/lm.cpp; the first step's loss agreeing to float rounding shows
-the replication is exact. Transformer with packed fortunes or synthetic-lm only.
+normtool's seeded streams, init order and packed sampler come from scripts/normtool_streams.py;
+the first step's loss agreeing to float rounding shows the replication is exact. Transformer with packed fortunes or synthetic-lm only.
 Prints the loss of both per logged step and their relative difference; exit 0.
 """
-import argparse, importlib.util, json, math, os, subprocess, sys, tempfile
+import argparse, importlib.util, json, os, subprocess, sys, tempfile
 
-import numpy as np
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-M64 = (1 << 64) - 1
-
-
-class Rng:
-    """src/core/rng.h, bit for bit."""
-
-    def __init__(self, seed, stream=0):
-        x = ((seed * 0x9E3779B97F4A7C15) & M64) ^ ((stream + 0x632BE59BD9B4E019) & M64)
-        self.s = []
-        for _ in range(4):
-            x = (x + 0x9E3779B97F4A7C15) & M64
-            z = x
-            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-            self.s.append(z ^ (z >> 31))
-
-    @staticmethod
-    def rotl(x, k):
-        return ((x << k) | (x >> (64 - k))) & M64
-
-    def next(self):
-        s = self.s
-        result = (self.rotl((s[1] * 5) & M64, 7) * 9) & M64
-        t = (s[1] << 17) & M64
-        s[2] ^= s[0]
-        s[3] ^= s[1]
-        s[1] ^= s[2]
-        s[0] ^= s[3]
-        s[2] ^= t
-        s[3] = self.rotl(s[3], 45)
-        return result
-
-    def below(self, n):
-        m = self.next() * n
-        if (m & M64) < n:
-            threshold = ((1 << 64) - n) % n
-            while (m & M64) < threshold:
-                m = self.next() * n
-        return m >> 64
-
-    def uniform(self):
-        return (self.next() >> 11) * 2.0 ** -53
-
-    def normal(self):
-        u1 = 1.0 - self.uniform()
-        u2 = self.uniform()
-        return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
-
-
-def draw(rng, shape, std):
-    n = int(np.prod(shape))
-    return np.array([np.float32(std * rng.normal()) for _ in range(n)], dtype=np.float32).reshape(shape)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from normtool_streams import PackedSampler, transformer_init  # noqa: E402
 
 
 def normtool_init(model, c, seed):
-    """The draws of Transformer::init in src/model/transformer.cpp, in its order."""
+    """Copies normtool's initial weight matrices into the peer's model (biases 0 and gains 1 are
+    both sides' init already)."""
     m, n = c["model"], c["model"]["norm"]
-    rng = Rng(seed, 1)
-    emb_std = 1.0 if m["init"] == "xavier" else m["init_std"]
-    xavier = lambda w, gain: gain * math.sqrt(2.0 / (w.shape[0] + w.shape[1]))
-    lin_std = lambda w: xavier(w, 1.0) if m["init"] == "xavier" else m["init_std"]
-    deep = n["type"] == "deepnorm"
+    b0 = model.blocks[0]
+    mods = {"q": b0.attn.q, "k": b0.attn.k, "v": b0.attn.v, "out": b0.attn.out, "fc1": b0.ffn.fc1, "fc2": b0.ffn.fc2,
+            "head": model.head, "tok_emb": model.tok_emb, "pos_emb": model.pos_emb}
+    weights = transformer_init(seed, {"init": m["init"], "init_std": m["init_std"], "deepnorm": n["type"] == "deepnorm",
+                                      "beta": n["beta"]}, m["n_layers"], lambda name: tuple(mods[name].weight.shape))
     with torch.no_grad():
-        for emb in (model.tok_emb, model.pos_emb):
-            emb.weight.copy_(torch.from_numpy(draw(rng, tuple(emb.weight.shape), emb_std)))
-        for b in model.blocks:
-            for lin, gain in ((b.attn.q, 1.0), (b.attn.k, 1.0), (b.attn.v, n["beta"]), (b.attn.out, n["beta"]),
-                              (b.ffn.fc1, n["beta"]), (b.ffn.fc2, n["beta"])):
-                std = xavier(lin.weight, gain) if deep else lin_std(lin.weight)
-                lin.weight.copy_(torch.from_numpy(draw(rng, tuple(lin.weight.shape), std)))
-        model.head.weight.copy_(torch.from_numpy(draw(rng, tuple(model.head.weight.shape), lin_std(model.head.weight))))
+        for (layer, name), w in weights.items():
+            if name in ("tok_emb", "pos_emb", "head"):
+                target = getattr(model, name)
+            else:
+                b = model.blocks[layer]
+                target = getattr(b.attn if name in ("q", "k", "v", "out") else b.ffn, name)
+            target.weight.copy_(torch.from_numpy(w))
 
 
 def main():
@@ -134,15 +81,13 @@ def main():
     tr, T = c["train"], c["data"]["seq_len"]
     params = list(model.parameters())
     opt = peer.make_optimizer(params, tr)
-    stream, rng = data.train, Rng(args.seed, 2)
+    sampler = PackedSampler(data.train, args.seed, T)
     print(f"{args.config} {' '.join(args.set)} seed {args.seed}: train loss per step, normtool vs the peer from "
           f"normtool's init and batches")
     print(f"{'step':>5} {'normtool':>10} {'peer':>10} {'rel diff':>10}")
     worst = 0.0
     for step in range(tr["steps"]):
-        offsets = [rng.below(len(stream) - T) for _ in range(tr["batch_size"])]
-        rows = np.stack([stream[o:o + T + 1] for o in offsets])
-        x, y, mask = data._batch(rows)
+        x, y, mask = data._batch(sampler.rows(tr["batch_size"]))
         for g in opt.param_groups:
             g["lr"] = peer.lr_at(step, tr)
         opt.zero_grad(set_to_none=True)
