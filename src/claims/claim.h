@@ -19,24 +19,34 @@ struct ClaimContext {
   std::string seeds_axis() const;  // the sweep axis "seed=1,2,3"
 };
 
-// One quantity a training claim's verdict rests on: a value per seed, the mean with its 95%
-// interval, and the condition it must meet.
+// One quantity of a training claim: a value per seed (or per timing round), the mean with its
+// 95% interval, and the condition it must meet. Measures of the claim's own setting decide its
+// verdict; measures with a group (an ablation, another regime) are reported beside them.
 struct Measure {
-  std::string name;             // e.g. "Post-LN loss without / with warm-up"
-  std::vector<double> values;   // one per seed, in the order of ClaimResult::seeds
+  std::string name;                 // e.g. "Post-LN loss, no warm-up / warm-up 500"
+  std::vector<double> values;       // one per seed, in the order of ClaimResult::seeds, or per label
+  std::vector<std::string> labels;  // empty: the seeds; else e.g. "round 1", "round 2", ...
   Interval interval;
-  std::string criterion;        // e.g. ">= 1.2"
+  std::string criterion;            // e.g. ">= 1.2"
   ClaimVerdict verdict = ClaimVerdict::inconclusive;
+  std::string group;                // "" decides the verdict; else e.g. "ablation: model.init normal"
 };
-Measure measure_at_least(std::string name, const std::vector<double>& per_seed, double threshold);
-Measure measure_at_most(std::string name, const std::vector<double>& per_seed, double threshold);
-// All measures' verdicts together (all_of).
+Measure measure_at_least(std::string name, const std::vector<double>& values, double threshold);
+Measure measure_at_most(std::string name, const std::vector<double>& values, double threshold);
+Measure measure_within(std::string name, const std::vector<double>& values, double lo, double hi);
+// PASS when the interval excludes 0; never FAIL (no interval proves a value is exactly 0).
+Measure measure_nonzero(std::string name, const std::vector<double>& values);
+Measure in_group(Measure m, std::string group);  // the same measure, reported under `group`
+// A quantity shown with its interval and no criterion (criterion "-"), under `group`.
+Measure measure_reported(std::string name, const std::vector<double>& values, std::string group);
+// The verdict of the measures without a group, together (all_of).
 ClaimVerdict verdict_of(const std::vector<Measure>& measures);
 
 struct ClaimResult {
   ClaimVerdict verdict = ClaimVerdict::inconclusive;
   std::string measured;              // the figures the verdict rests on, one line
   std::vector<int> seeds;            // training claims: the seeds the measures are over
+  std::string setting;               // training claims: what was run, when the quick mode shrank it
   std::vector<Measure> measures;     // training claims
   std::vector<std::string> plots;    // file names inside the claim's directory
   std::string details;               // markdown: tables, notes, the runs used

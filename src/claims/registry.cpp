@@ -91,91 +91,108 @@ const std::vector<Claim>& all_claims() {
        "A deepnorm transformer with N = 12 layers, d = 256, d_ff = 1024, built by normtool's model code; the "
        "empirical std of each weight matrix kind over the 12 layers.",
        true, claim_e8},
-      {"C1", "normalization-speeds-convergence",
-       "Normalization speeds convergence: LN/RMS reach a given loss in far fewer steps than none",
-       "steps for none to reach LN's step-N validation loss >= 1.5 N (or never), in both setups",
+      {"C1", "normalization-speeds-convergence", "Normalization speeds convergence: LN/RMS reach a given loss in far fewer steps than none",
+       "per seed, the steps none needs to reach LN's step-N validation loss, over N (2 when never within its "
+       "2N steps): >= 1.5 across the interval, in both setups",
        "Zhang & Sennrich 2019 §6.1; Ba et al. 2016 §6 (curves only)",
-       "Transformer: configs/lm-tiny.json with 4 layers (Pre-LN, d 64, fortunes, seq 64, batch 16, Adam 1e-3); LN "
-       "and RMS for N = 600 steps (quick 150), none for 2N; validation loss (10 batches) every 50 steps (quick 25); "
-       "runs shared with C2 and C6. MLP: configs/mlp-fmnist.json with 6 hidden layers (256, ReLU, SGD 0.1 momentum "
-       "0.9, batch 128), N = 400 steps (quick 150), none for 2N; validation loss every 25 steps. None runs twice "
-       "as long so that 'never' means 'not within 2N'.",
+       "Transformer: configs/lm-tiny.json with 4 layers (Pre-LN, d 64, fortunes, seq 64, batch 16, Adam "
+       "1e-3); LN and RMS for N = 600 steps (quick 150), none for 2N; validation loss (10 batches) every 50 "
+       "steps (quick 25); runs shared with C2 and C6. MLP: configs/mlp-fmnist.json with 6 hidden layers "
+       "(256, ReLU, SGD 0.1 momentum 0.9, batch 128), N = 400 steps (quick 150), none for 2N; validation "
+       "loss every 25 steps. None runs twice as long so that 'never' means 'not within 2N'. Seeds 1, 2, 3.",
        false, claim_c1},
       {"C2", "rmsnorm-matches-layernorm", "RMSNorm matches LayerNorm's quality",
-       "RMS final validation loss within 2% of LN's (mean over seeds)",
+       "per seed, RMS / LN final validation loss: the interval within [0.98, 1.02] (within 2%)",
        "Zhang & Sennrich 2019 Tables 2-4 (e.g. WMT14 BLEU: LN 22.6, RMS 22.4)",
-       "The transformer runs of C1 (4-layer Pre-LN on fortunes, N steps).", false, claim_c2},
+       "The transformer runs of C1 (4-layer Pre-LN on fortunes, N steps); seeds 1, 2, 3.",
+       false, claim_c2},
       {"C3", "rmsnorm-is-faster", "RMSNorm is faster than LayerNorm",
-       "op time (forward + backward, 4096x512) RMS <= 0.9x LN; training step RMS < LN; min/median/max",
+       "per regime, per round RMS / LN time: op (forward + backward, 4096x512) <= 0.9, training step < 1, "
+       "across the interval over the rounds; the composite regime (the paper's) decides, the fused regime is "
+       "reported beside it",
        "Zhang & Sennrich 2019 Tables 2-10: RMSNorm 6.9%-40.8% faster per step (64% is pRMSNorm)",
-       "One thread. (1) The norm op, forward + backward, on 4096 x 512 float32 with gain (and bias for LN), 30 "
-       "alternating rounds (quick 10) after 3 warm-up rounds. (2) A training step of configs/lm-tiny.json with LN "
-       "vs RMS (synthetic data of the same shape), alternating, same rounds. Reported as min / median / max.",
+       "One thread, run alone. Two regimes: the norms composed from primitive ops (norms/composite.cpp, as "
+       "the paper's framework code runs them) and normtool's fused kernels. (1) The norm op, forward + "
+       "backward, on 4096 x 512 float32 with gain (and bias for LN); (2) a training step of "
+       "configs/lm-tiny.json (synthetic data of the same shape) with model.norm.impl composite or fused. "
+       "Every per-row norm takes part (LayerNorm, RMSNorm, pRMSNorm); 50 rounds (quick 15) after 3 warm-up "
+       "rounds, each round timing every norm in turn.",
        false, claim_c3},
       {"C4", "batchnorm-small-batches", "BatchNorm degrades at small batch sizes; LN does not",
-       "BN err(2) - BN err(32) >= 3 points and >= 3x LN's change",
+       "per seed: BN err(2) - BN err(32) >= 3 points and BN's change - 3 x LN's change >= 0, across the "
+       "intervals",
        "Wu & He 2018 Table 2 (ResNet-50 ImageNet error vs 32/GPU: +1.2 at 8, +3.7 at 4, +11.1 at 2); LN §6.6",
-       "configs/mlp-fmnist.json (4 x 256 ReLU MLP on Fashion-MNIST, SGD momentum 0.9); batch 32, 16, 8, 4, 2; BN vs "
-       "LN; the same number of epochs at every batch size (1 epoch; quick 0.25), the learning rate scaled linearly "
-       "with the batch (0.1 x batch/128, the rule the GN paper uses); validation error on the first 2560 test "
-       "images with BN's running statistics.",
+       "configs/mlp-fmnist.json (4 x 256 ReLU MLP on Fashion-MNIST, SGD momentum 0.9); batch 32, 16, 8, 4, "
+       "2; BN vs LN; the same number of epochs at every batch size (1 epoch; quick 0.25), the learning rate "
+       "scaled linearly with the batch (0.1 x batch/128, the rule the GN paper uses); validation error on "
+       "the first 2560 test images with BN's running statistics; seeds 1, 2, 3.",
        false, claim_c4},
-      {"C5", "batchnorm-train-vs-eval",
-       "BatchNorm behaves differently in training and inference; with small batches eval is worse",
-       "(setup README) BN: train-mode minus eval-mode accuracy on the same data >= 1 point; LN: |gap| < 0.1",
+      {"C5", "batchnorm-train-vs-eval", "BatchNorm behaves differently in training and inference; with small batches eval is worse",
+       "per seed, train-mode minus eval-mode accuracy on the same data: BN's differs from 0 (its interval "
+       "excludes 0) and LN's is 0",
        "Ioffe & Szegedy 2015 §3.1; the seed articles",
        "The MLP of C4 at batch 4 (lr 0.1 x 4/128) trained for 1 epoch (quick 0.25); then the first 2560 test "
-       "images, in batches of 4, evaluated twice: with BN's running statistics (eval mode) and with each batch's "
-       "own statistics (train mode); the same for LN.",
+       "images, in batches of 4, evaluated twice: with BN's running statistics (eval mode) and with each "
+       "batch's own statistics (train mode); the same for LN; seeds 1, 2, 3.",
        false, claim_c5},
-      {"C6", "per-position-statistics",
-       "Per-position statistics: the std leaving LN/RMS is nearly constant across positions; without a norm the "
+      {"C6", "per-position-statistics", "Per-position statistics: the std leaving LN/RMS is nearly constant across positions; without a norm the "
        "residual stream's varies strongly",
-       "post-norm std: coefficient of variation over positions <= 5% for LN/RMS, >= 15% without norm",
+       "per seed, the coefficient of variation over positions of the post-norm std: <= 5% for LN and RMS, >= "
+       "15% without a norm, across the intervals",
        "Zhang & Sennrich 2019 Table 5",
        "The transformer runs of C1; stats.csv at each run's last statistics step; for every site (attn, ffn, "
-       "final) the std over the hidden dimension of the vector leaving the site (<site>.out), per position; its "
-       "coefficient of variation over the 64 positions, averaged over sites. For none the site's output is its "
-       "input: the residual stream.",
+       "final) the std over the hidden dimension of the vector leaving the site (<site>.out), per position; "
+       "its coefficient of variation over the 64 positions, averaged over sites. For none the site's output "
+       "is its input: the residual stream. Seeds 1, 2, 3.",
        false, claim_c6},
-      {"C7", "post-ln-gradients-at-init",
-       "At initialization Post-LN gradients grow toward the output layer; Pre-LN's are nearly uniform",
-       "Post-LN: Spearman rho(layer, grad norm) >= 0.8 and last/first >= 2; Pre-LN: max/min <= 2",
+      {"C7", "post-ln-gradients-at-init", "At initialization Post-LN gradients grow toward the output layer; Pre-LN's are nearly uniform",
+       "Post-LN: Spearman rho(layer, grad norm) >= 0.8 and last/first >= 2; Pre-LN: max/min <= 2; across the "
+       "intervals over the seeds",
        "Xiong et al. 2020 Fig. 3 (theory: Post-LN last/first ~ (3/2)^(11/2) ~ 9 for 12 layers)",
-       "configs/lm-tiny.json with 12 layers, weights N(0, 1/d) (init_std 0.125), Post-LN vs Pre-LN, at init; the "
-       "gradient of each block's FFN output matrix W2 averaged over 20 batches of fortunes (16 x 64), then its "
-       "Frobenius norm.",
+       "Xiong's setting at init: configs/lm-tiny.json with 12 layers, model.init xavier, ReLU, d_ff = "
+       "d_model = 64, 4 heads, fortunes (16 x 64); Post-LN vs Pre-LN; the Frobenius norm of each block's W2 "
+       "gradient averaged over 10 batches; per seed s the norms averaged over 8 inits (seeds 1000 s + k; "
+       "quick 2), seeds 1, 2, 3. Ablations: model.init normal (N(0, 0.02)), and d_ff = 4d.",
        false, claim_c7},
       {"C8", "post-ln-needs-warmup", "Post-LN needs learning-rate warm-up; Pre-LN trains without it",
-       "Post-LN no-warm-up loss >= 1.2x its warm-up loss (or diverges); Pre-LN no-warm-up <= 1.05x Post-LN warm-up",
+       "per seed: Post-LN no-warm-up final loss >= 1.2x its warm-up loss (a diverged run counts as ln 256), "
+       "and Pre-LN no-warm-up <= 1.05x Post-LN warm-up, across the intervals; at 12 layers with Xavier init",
        "Xiong et al. 2020 §3.2 (IWSLT14: Post-LN without warm-up BLEU 8.45 vs ~34 with 4000 steps of warm-up)",
-       "configs/lm-tiny.json with 6 layers, d 64, FFN 128, 4 heads; Adam (0.9, 0.98), lr 2e-3; linear warm-up of 0 "
-       "or W steps, then the constant lr; N = 1500 steps, W = 500 (quick 300 and 100); Post-LN with and without "
-       "warm-up, Pre-LN without; final validation loss (10 batches).",
+       "configs/lm-tiny.json with 12 layers (6 as well), d 64, FFN 128, 4 heads, model.init xavier; Adam "
+       "(0.9, 0.98), lr 2e-3; linear warm-up of 0 or 500 steps, then the constant lr; 1000 steps; Post-LN "
+       "with and without warm-up, Pre-LN without; final validation loss (10 batches); seeds 1, 2, 3. "
+       "Ablation: model.init normal (N(0, 0.02)). Quick: 6 layers, 200 steps, warm-up 100.",
        false, claim_c8},
       {"C9", "deep-post-ln-vs-deepnorm", "Deep Post-LN diverges or stalls where DeepNorm trains",
-       "a smallest depth where Post-LN ends >= 1.2x DeepNorm's loss exists; DeepNorm's loss non-increasing in "
-       "depth (±3%)",
+       "per seed: the largest Post-LN / DeepNorm final loss ratio over the depths >= 1.2 (a depth where "
+       "Post-LN ends >= 1.2x DeepNorm's exists), and DeepNorm's loss non-increasing in depth (each depth's "
+       "loss <= 1.03x the previous one's), across the intervals",
        "Wang et al. 2022 §3, §5 (Post-LN fails at 18L-18L on IWSLT-14; DeepNet trains 100L-100L)",
-       "configs/lm-tiny.json with d 64, FFN 128, 2 heads (DeepNet's 64-128-2 tiny models), depth 6, 18, 36 (quick "
-       "6, 12, 18), Post-LN vs DeepNorm (alpha = (2N)^(1/4), beta = (8N)^(-1/4)), Adam lr 1e-3, no warm-up, 300 "
-       "steps (quick 150).",
+       "configs/lm-tiny.json with d 64, FFN 128, 2 heads (DeepNet's 64-128-2 tiny models), depth 6, 18, 36 "
+       "(quick 6, 12), Post-LN with model.init xavier vs DeepNorm (alpha = (2N)^(1/4), beta = (8N)^(-1/4), "
+       "its own init), Adam lr 1e-3, no warm-up, 400 steps (quick 100); seeds 1, 2, 3. Ablation: Post-LN "
+       "with model.init normal (N(0, 0.02)).",
        false, claim_c9},
       {"C10", "post-ln-model-update", "Post-LN's model update explodes early; DeepNorm's stays bounded",
-       "max over t <= 50 of ||F(x, theta_t) - F(x, theta_0)||: Post-LN >= 3x DeepNorm at the larger depth, and "
-       "the ratio grows with depth",
-       "Wang et al. 2022 Fig. 4-5 (64-128-2 models, 6L-6L to 100L-100L)",
-       "Post-LN vs DeepNorm transformers (d 64, FFN 128, 2 heads) of depth 6 and 18 (quick 6 and 12), Adam lr "
-       "1e-3, no warm-up; after each of the first 200 steps (quick 60) the final hidden states F (the last block's "
-       "output) on a fixed validation batch, and ||F_t - F_0|| per token; also the mean ||x||/sqrt(d) of the "
-       "vectors entering the norms, at step 0 and at the end.",
+       "per seed, at t = 10: Post-LN's update >= 3x DeepNorm's at depth 18, and that ratio larger at 18 than "
+       "at 6 layers, across the intervals (a per-token output of norm sqrt(d) saturates near sqrt(2d) once "
+       "it decorrelates: compare before that)",
+       "Wang et al. 2022 (DeepNet) Fig. 4-5 (64-128-2 models, 6L-6L to 100L-100L, early training with "
+       "warm-up)",
+       "Post-LN (model.init xavier) vs DeepNorm transformers (d 64, FFN 128, 2 heads) of depth 6 and 18 "
+       "(quick 6 and 12), Adam lr 1e-3 with DeepNet's linear warm-up over 500 steps; after each of the first "
+       "50 steps (quick 10) the final hidden states F (the last block's output) on a fixed validation batch, "
+       "and ||F_t - F_0|| per token at t = 1, 2, 5, 10, 20, 50; also the mean ||x||/sqrt(d) entering the "
+       "norms. Seeds 1, 2, 3. Ablation: model.init normal (N(0, 0.02)).",
        false, claim_c10},
       {"C11", "batchnorm-smooths-landscape", "BatchNorm smooths the loss landscape (gradient predictiveness)",
-       "median over probes of max_eta ||grad(theta - eta g) - g||: >= 3x smaller with BN than without",
+       "per seed, the median over probes of max_eta ||grad(theta - eta g) - g||, none / BN: >= 3 across the "
+       "interval",
        "Santurkar et al. 2018 (VGG on CIFAR-10: BN's gradient predictiveness far better, Fig. 4)",
-       "configs/mlp-fmnist.json (4 x 256 ReLU, SGD 0.1, momentum 0.9, batch 128), BN vs none, 1000 steps (quick "
-       "300). Every 50 steps, on that step's batch: the gradient g, then the gradient after moving eta x lr x g "
-       "against it for eta in 0.5, 1, 2, 4 (parameters restored after); the largest ||grad(theta - eta lr g) - g||.",
+       "configs/mlp-fmnist.json (4 x 256 ReLU, SGD 0.1, momentum 0.9, batch 128), BN vs none, 1000 steps "
+       "(quick 300), seeds 1, 2, 3. Every 50 steps, on that step's batch: the gradient g, then the gradient "
+       "after moving eta x lr x g against it for eta in 0.5, 1, 2, 4 (parameters restored after); the "
+       "largest ||grad(theta - eta lr g) - g||.",
        false, claim_c11},
   };
   return claims;

@@ -1,5 +1,6 @@
 #include "claims/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -31,20 +32,39 @@ ClaimVerdict verdict_named(const std::string& v) {
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
-// The measures of a training claim: one row each, a column per seed.
+std::string values_text(const Measure& m, const std::vector<int>& seeds) {
+  std::vector<std::string> labels = m.labels;
+  if (labels.empty())
+    for (int s : seeds) labels.push_back(fmt::format("seed {}", s));
+  if (m.values.size() > 6) {
+    std::vector<double> sorted = m.values;
+    std::sort(sorted.begin(), sorted.end());
+    return fmt::format("{} values: min {:.4g}, median {:.4g}, max {:.4g}", sorted.size(), sorted.front(),
+                       median(sorted), sorted.back());
+  }
+  std::string t;
+  for (std::size_t i = 0; i < m.values.size(); ++i)
+    t += fmt::format("{}{}: {:.4g}", i ? ", " : "", i < labels.size() ? labels[i] : "?", m.values[i]);
+  return t;
+}
+
+// The measures of a training claim: those that decide the verdict, then each reported group.
 std::string measures_table(const ClaimResult& r) {
   if (r.measures.empty()) return "";
-  std::string t = "| measure |";
-  for (int s : r.seeds) t += fmt::format(" seed {} |", s);
-  t += " mean [95% interval] | criterion | verdict |\n|---|";
-  for (std::size_t i = 0; i < r.seeds.size(); ++i) t += "---|";
-  t += "---|---|---|\n";
-  for (const Measure& m : r.measures) {
-    t += "| " + m.name + " |";
-    for (double v : m.values) t += fmt::format(" {:.4g} |", v);
-    t += fmt::format(" {} | {} | {} |\n", show(m.interval, 4), m.criterion, to_string(m.verdict));
+  std::vector<std::string> groups{""};
+  for (const Measure& m : r.measures)
+    if (std::find(groups.begin(), groups.end(), m.group) == groups.end()) groups.push_back(m.group);
+  std::string t;
+  for (const std::string& g : groups) {
+    t += g.empty() ? "The measures the verdict rests on:\n\n" : fmt::format("**{}** (reported, not part of the verdict):\n\n", g);
+    t += "| measure | values | mean [95% interval] | criterion | verdict |\n|---|---|---|---|---|\n";
+    for (const Measure& m : r.measures)
+      if (m.group == g)
+        t += fmt::format("| {} | {} | {} | {} | {} |\n", m.name, values_text(m, r.seeds), show(m.interval, 4),
+                         m.criterion, m.criterion == "-" ? "-" : to_string(m.verdict));
+    t += "\n";
   }
-  return t + "\n";
+  return t;
 }
 
 }  // namespace
@@ -54,10 +74,10 @@ void save_result(const std::string& claim_dir, const ClaimResult& r) {
   for (const Measure& m : r.measures) {
     json values = json::array();
     for (double v : m.values) values.push_back(number(v));
-    measures.push_back({{"name", m.name}, {"values", values}, {"interval", to_json(m.interval)},
-                        {"criterion", m.criterion}, {"verdict", to_string(m.verdict)}});
+    measures.push_back({{"name", m.name}, {"values", values}, {"labels", m.labels}, {"interval", to_json(m.interval)},
+                        {"criterion", m.criterion}, {"verdict", to_string(m.verdict)}, {"group", m.group}});
   }
-  const json j = {{"verdict", to_string(r.verdict)}, {"measured", r.measured}, {"seeds", r.seeds},
+  const json j = {{"verdict", to_string(r.verdict)}, {"measured", r.measured}, {"seeds", r.seeds}, {"setting", r.setting},
                   {"measures", measures}, {"plots", r.plots}, {"details", r.details}, {"ran", r.ran},
                   {"seconds", r.seconds}};
   std::ofstream(fs::path(claim_dir) / "result.json") << j.dump(2) << "\n";
@@ -74,9 +94,11 @@ std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string
     r.verdict = verdict_named(j["verdict"]);
     r.measured = j["measured"], r.details = j["details"], r.ran = j["ran"], r.seconds = j["seconds"];
     r.seeds = j["seeds"].get<std::vector<int>>();
+    r.setting = j["setting"];
     r.plots = j["plots"].get<std::vector<std::string>>();
     for (const json& m : j["measures"]) {
-      Measure x{m["name"], {}, interval_from(m["interval"]), m["criterion"], verdict_named(m["verdict"])};
+      Measure x{m["name"], {}, m["labels"].get<std::vector<std::string>>(), interval_from(m["interval"]),
+                m["criterion"], verdict_named(m["verdict"]), m["group"]};
       for (const json& v : m["values"]) x.values.push_back(v.is_number() ? v.get<double>() : NAN);
       r.measures.push_back(std::move(x));
     }
@@ -110,6 +132,7 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
                       "- source: {}\n- setup: {} (`experiments/{}/README.md`)\n- rerun: `normtool reproduce {}`\n\n",
                       c->id, c->slug, c->id, c->title, to_string(r.verdict), r.seconds, r.measured, c->criterion,
                       c->source, c->setup, dir_name(*c), c->id);
+    if (!r.setting.empty()) md += "Run here: " + r.setting + "\n\n";
     md += measures_table(r);
     for (const auto& p : r.plots) md += fmt::format("![{}]({}/{})\n\n", c->id, dir_name(*c), p);
     md += r.details + "\n";

@@ -133,6 +133,7 @@ std::vector<Field> fields_of(RunConfig& c) {
   optional_number("model.norm.alpha", c.model.norm.alpha);
   optional_number("model.norm.beta", c.model.norm.beta);
   number("model.norm.p", c.model.norm.p, 0, 1, true);
+  choice("model.norm.impl", c.model.norm.impl, kNormImplNames);
   boolean("model.final_norm", c.model.final_norm);
   integer("train.steps", c.train.steps, 1);
   integer("train.batch_size", c.train.batch_size, 1, 1 << 20);
@@ -273,6 +274,8 @@ void validate_combinations(RunConfig& c, Parser& p) {
     c.model.norm.alpha = c.deepnorm_alpha();
     c.model.norm.beta = c.deepnorm_beta();
   }
+  if (c.model.norm.type == NormType::batchnorm && c.model.norm.impl == NormImpl::composite)
+    p.problem("model.norm.impl", "composite batchnorm keeps no running statistics: use fused");
   if (c.model.norm.type == NormType::batchnorm && c.model.arch == Arch::mlp && c.train.batch_size < 2)
     p.problem("train.batch_size", "batchnorm needs at least 2 rows per batch, got 1");
 }
@@ -366,5 +369,6 @@ const char* to_string(Schedule v) { return kScheduleNames[int(v)]; }
 const char* to_string(Activation v) { return kActivationNames[int(v)]; }
 const char* to_string(Layout v) { return kLayoutNames[int(v)]; }
 const char* to_string(Init v) { return kInitNames[int(v)]; }
+const char* to_string(NormImpl v) { return kNormImplNames[int(v)]; }
 
 }  // namespace nt

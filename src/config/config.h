@@ -31,6 +31,8 @@ enum class Placement { pre, post };
 inline constexpr const char* kPlacementNames[] = {"pre", "post"};
 enum class BnAxes { batch_time, batch };
 inline constexpr const char* kBnAxesNames[] = {"batch_time", "batch"};
+enum class NormImpl { fused, composite };
+inline constexpr const char* kNormImplNames[] = {"fused", "composite"};
 enum class Optimizer { sgd, adam, adamw };
 inline constexpr const char* kOptimizerNames[] = {"sgd", "adam", "adamw"};
 enum class Schedule { constant, linear, cosine, inverse_sqrt };
@@ -59,6 +61,7 @@ struct NormConfig {
   std::optional<double> alpha;           // deepnorm residual scale; unset = (2N)^(1/4)
   std::optional<double> beta;            // deepnorm init gain; unset = (8N)^(-1/4)
   double p = 0.0625;                     // prmsnorm: the share of the features its RMS reads
+  NormImpl impl = NormImpl::fused;       // composite: composed from primitive ops (a framework without fused kernels)
 };
 
 struct ModelConfig {
@@ -133,5 +136,6 @@ const char* to_string(Schedule v);
 const char* to_string(Activation v);
 const char* to_string(Layout v);
 const char* to_string(Init v);
+const char* to_string(NormImpl v);
 
 }  // namespace nt

@@ -6,8 +6,8 @@ namespace nt {
 
 NormSite::NormSite(ParamStore<float>& params, const NormConfig& c, int layer, const std::string& name,
                    const char* place, int C, int positions)
-    : type_(c.type), eps_(float(c.eps)), momentum_(float(c.momentum)), p_(c.p), layer_(layer), positions_(positions),
-      place_(place) {
+    : type_(c.type), eps_(float(c.eps)), momentum_(float(c.momentum)), p_(c.p),
+      composite_(c.impl == NormImpl::composite), layer_(layer), positions_(positions), place_(place) {
   if (type_ == NormType::none) return;
   if (c.affine) {
     gain_ = params.add(name + ".weight", layer, 1, C);
@@ -35,7 +35,8 @@ Tensor<float> NormSite::operator()(Graph<float>& g, Tensor<float> x, const float
   const Tensor<float> y = apply_norm(
       g, type_, x,
       NormArgs<float>{gain_t_, bias_t_, eps_, p_, positions_,
-                      BatchNormState<float>{running_mean_.data(), running_var_.data(), momentum_, mask}});
+                      BatchNormState<float>{running_mean_.data(), running_var_.data(), momentum_, mask}},
+      composite_);
   sites.push_back({layer_, place_, x, y});
   return y;
 }

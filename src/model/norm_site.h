@@ -26,6 +26,7 @@ class NormSite {
   NormType type_;
   float eps_, momentum_;
   double p_;
+  bool composite_;
   int layer_, positions_;
   const char* place_;
   int gain_ = -1, bias_ = -1;  // parameter ids, -1 when absent
