@@ -17,7 +17,7 @@ THREADS=${THREADS:-"1 2"}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-steps_of() { case $1 in lm-small) echo 40 ;; mlp-fmnist) echo 300 ;; *) echo 150 ;; esac; }
+steps_of() { case $1 in lm-small) echo 40 ;; lm-deep18) echo 60 ;; mlp-fmnist) echo 300 ;; *) echo 150 ;; esac; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 field() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 

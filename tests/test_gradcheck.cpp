@@ -145,10 +145,18 @@ TEST(GradCheck, CausalAttention) {
                          {random_input(BH * T, hs, 1), random_input(BH * T, hs, 2), random_input(BH * T, hs, 3)});
 }
 
-TEST(GradCheck, CausalSelfAttention) {  // heads read in place from (B*T, NH*hs)
+TEST(GradCheck, CausalSelfAttention) {  // heads read in place from qkv (B*T, 3*NH*hs)
   const int B = 2, T = 4, NH = 3, hs = 2;
-  expect_gradients_match([](auto& g, auto& t) { return causal_self_attention(g, t[0], t[1], t[2], B, T, NH); },
-                         {random_input(B * T, NH * hs, 1), random_input(B * T, NH * hs, 2), random_input(B * T, NH * hs, 3)});
+  expect_gradients_match([](auto& g, auto& t) { return causal_self_attention(g, t[0], B, T, NH); },
+                         {random_input(B * T, 3 * NH * hs, 1)});
+}
+
+TEST(GradCheck, CausalAttentionAcrossRowBlocks) {  // T = 70: two blocks of 32 rows and a partial one
+  const int T = 70;
+  expect_gradients_match([](auto& g, auto& t) { return causal_attention(g, t[0], t[1], t[2], 1, T); },
+                         {random_input(T, 2, 1), random_input(T, 2, 2), random_input(T, 2, 3)});
+  expect_gradients_match([](auto& g, auto& t) { return causal_self_attention(g, t[0], 1, T, 2); },
+                         {random_input(T, 6, 4)});
 }
 
 TEST(GradCheck, LayerNorm) {

@@ -83,16 +83,36 @@ TEST(FusedVsComposite, WeightNorm) {
                  {random_input(6, 9, 1), random_input(6, 1, 2)});
 }
 
+// The fused layout (q, k, v side by side in one (B*T, 3C) tensor, heads read in place) against
+// split_heads, causal_attention, merge_heads on separate q, k, v; T = 70 crosses the causal row blocks.
 TEST(FusedVsComposite, SelfAttentionInPlaceEqualsSplitAttendMerge) {
-  const int B = 3, T = 5, NH = 2, hs = 4;
-  expect_same_op([](auto& g, auto& t) { return causal_self_attention(g, t[0], t[1], t[2], B, T, NH); },
-                 [](auto& g, auto& t) {
-                   return merge_heads(g,
-                                      causal_attention(g, split_heads(g, t[0], B, T, NH), split_heads(g, t[1], B, T, NH),
-                                                       split_heads(g, t[2], B, T, NH), B * NH, T),
-                                      B, T, NH);
-                 },
-                 {random_input(B * T, NH * hs, 1), random_input(B * T, NH * hs, 2), random_input(B * T, NH * hs, 3)});
+  for (const int T : {5, 70}) {
+    const int B = 2, NH = 2, hs = 4, C = NH * hs, N = B * T;
+    std::vector<Input> qkv_parts{random_input(N, C, 1), random_input(N, C, 2), random_input(N, C, 3)};
+    const Input dout = random_input(N, C, 4);
+    std::vector<double> qkv(std::size_t(N) * 3 * C), dqkv(qkv.size(), 0.0);
+    for (int n = 0; n < N; ++n)
+      for (int part = 0; part < 3; ++part)
+        for (int j = 0; j < C; ++j) qkv[std::size_t(n) * 3 * C + part * C + j] = qkv_parts[part].data[std::size_t(n) * C + j];
+    Graph<double> fused;
+    Tensor<double> o = causal_self_attention(fused, Tensor<double>{qkv.data(), dqkv.data(), N, 3 * C}, B, T, NH);
+    std::copy(dout.data.begin(), dout.data.end(), o.grad);
+    fused.backward(Tensor<double>{});
+    std::vector<std::vector<double>> grads(3, std::vector<double>(std::size_t(N) * C, 0.0));
+    Graph<double> split;
+    auto heads = [&](int part) {
+      return split_heads(split, Tensor<double>{qkv_parts[part].data.data(), grads[part].data(), N, C}, B, T, NH);
+    };
+    Tensor<double> o2 = merge_heads(split, causal_attention(split, heads(0), heads(1), heads(2), B * NH, T), B, T, NH);
+    std::copy(dout.data.begin(), dout.data.end(), o2.grad);
+    split.backward(Tensor<double>{});
+    for (int64_t i = 0; i < o.size(); ++i) ASSERT_NEAR(o.data[i], o2.data[i], 1e-12) << "T " << T;
+    for (int n = 0; n < N; ++n)
+      for (int part = 0; part < 3; ++part)
+        for (int j = 0; j < C; ++j)
+          ASSERT_NEAR(dqkv[std::size_t(n) * 3 * C + part * C + j], grads[part][std::size_t(n) * C + j], 1e-12)
+              << "T " << T << " part " << part;
+  }
 }
 
 TEST(NormClosedForms, LayerNormStandardizesEachRow) {  // claim E4: [2,3,5,1,4] -> (x - 3) / sqrt(2 + eps)

@@ -6,11 +6,11 @@
 namespace nt {
 
 template <class T>
-int ParamStore<T>::add(std::string name, int layer, int rows, int cols) {
+int ParamStore<T>::add(std::string name, int layer, int rows, int cols, bool follow) {
   if (finalized_) throw std::logic_error("ParamStore::add after finalize: " + name);
   Info info{std::move(name), layer, rows, cols, 0};
   std::size_t end = infos_.empty() ? 0 : infos_.back().offset + infos_.back().size();
-  info.offset = (end + 15) / 16 * 16;  // 64-byte aligned starts for float
+  info.offset = follow ? end : (end + 15) / 16 * 16;  // 64-byte aligned starts for float
   infos_.push_back(std::move(info));
   return int(infos_.size()) - 1;
 }
@@ -28,6 +28,19 @@ Tensor<T> ParamStore<T>::tensor(int id) {
   if (!finalized_) throw std::logic_error("ParamStore::tensor before finalize");
   const Info& i = infos_.at(id);
   return Tensor<T>{data_.data() + i.offset, grad_.data() + i.offset, i.rows, i.cols};
+}
+
+template <class T>
+Tensor<T> ParamStore<T>::joined(int first, int count, int rows, int cols) {
+  const Tensor<T> t = tensor(first);
+  std::size_t n = 0;
+  for (int i = first; i < first + count; ++i) {
+    if (i > first && infos_.at(i).offset != infos_[i - 1].offset + infos_[i - 1].size())
+      throw std::logic_error("ParamStore::joined: " + infos_[i].name + " does not follow " + infos_[i - 1].name);
+    n += infos_.at(i).size();
+  }
+  if (n != std::size_t(rows) * cols) throw std::logic_error("ParamStore::joined: sizes do not add up");
+  return Tensor<T>{t.data, t.grad, rows, cols};
 }
 
 template <class T>

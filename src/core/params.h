@@ -24,10 +24,15 @@ class ParamStore {
     std::size_t size() const { return std::size_t(rows) * cols; }
   };
 
-  int add(std::string name, int layer, int rows, int cols);  // returns the parameter's id
+  // Returns the parameter's id. Each parameter starts on a 64-byte boundary, unless `follow`
+  // puts it right after the previous one, so that several form one matrix (q, k, v: one product).
+  int add(std::string name, int layer, int rows, int cols, bool follow = false);
   void finalize();
 
   Tensor<T> tensor(int id);
+  // Parameters first, first + 1, ... laid out one after the other (added with follow), seen as one
+  // (rows, cols) matrix.
+  Tensor<T> joined(int first, int count, int rows, int cols);
   const Info& info(int id) const { return infos_[id]; }
   int count() const { return int(infos_.size()); }
   std::size_t numel() const { return data_.size(); }

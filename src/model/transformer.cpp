@@ -7,7 +7,7 @@
 //     deepnorm  x = norm(alpha * x + f(x))      (LayerNorm; DeepNet, Wang et al. 2022)
 //   pre with final_norm: x = norm(x)
 //   logits = head(x)
-// attention(x) = out(causal_sdpa(q(x), k(x), v(x))) per head, heads read in place
+// attention(x) = out(causal_sdpa(q(x), k(x), v(x))) per head: q, k, v one product, heads read in place
 // feed_forward(x) = fc2(act(fc1(x)))
 // Init (model/init.h): model.init normal or xavier for every Linear weight and both
 // embeddings, biases 0, gains 1. DeepNorm, whatever model.init says: fc1, fc2, v and out
@@ -32,11 +32,16 @@ class Transformer final : public Model {
     tok_emb_ = params_.add("tok_emb.weight", 0, vocab, C);
     pos_emb_ = params_.add("pos_emb.weight", 0, T, C);
     for (int l = 0; l < L; ++l) {
-      Block b{NormSite(params_, c_.norm, l, "attn_norm", "attn", C, positions), {}, {}, {}, {},
+      Block b{NormSite(params_, c_.norm, l, "attn_norm", "attn", C, positions), {}, {}, {}, {}, {},
               NormSite(params_, c_.norm, l, "ffn_norm", "ffn", C, positions), {}, {}};
-      b.q.declare(params_, "attn.q", l, C, C);
-      b.k.declare(params_, "attn.k", l, C, C);
-      b.v.declare(params_, "attn.v", l, C, C);
+      // q, k and v side by side: their weights one (3C, C) matrix, their biases one (1, 3C) row, so
+      // that one product computes all three (attention reads them in place)
+      b.q.w = params_.add("attn.q.weight", l, C, C);
+      b.k.w = params_.add("attn.k.weight", l, C, C, /*follow=*/true);
+      b.v.w = params_.add("attn.v.weight", l, C, C, /*follow=*/true);
+      b.q.b = params_.add("attn.q.bias", l, 1, C);
+      b.k.b = params_.add("attn.k.bias", l, 1, C, /*follow=*/true);
+      b.v.b = params_.add("attn.v.bias", l, 1, C, /*follow=*/true);
       b.out.declare(params_, "attn.out", l, C, C);
       b.fc1.declare(params_, "ffn.fc1", l, C, c_.d_ff);
       b.fc2.declare(params_, "ffn.fc2", l, c_.d_ff, C);
@@ -82,13 +87,13 @@ class Transformer final : public Model {
  private:
   struct Block {
     NormSite attn_norm;
-    Linear q, k, v, out;
+    Linear q, k, v, qkv, out;  // qkv: q, k and v joined
     NormSite ffn_norm;
     Linear fc1, fc2;
   };
 
   Tensor<float> attention(Graph<float>& g, const Block& b, Tensor<float> x, int B, int T) {
-    return b.out(g, causal_self_attention(g, b.q(g, x), b.k(g, x), b.v(g, x), B, T, c_.n_heads));
+    return b.out(g, causal_self_attention(g, b.qkv(g, x), B, T, c_.n_heads));
   }
 
   void init(const RunConfig& c) {
@@ -104,6 +109,8 @@ class Transformer final : public Model {
         l->bind(params_);
         std::fill_n(l->bias.data, l->bias.size(), 0.0f);
       }
+      b.qkv.W = params_.joined(b.q.w, 3, 3 * c_.d_model, c_.d_model);
+      b.qkv.bias = params_.joined(b.q.b, 3, 1, 3 * c_.d_model);
       for (Linear* l : {&b.q, &b.k}) deepnorm ? init_xavier_normal(l->W, 1.0, rng) : init_linear_weight(l->W, c_, rng);
       for (Linear* l : {&b.v, &b.out, &b.fc1, &b.fc2})
         deepnorm ? init_xavier_normal(l->W, beta, rng) : init_linear_weight(l->W, c_, rng);

@@ -53,9 +53,9 @@ template <class T> Tensor<T> merge_heads(Graph<T>& g, Tensor<T> x, int B, int T_
 // attention.cpp: causal scaled-dot-product attention per head.
 // q, k, v (BH*T, hs) -> softmax(q k^T / sqrt(hs) + causal mask) v, (BH*T, hs).
 template <class T> Tensor<T> causal_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, int BH, int T_);
-// The same for q, k, v (B*T, NH*hs) as the projections write them, heads read in place: equal to
-// merge_heads(causal_attention(split_heads(q), split_heads(k), split_heads(v))) without the copies.
-template <class T>
-Tensor<T> causal_self_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, int B, int T_, int NH);
+// The same for qkv (B*T, 3*NH*hs), q, k and v side by side as one product writes them, heads read
+// in place -> (B*T, NH*hs): equal to merge_heads(causal_attention(split_heads(q), split_heads(k),
+// split_heads(v))) without the copies.
+template <class T> Tensor<T> causal_self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int NH);
 
 }  // namespace nt
