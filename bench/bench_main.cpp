@@ -86,10 +86,10 @@ struct Leaf {
 };
 
 // The upstream gradient of a benchmarked op: a fixed buffer copied in (as cheap as it gets).
-void seed_grad(Tensor<float> y) {
+void seed_grad(Graph<float>& g, Tensor<float> y) {
   static AlignedVector<float> dy;
   if (dy.size() < std::size_t(y.size())) dy = random_vector(y.size(), 9, 1e-3f);
-  std::memcpy(y.grad, dy.data(), sizeof(float) * y.size());
+  std::memcpy(g.seed(y), dy.data(), sizeof(float) * y.size());
 }
 
 // ---- products: y = x W^T forward and backward, the shapes of the configs ----
@@ -101,7 +101,7 @@ void BM_Linear(benchmark::State& s) {
   for (auto _ : s) {
     g.reset();
     Tensor<float> y = linear(g, x.t(), w.t(), b.t());
-    seed_grad(y);
+    seed_grad(g, y);
     g.backward(Tensor<float>{});
   }
   const double flops = 3 * 2.0 * N * in * out;  // forward, dx, dW
@@ -131,7 +131,7 @@ void BM_Norm(benchmark::State& s) {
     Tensor<float> y = kind == 0   ? layernorm(g, x.t(), gamma.t(), beta.t(), 1e-5f)
                       : kind == 1 ? rmsnorm(g, x.t(), gamma.t(), 1e-5f)
                                   : batchnorm(g, x.t(), gamma.t(), beta.t(), 1, 1e-5f, BatchNormState<float>{});
-    seed_grad(y);
+    seed_grad(g, y);
     g.backward(Tensor<float>{});
   }
   // forward reads x, writes y; backward reads x, dy, writes dx (+=, so reads it too)
@@ -152,7 +152,7 @@ void BM_Attention(benchmark::State& s) {
   for (auto _ : s) {
     g.reset();
     Tensor<float> o = causal_attention(g, q.t(), k.t(), v.t(), BH, T);
-    seed_grad(o);
+    seed_grad(g, o);
     g.backward(Tensor<float>{});
   }
   const double flops = 6 * 2.0 * BH * T * T * hs;  // QK^T, PV forward; 4 products backward

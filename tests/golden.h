@@ -5,6 +5,8 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "core/graph.h"
 #include <string>
 #include <vector>
 
@@ -61,8 +63,9 @@ class Golden {
 };
 
 // Seeds a graph output's gradient with the reference dout.
-inline void seed_gradient(Tensor<float> out, const std::vector<float>& dout) {
-  for (int64_t i = 0; i < out.size(); ++i) out.grad[i] = dout.at(i);
+inline void seed_gradient(Graph<float>& g, Tensor<float> out, const std::vector<float>& dout) {
+  float* d = g.seed(out);
+  for (int64_t i = 0; i < out.size(); ++i) d[i] = dout.at(i);
 }
 
 }  // namespace nt::test

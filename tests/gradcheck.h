@@ -5,6 +5,10 @@
 // wrong backward would pass). Each input's analytic gradient comes from one backward pass;
 // the numeric one from (L(x + h e_i) - L(x - h e_i)) / 2h for every element i. The error
 // of an input is ||analytic - numeric|| / max(||analytic||, ||numeric||).
+//
+// With `through_graph`, each differentiated input first passes through scale(x, 1), a tensor of
+// the graph: the op under test then writes its input gradients first (=, core/graph.h) rather
+// than adding them to a caller's buffer, so both paths of every backward are checked.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "ops/ops.h"
 
 namespace nt::test {
 
@@ -52,20 +57,27 @@ inline double projection(Tensor<double> out, const std::vector<double>& dout) {
 }
 
 inline GradCheckResult gradcheck(const Builder& f, std::vector<Input>& inputs, bool training = true,
-                                 double h = 1e-6, uint64_t seed = 7) {
-  std::vector<Tensor<double>> ts;
-  for (auto& in : inputs) {
-    std::fill(in.grad.begin(), in.grad.end(), 0.0);
-    ts.push_back(in.tensor());
-  }
+                                 bool through_graph = false, double h = 1e-6, uint64_t seed = 7) {
   Graph<double> g(training, true);
-  Tensor<double> out = f(g, ts);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<double> dout(out.size());
-  for (auto& v : dout) v = normal(rng);
-  if (out.grad) std::copy(dout.begin(), dout.end(), out.grad);
-  g.backward(Tensor<double>{});  // the seed is dout, already in out.grad
+  std::vector<double> dout;
+  // Twice: the second pass reuses the arena the first sized, poisoned with NaN, so a gradient that
+  // should have been written first but was added to (or left unwritten) shows.
+  for (int pass = 0; pass < 2; ++pass) {
+    g.reset();
+    g.poison();
+    std::vector<Tensor<double>> ts;
+    for (auto& in : inputs) {
+      std::fill(in.grad.begin(), in.grad.end(), 0.0);
+      ts.push_back(through_graph && in.differentiate ? scale(g, in.tensor(), 1.0) : in.tensor());
+    }
+    Tensor<double> out = f(g, ts);
+    std::mt19937_64 rng(seed + pass);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    dout.resize(out.size());
+    for (auto& v : dout) v = normal(rng);
+    if (out.grad) std::copy(dout.begin(), dout.end(), g.seed(out));
+    g.backward(Tensor<double>{});  // the seed is dout
+  }
 
   auto evaluate = [&]() {
     Graph<double> fg(training, false);

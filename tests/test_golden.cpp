@@ -16,7 +16,7 @@ TEST(Golden, LayerNorm) {
   auto x = ref.leaf("x", N, C), w = ref.leaf("weight", 1, C), b = ref.leaf("bias", 1, C);
   Graph<float> g;
   Tensor<float> y = layernorm(g, x.tensor(), w.tensor(), b.tensor(), float(ref.config()["eps"]));
-  seed_gradient(y, ref.values("dout"));
+  seed_gradient(g, y, ref.values("dout"));
   g.backward(Tensor<float>{});
   ref.expect_close("y", y.data);
   ref.expect_close("dx", x.grad.data());
@@ -30,7 +30,7 @@ TEST(Golden, RMSNorm) {
   auto x = ref.leaf("x", N, C), w = ref.leaf("weight", 1, C);
   Graph<float> g;
   Tensor<float> y = rmsnorm(g, x.tensor(), w.tensor(), float(ref.config()["eps"]));
-  seed_gradient(y, ref.values("dout"));
+  seed_gradient(g, y, ref.values("dout"));
   g.backward(Tensor<float>{});
   ref.expect_close("y", y.data);
   ref.expect_close("dx", x.grad.data());
@@ -43,7 +43,7 @@ TEST(Golden, PRMSNorm) {
   auto x = ref.leaf("x", N, C), w = ref.leaf("weight", 1, C);
   Graph<float> g;
   Tensor<float> y = prmsnorm(g, x.tensor(), w.tensor(), float(ref.config()["eps"]), ref.config()["p"].get<double>());
-  seed_gradient(y, ref.values("dout"));
+  seed_gradient(g, y, ref.values("dout"));
   g.backward(Tensor<float>{});
   ref.expect_close("y", y.data);
   ref.expect_close("dx", x.grad.data());
@@ -60,7 +60,7 @@ TEST(Golden, BatchNormTrainThenEval) {
 
   Graph<float> train(true, true);
   Tensor<float> y = batchnorm(train, x.tensor(), w.tensor(), b.tensor(), 1, eps, st);
-  seed_gradient(y, ref.values("dout"));
+  seed_gradient(train, y, ref.values("dout"));
   train.backward(Tensor<float>{});
   ref.expect_close("y", y.data);
   ref.expect_close("dx", x.grad.data());
@@ -74,7 +74,7 @@ TEST(Golden, BatchNormTrainThenEval) {
   std::fill(b.grad.begin(), b.grad.end(), 0.0f);
   Graph<float> eval(false, true);
   Tensor<float> ye = batchnorm(eval, xe.tensor(), w.tensor(), b.tensor(), 1, eps, st);
-  seed_gradient(ye, ref.values("dout_eval"));
+  seed_gradient(eval, ye, ref.values("dout_eval"));
   eval.backward(Tensor<float>{});
   ref.expect_close("y_eval", ye.data);
   ref.expect_close("dx_eval", xe.grad.data());
@@ -95,7 +95,7 @@ TEST(Golden, BatchNormSequenceAxes) {
     Graph<float> g;
     Tensor<float> y = batchnorm(g, x.tensor(), w.tensor(), b.tensor(), S, eps,
                                 BatchNormState<float>{rmean.data(), rvar.data(), momentum, nullptr});
-    seed_gradient(y, ref.values("dout_" + axes));
+    seed_gradient(g, y, ref.values("dout_" + axes));
     g.backward(Tensor<float>{});
     ref.expect_close("y_" + axes, y.data);
     ref.expect_close("dx_" + axes, x.grad.data());
@@ -113,7 +113,7 @@ TEST(Golden, WeightNorm) {
        b = ref.leaf("bias", 1, out);
   Graph<float> g;
   Tensor<float> y = linear(g, x.tensor(), weightnorm(g, v.tensor(), gain.tensor()), b.tensor());
-  seed_gradient(y, ref.values("dout"));
+  seed_gradient(g, y, ref.values("dout"));
   g.backward(Tensor<float>{});
   ref.expect_close("y", y.data);
   ref.expect_close("dx", x.grad.data());
@@ -135,7 +135,7 @@ TEST(Golden, CausalSelfAttentionLayer) {
   auto heads = [&](int i) { return split_heads(g, linear(g, x.tensor(), w[i].tensor(), b[i].tensor()), B, T, NH); };
   Tensor<float> o = causal_attention(g, heads(0), heads(1), heads(2), B * NH, T);
   Tensor<float> y = linear(g, merge_heads(g, o, B, T, NH), w[3].tensor(), b[3].tensor());
-  seed_gradient(y, ref.values("dout"));
+  seed_gradient(g, y, ref.values("dout"));
   g.backward(Tensor<float>{});
   ref.expect_close("y", y.data);
   ref.expect_close("dx", x.grad.data());
@@ -154,7 +154,7 @@ TEST(Golden, GeluFeedForward) {
        w2 = ref.leaf("fc2_weight", C, H), b2 = ref.leaf("fc2_bias", 1, C);
   Graph<float> g;
   Tensor<float> y = linear(g, gelu(g, linear(g, x.tensor(), w1.tensor(), b1.tensor())), w2.tensor(), b2.tensor());
-  seed_gradient(y, ref.values("dout"));
+  seed_gradient(g, y, ref.values("dout"));
   g.backward(Tensor<float>{});
   ref.expect_close("y", y.data);
   ref.expect_close("dx", x.grad.data());

@@ -11,11 +11,14 @@ namespace {
 
 constexpr double kTolerance = 1e-6;
 
+// Both paths of a backward: adding to the caller's buffers, and writing the graph's own first.
 void expect_gradients_match(const Builder& f, std::vector<Input> inputs, bool training = true) {
-  const GradCheckResult r = gradcheck(f, inputs, training);
-  for (std::size_t i = 0; i < r.errors.size(); ++i) {
-    EXPECT_LE(r.errors[i], kTolerance) << "input " << i;
-    EXPECT_GT(r.norms[i], 1e-8) << "input " << i << " has an all-zero gradient";
+  for (const bool through_graph : {false, true}) {
+    const GradCheckResult r = gradcheck(f, inputs, training, through_graph);
+    for (std::size_t i = 0; i < r.errors.size(); ++i) {
+      EXPECT_LE(r.errors[i], kTolerance) << "input " << i << (through_graph ? ", through the graph" : "");
+      EXPECT_GT(r.norms[i], 1e-8) << "input " << i << " has an all-zero gradient";
+    }
   }
 }
 
@@ -250,14 +253,14 @@ namespace broken {
 struct Context {
   Tensor<double> y, x;
 };
-void wrong_backward(const void* p) {
+void wrong_backward(const void* p, unsigned) {
   const auto& c = *static_cast<const Context*>(p);
   for (int64_t i = 0; i < c.x.size(); ++i) c.x.grad[i] -= c.y.grad[i] * 2 * c.x.data[i];  // should be +=
 }
 Tensor<double> square(Graph<double>& g, Tensor<double> x) {
   Tensor<double> y = g.output(x.rows, x.cols, x);
   for (int64_t i = 0; i < x.size(); ++i) y.data[i] = x.data[i] * x.data[i];
-  if (y.grad) g.record(wrong_backward, Context{y, x});
+  if (y.grad) g.record(wrong_backward, Context{y, x}, {x.grad});
   return y;
 }
 }  // namespace broken

@@ -256,7 +256,8 @@ double loss_and_grad(NormType n, const std::vector<double>& Wv, const Draw& d, c
   Tensor<double> a = linear(g, Tensor<double>{x.data(), nullptr, s.cases, s.inputs}, w, Tensor<double>{});
   Tensor<double> y = apply_norm(g, n, a, NormArgs<double>{.eps = 0.0});
   double L = 0;
-  for (int64_t i = 0; i < y.size(); ++i) L += y.data[i] * R[i], y.grad[i] = R[i];
+  double* dy = g.seed(y);
+  for (int64_t i = 0; i < y.size(); ++i) L += y.data[i] * R[i], dy[i] = R[i];
   g.backward(Tensor<double>{});
   return L;
 }
@@ -311,7 +312,7 @@ std::vector<JacobianRow> jacobian_norms(uint64_t seed) {
         Graph<double> g(true, true);
         Tensor<double> xt{x.data(), dx.data(), 1, C};
         Tensor<double> y = apply_norm(g, n, xt, NormArgs<double>{.eps = 0.0});
-        y.grad[i] = 1.0;
+        g.seed(y)[i] = 1.0;
         g.backward(Tensor<double>{});
         for (int j = 0; j < C; ++j) J(i, j) = dx[j];
       }

@@ -85,7 +85,7 @@ class OpBench {
     a.gamma = Tensor<float>{gamma_.data(), dgamma_.data(), 1, C_};
     if (traits(kind).bias) a.beta = Tensor<float>{beta_.data(), dbeta_.data(), 1, C_};
     Tensor<float> y = apply_norm(g_, kind, x, a, composite);
-    std::copy(dy_.begin(), dy_.end(), y.grad);
+    std::copy(dy_.begin(), dy_.end(), g_.seed(y));
     g_.backward(Tensor<float>{});
   }
 

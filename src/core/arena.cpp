@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace nt {
 
@@ -38,6 +39,10 @@ void Arena::reset() {
   }
   offset_ = 0;
   used_ = 0;
+}
+
+void Arena::poison() {
+  for (Chunk& c : chunks_) std::memset(c.memory.get(), 0xFF, c.size);
 }
 
 }  // namespace nt

@@ -16,6 +16,9 @@ class Arena {
   explicit Arena(std::size_t initial_bytes = 1 << 20);
   void* allocate(std::size_t bytes, std::size_t align = 64);
   void reset();
+  // Fills all of its memory with 0xFF bytes (NaN as float or double), so that a test sees any
+  // buffer read before it is written.
+  void poison();
 
  private:
   struct Chunk {

@@ -14,7 +14,9 @@
 //   dbeta += dy,  dgamma += dy * xhat
 //   training  dx_r += rstd * (dnorm_r - (m_r/M) sum dnorm - (m_r/M) xhat_r sum dnorm * xhat)
 //   eval      dx_r += rstd * dnorm_r            (the statistics are constants)
+// (each += is = where the node writes that gradient first: core/graph.h)
 // Buffers: mean, rstd (S*C) and the counts M (S), kept by forward for backward.
+#include <algorithm>
 #include <cmath>
 
 #include "core/check.h"
@@ -79,8 +81,13 @@ void batchnorm_forward(T* y, T* mean, T* rstd, T* count, const T* x, const T* ga
 
 template <class T>
 void batchnorm_backward(T* dx, T* dgamma, T* dbeta, T* sums, const T* dy, const T* x, const T* mean,
-                        const T* rstd, const T* M, const T* gamma, const T* mask, int R, int S, int C, bool training) {
+                        const T* rstd, const T* M, const T* gamma, const T* mask, int R, int S, int C, bool training,
+                        unsigned first) {
   const int64_t SC = int64_t(S) * C;
+  const bool first_x = writes_first(first, 0);
+  // dgamma and dbeta gather every position's sums: zeroed when written first, then added to
+  if (dgamma && writes_first(first, 1)) std::fill(dgamma, dgamma + C, T(0));
+  if (dbeta && writes_first(first, 2)) std::fill(dbeta, dbeta + C, T(0));
   // first: the two reductions per (s, c), sum dnorm and sum dnorm * xhat, and the parameter gradients
   auto sum_dnorm = RowVecMap<T>(sums, SC).array();
   auto sum_dnorm_xhat = RowVecMap<T>(sums + SC, SC).array();
@@ -113,11 +120,11 @@ void batchnorm_backward(T* dx, T* dgamma, T* dbeta, T* sums, const T* dy, const 
       auto dxr = RowVecMap<T>(dx + row * C, C).array();
       const T w = training && M[s] > T(0) ? (mask ? mask[row] : T(1)) / M[s] : T(0);
       if (w == T(0)) {
-        dxr += r_sc * dnorm;  // term 1 only (eval mode, or a row outside the statistics)
+        put(first_x, dxr, r_sc * dnorm);  // term 1 only (eval mode, or a row outside the statistics)
         continue;
       }
       const auto xhat = (CRowVecMap<T>(x + row * C, C).array() - mu.segment(at, C)) * r_sc;
-      dxr += r_sc * (dnorm - w * sum_dnorm.segment(at, C) - w * xhat * sum_dnorm_xhat.segment(at, C));
+      put(first_x, dxr, r_sc * (dnorm - w * sum_dnorm.segment(at, C) - w * xhat * sum_dnorm_xhat.segment(at, C)));
     }
 }
 
@@ -134,11 +141,10 @@ struct BatchNormContext {
   bool training;
 };
 template <class T>
-void batchnorm_backward_node(const void* p) {
+void batchnorm_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const BatchNormContext<T>*>(p);
   batchnorm_backward(c.x.grad, c.gamma.grad, c.beta.grad, c.sums, c.y.grad, c.x.data, c.mean, c.rstd, c.count,
-                     c.gamma.data,
-                     c.mask, c.R, c.S, c.x.cols, c.training);
+                     c.gamma.data, c.mask, c.R, c.S, c.x.cols, c.training, first);
 }
 }  // namespace
 
@@ -158,7 +164,8 @@ Tensor<T> batchnorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, i
   if (y.grad) {
     T* sums = g.buffer(2 * std::size_t(S) * C);
     g.record(batchnorm_backward_node<T>,
-             BatchNormContext<T>{y, x, gamma, beta, mean, rstd, count, sums, state.mask, R, S, g.training()});
+             BatchNormContext<T>{y, x, gamma, beta, mean, rstd, count, sums, state.mask, R, S, g.training()},
+             {x.grad, gamma.grad, beta.grad});
   }
   return y;
 }

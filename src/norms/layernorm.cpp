@@ -9,7 +9,8 @@
 //   dx     += rstd * (dnorm - mean(dnorm) - xhat * mean(dnorm * xhat))
 //             term 1   term 2              term 3
 // Buffers: x, y (N, C); mean, rstd (N), kept by forward for backward. Rows run in parallel;
-// dgamma and dbeta are summed per thread, then over threads (fixed order: deterministic).
+// dgamma and dbeta are summed per thread, then over threads (fixed order: deterministic). Each +=
+// is = where the node writes that gradient first (core/graph.h).
 #include <cmath>
 
 #include <omp.h>
@@ -42,7 +43,7 @@ void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const
 // partial: (threads, 2C) scratch for the per-thread sums of dgamma and dbeta.
 template <class T>
 void layernorm_backward(T* dx, T* dgamma, T* dbeta, T* partial, const T* dy, const T* x, const T* mean,
-                        const T* rstd, const T* gamma, int N, int C) {
+                        const T* rstd, const T* gamma, int N, int C, unsigned first) {
   const int threads = omp_get_max_threads();
   std::fill(partial, partial + int64_t(threads) * 2 * C, T(0));
 #pragma omp parallel num_threads(threads)
@@ -61,13 +62,14 @@ void layernorm_backward(T* dx, T* dgamma, T* dbeta, T* partial, const T* dy, con
       const T dnorm_mean = dnorm.mean();
       const T dnorm_xhat_mean = (dnorm * xhat).mean();
       // then: dx += rstd * (term 1 - term 2 - term 3)
-      RowVecMap<T>(dx + int64_t(n) * C, C).array() += rstd[n] * (dnorm - dnorm_mean - xhat * dnorm_xhat_mean);
+      put(writes_first(first, 0), RowVecMap<T>(dx + int64_t(n) * C, C).array(),
+          rstd[n] * (dnorm - dnorm_mean - xhat * dnorm_xhat_mean));
     }
   }
-  for (int t = 0; t < threads; ++t) {
-    if (dgamma) RowVecMap<T>(dgamma, C) += CRowVecMap<T>(partial + int64_t(t) * 2 * C, C);
-    if (dbeta) RowVecMap<T>(dbeta, C) += CRowVecMap<T>(partial + int64_t(t) * 2 * C + C, C);
-  }
+  for (int t = 1; t < threads; ++t)  // the threads' sums into thread 0's, then written or added
+    RowVecMap<T>(partial, 2 * C) += CRowVecMap<T>(partial + int64_t(t) * 2 * C, 2 * C);
+  if (dgamma) put(writes_first(first, 1), RowVecMap<T>(dgamma, C), CRowVecMap<T>(partial, C));
+  if (dbeta) put(writes_first(first, 2), RowVecMap<T>(dbeta, C), CRowVecMap<T>(partial + C, C));
 }
 
 namespace {
@@ -79,10 +81,10 @@ struct LayerNormContext {
   T* partial;
 };
 template <class T>
-void layernorm_backward_node(const void* p) {
+void layernorm_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const LayerNormContext<T>*>(p);
   layernorm_backward(c.x.grad, c.gamma.grad, c.beta.grad, c.partial, c.y.grad, c.x.data, c.mean, c.rstd,
-                     c.gamma.data, c.x.rows, c.x.cols);
+                     c.gamma.data, c.x.rows, c.x.cols, first);
 }
 }  // namespace
 
@@ -96,7 +98,8 @@ Tensor<T> layernorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, T
   layernorm_forward(y.data, mean, rstd, x.data, gamma.data, beta.data, x.rows, x.cols, eps);
   if (y.grad) {
     T* partial = g.buffer(std::size_t(omp_get_max_threads()) * 2 * x.cols);
-    g.record(layernorm_backward_node<T>, LayerNormContext<T>{y, x, gamma, beta, mean, rstd, partial});
+    g.record(layernorm_backward_node<T>, LayerNormContext<T>{y, x, gamma, beta, mean, rstd, partial},
+             {x.grad, gamma.grad, beta.grad});
   }
   return y;
 }

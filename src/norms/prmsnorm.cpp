@@ -38,7 +38,7 @@ void prmsnorm_forward(T* y, T* rstd, const T* x, const T* gamma, int N, int C, i
 // partial: (threads, C) scratch for the per-thread sums of dgamma.
 template <class T>
 void prmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, const T* rstd, const T* gamma, int N,
-                       int C, int k) {
+                       int C, int k, unsigned first) {
   const int threads = omp_get_max_threads();
   std::fill(partial, partial + int64_t(threads) * C, T(0));
 #pragma omp parallel num_threads(threads)
@@ -53,12 +53,13 @@ void prmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, co
       const auto dnorm = gamma ? (dyr * CRowVecMap<T>(gamma, C).array()).eval() : dyr.eval();
       const T coefficient = (dnorm * xhat).sum() / T(k);
       auto dxr = RowVecMap<T>(dx + int64_t(n) * C, C).array();
-      dxr += rstd[n] * dnorm;                                          // term 1
+      put(writes_first(first, 0), dxr, rstd[n] * dnorm);               // term 1
       dxr.head(k) -= rstd[n] * xhat.head(k) * coefficient;             // term 2
     }
   }
-  if (dgamma)
-    for (int t = 0; t < threads; ++t) RowVecMap<T>(dgamma, C) += CRowVecMap<T>(partial + int64_t(t) * C, C);
+  for (int t = 1; t < threads; ++t)  // the threads' sums into thread 0's, then written or added
+    RowVecMap<T>(partial, C) += CRowVecMap<T>(partial + int64_t(t) * C, C);
+  if (dgamma) put(writes_first(first, 1), RowVecMap<T>(dgamma, C), CRowVecMap<T>(partial, C));
 }
 
 namespace {
@@ -70,10 +71,10 @@ struct PRMSNormContext {
   int k;
 };
 template <class T>
-void prmsnorm_backward_node(const void* p) {
+void prmsnorm_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const PRMSNormContext<T>*>(p);
   prmsnorm_backward(c.x.grad, c.gamma.grad, c.partial, c.y.grad, c.x.data, c.rstd, c.gamma.data, c.x.rows, c.x.cols,
-                    c.k);
+                    c.k, first);
 }
 }  // namespace
 
@@ -87,7 +88,7 @@ Tensor<T> prmsnorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps, double p) {
   prmsnorm_forward(y.data, rstd, x.data, gamma.data, x.rows, x.cols, k, eps);
   if (y.grad) {
     T* partial = g.buffer(std::size_t(omp_get_max_threads()) * x.cols);
-    g.record(prmsnorm_backward_node<T>, PRMSNormContext<T>{y, x, gamma, rstd, partial, k});
+    g.record(prmsnorm_backward_node<T>, PRMSNormContext<T>{y, x, gamma, rstd, partial, k}, {x.grad, gamma.grad});
   }
   return y;
 }

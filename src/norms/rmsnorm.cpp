@@ -37,7 +37,7 @@ void rmsnorm_forward(T* y, T* rstd, const T* x, const T* gamma, int N, int C, T 
 // partial: (threads, C) scratch for the per-thread sums of dgamma.
 template <class T>
 void rmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, const T* rstd, const T* gamma, int N,
-                      int C) {
+                      int C, unsigned first) {
   const int threads = omp_get_max_threads();
   std::fill(partial, partial + int64_t(threads) * C, T(0));
 #pragma omp parallel num_threads(threads)
@@ -51,11 +51,13 @@ void rmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, con
       if (!dx) continue;
       const auto dnorm = gamma ? (dyr * CRowVecMap<T>(gamma, C).array()).eval() : dyr.eval();
       const T dnorm_xhat_mean = (dnorm * xhat).mean();
-      RowVecMap<T>(dx + int64_t(n) * C, C).array() += rstd[n] * (dnorm - xhat * dnorm_xhat_mean);  // term 1 - term 2
+      put(writes_first(first, 0), RowVecMap<T>(dx + int64_t(n) * C, C).array(),
+          rstd[n] * (dnorm - xhat * dnorm_xhat_mean));  // term 1 - term 2
     }
   }
-  if (dgamma)
-    for (int t = 0; t < threads; ++t) RowVecMap<T>(dgamma, C) += CRowVecMap<T>(partial + int64_t(t) * C, C);
+  for (int t = 1; t < threads; ++t)  // the threads' sums into thread 0's, then written or added
+    RowVecMap<T>(partial, C) += CRowVecMap<T>(partial + int64_t(t) * C, C);
+  if (dgamma) put(writes_first(first, 1), RowVecMap<T>(dgamma, C), CRowVecMap<T>(partial, C));
 }
 
 namespace {
@@ -66,9 +68,10 @@ struct RMSNormContext {
   T* partial;
 };
 template <class T>
-void rmsnorm_backward_node(const void* p) {
+void rmsnorm_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const RMSNormContext<T>*>(p);
-  rmsnorm_backward(c.x.grad, c.gamma.grad, c.partial, c.y.grad, c.x.data, c.rstd, c.gamma.data, c.x.rows, c.x.cols);
+  rmsnorm_backward(c.x.grad, c.gamma.grad, c.partial, c.y.grad, c.x.data, c.rstd, c.gamma.data, c.x.rows, c.x.cols,
+                   first);
 }
 }  // namespace
 
@@ -80,7 +83,7 @@ Tensor<T> rmsnorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps) {
   rmsnorm_forward(y.data, rstd, x.data, gamma.data, x.rows, x.cols, eps);
   if (y.grad) {
     T* partial = g.buffer(std::size_t(omp_get_max_threads()) * x.cols);
-    g.record(rmsnorm_backward_node<T>, RMSNormContext<T>{y, x, gamma, rstd, partial});
+    g.record(rmsnorm_backward_node<T>, RMSNormContext<T>{y, x, gamma, rstd, partial}, {x.grad, gamma.grad});
   }
   return y;
 }

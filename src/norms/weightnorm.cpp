@@ -21,20 +21,21 @@ struct WeightNormContext {
 };
 
 template <class T>
-void weightnorm_backward_node(const void* p) {
+void weightnorm_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const WeightNormContext<T>*>(p);
   const int in = c.v.cols;
+  const bool first_v = writes_first(first, 0), first_gain = writes_first(first, 1);
   for (int i = 0; i < c.v.rows; ++i) {
     const T* v = c.v.data + int64_t(i) * in;
     const T* dw = c.w.grad + int64_t(i) * in;
     const T inv = T(1) / c.norms[i];
     T u_dw = 0;
     for (int j = 0; j < in; ++j) u_dw += v[j] * inv * dw[j];
-    if (c.gain.grad) c.gain.grad[i] += u_dw;
+    if (c.gain.grad) c.gain.grad[i] = (first_gain ? T(0) : c.gain.grad[i]) + u_dw;
     if (c.v.grad) {
       const T k = (c.gain.data ? c.gain.data[i] : T(1)) * inv;
       T* dv = c.v.grad + int64_t(i) * in;
-      for (int j = 0; j < in; ++j) dv[j] += k * (dw[j] - v[j] * inv * u_dw);
+      for (int j = 0; j < in; ++j) dv[j] = (first_v ? T(0) : dv[j]) + k * (dw[j] - v[j] * inv * u_dw);
     }
   }
 }
@@ -53,7 +54,7 @@ Tensor<T> weightnorm(Graph<T>& g, Tensor<T> v, Tensor<T> gain) {
     const T k = (gain.data ? gain.data[i] : T(1)) / norms[i];
     for (int j = 0; j < v.cols; ++j) w.data[int64_t(i) * v.cols + j] = k * vr[j];
   }
-  if (w.grad) g.record(weightnorm_backward_node<T>, WeightNormContext<T>{w, v, gain, norms});
+  if (w.grad) g.record(weightnorm_backward_node<T>, WeightNormContext<T>{w, v, gain, norms}, {v.grad, gain.grad});
   return w;
 }
 

@@ -23,10 +23,11 @@ struct UnaryContext {
 };
 
 template <class T>
-void relu_backward_node(const void* p) {
+void relu_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const UnaryContext<T>*>(p);
+  const bool assign = writes_first(first, 0);
   for (int64_t i = 0; i < c.x.size(); ++i)
-    if (c.x.data[i] > T(0)) c.x.grad[i] += c.y.grad[i];
+    c.x.grad[i] = (assign ? T(0) : c.x.grad[i]) + (c.x.data[i] > T(0) ? c.y.grad[i] : T(0));
 }
 
 template <class T>
@@ -39,28 +40,30 @@ struct GeluContext {
 };
 
 template <class T>
-void gelu_backward_node(const void* p) {
+void gelu_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const GeluContext<T>*>(p);
   const T inv_sqrt_2pi = T(0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2);
   parallel_chunks(c.x.size(), [&](int64_t i, int64_t n) {
     const auto x = ArrayMap<T>(c.x.data + i, n);
-    ArrayMap<T>(c.x.grad + i, n) += ArrayMap<T>(c.y.grad + i, n) *
-                                    (ArrayMap<T>(const_cast<T*>(c.cdf) + i, n) +
-                                     x * inv_sqrt_2pi * (T(-0.5) * x.square()).exp());
+    put(writes_first(first, 0), ArrayMap<T>(c.x.grad + i, n),
+        ArrayMap<T>(c.y.grad + i, n) *
+            (ArrayMap<T>(const_cast<T*>(c.cdf) + i, n) + x * inv_sqrt_2pi * (T(-0.5) * x.square()).exp()));
   });
 }
 
 template <class T>
-void tanh_backward_node(const void* p) {
+void tanh_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const UnaryContext<T>*>(p);
-  for (int64_t i = 0; i < c.x.size(); ++i) c.x.grad[i] += c.y.grad[i] * (T(1) - c.y.data[i] * c.y.data[i]);
+  const bool assign = writes_first(first, 0);
+  for (int64_t i = 0; i < c.x.size(); ++i)
+    c.x.grad[i] = (assign ? T(0) : c.x.grad[i]) + c.y.grad[i] * (T(1) - c.y.data[i] * c.y.data[i]);
 }
 
 template <class T, class F>
 Tensor<T> pointwise(Graph<T>& g, Tensor<T> x, F f, typename Graph<T>::BackwardFn backward) {
   Tensor<T> y = g.output(x.rows, x.cols, x);
   for (int64_t i = 0; i < x.size(); ++i) y.data[i] = f(x.data[i]);
-  if (y.grad) g.record(backward, UnaryContext<T>{y, x});
+  if (y.grad) g.record(backward, UnaryContext<T>{y, x}, {x.grad});
   return y;
 }
 }  // namespace
@@ -80,7 +83,7 @@ Tensor<T> gelu(Graph<T>& g, Tensor<T> x) {
     phi = T(0.5) * (T(1) + (xa * T(std::numbers::sqrt2 / 2)).erf());
     ArrayMap<T>(y.data + i, n) = xa * phi;
   });
-  if (y.grad) g.record(gelu_backward_node<T>, GeluContext<T>{y, x, cdf});
+  if (y.grad) g.record(gelu_backward_node<T>, GeluContext<T>{y, x, cdf}, {x.grad});
   return y;
 }
 

@@ -8,6 +8,9 @@
 //             dq += s dS k,   dk += s dS^T q
 // Forward keeps P (B*NH, T, T) for backward, plus a (B*NH, T, T) scratch for dP/dS.
 //
+// Each += of backward is = where the node writes that gradient first (core/graph.h); every
+// element of dq, dk, dv is written by one product, so either is exact.
+//
 // Causal work only: the rows are cut into blocks of kBlock; row block [r0, r1) attends to
 // columns [0, r1), so each product of the forward, dP and dq skips the columns to the right of
 // the block, and dv and dk, by column blocks [c0, c1), read rows [c0, T) only. At T = 64 that is
@@ -23,6 +26,7 @@
 
 #include "core/check.h"
 #include "core/eigen.h"
+#include "core/gemm.h"
 #include "ops/ops.h"
 
 namespace nt {
@@ -45,67 +49,63 @@ struct Operands {
 };
 
 template <class T>
-using HeadMap = Eigen::Map<Mat<T>, 0, Eigen::OuterStride<>>;
-template <class T>
-using CHeadMap = Eigen::Map<const Mat<T>, 0, Eigen::OuterStride<>>;
-
-template <class T>
 void attention_forward(T* o, T* P, Operands<const T> in, const Layout& L, const Layout& Lo) {
   const T s = T(1) / std::sqrt(T(L.hs));
   const int64_t square = int64_t(L.T) * L.T;
+  const int T_ = L.T, hs = L.hs, ld = L.ld;
 #pragma omp parallel for schedule(static)
   for (int bh = 0; bh < L.B * L.NH; ++bh) {
-    const CHeadMap<T> q(in.q + L.at(bh), L.T, L.hs, Eigen::OuterStride<>(L.ld)),
-        k(in.k + L.at(bh), L.T, L.hs, Eigen::OuterStride<>(L.ld)), v(in.v + L.at(bh), L.T, L.hs, Eigen::OuterStride<>(L.ld));
-    HeadMap<T> out(o + Lo.at(bh), L.T, L.hs, Eigen::OuterStride<>(Lo.ld));
-    MatMap<T> Pb(P + bh * square, L.T, L.T);
-    for (int r0 = 0; r0 < L.T; r0 += kBlock) {
-      const int r1 = std::min(L.T, r0 + kBlock), rows = r1 - r0;
-      auto Pr = Pb.block(r0, 0, rows, r1);
-      Pr.noalias() = s * q.middleRows(r0, rows) * k.topRows(r1).transpose();
+    const T *q = in.q + L.at(bh), *k = in.k + L.at(bh), *v = in.v + L.at(bh);
+    T* out = o + Lo.at(bh);
+    T* Pb = P + bh * square;
+    for (int r0 = 0; r0 < T_; r0 += kBlock) {
+      const int r1 = std::min(T_, r0 + kBlock), rows = r1 - r0;
+      gemm(false, true, rows, r1, hs, s, q + int64_t(r0) * ld, ld, k, ld, T(0), Pb + int64_t(r0) * T_, T_);  // S
       for (int i = r0; i < r1; ++i) {  // softmax over the row's first i + 1 entries; the rest 0
-        auto row = RowVecMap<T>(&Pb(i, 0), i + 1).array();
+        auto row = RowVecMap<T>(Pb + int64_t(i) * T_, i + 1).array();
         row = (row - row.maxCoeff()).exp();
         row /= row.sum();
-        std::fill(&Pb(i, 0) + i + 1, &Pb(i, 0) + L.T, T(0));
+        std::fill(Pb + int64_t(i) * T_ + i + 1, Pb + int64_t(i + 1) * T_, T(0));
       }
-      out.middleRows(r0, rows).noalias() = Pr * v.topRows(r1);
+      gemm(false, false, rows, hs, r1, T(1), Pb + int64_t(r0) * T_, T_, v, ld, T(0), out + int64_t(r0) * Lo.ld, Lo.ld);
     }
   }
 }
 
 template <class T>
-void attention_backward(Operands<T> d, T* scratch, const T* dout, const T* P, Operands<const T> in, const Layout& L,
-                        const Layout& Lo) {
+void attention_backward(Operands<T> d, const bool assign[3], T* scratch, const T* dout, const T* P,
+                        Operands<const T> in, const Layout& L, const Layout& Lo) {
   const T s = T(1) / std::sqrt(T(L.hs));
   const int64_t square = int64_t(L.T) * L.T;
+  const int T_ = L.T, hs = L.hs, ld = L.ld;
+  auto beta = [&](int i) { return assign[i] ? T(0) : T(1); };
 #pragma omp parallel for schedule(static)
   for (int bh = 0; bh < L.B * L.NH; ++bh) {
-    const Eigen::OuterStride<> ld(L.ld);
-    const CHeadMap<T> q(in.q + L.at(bh), L.T, L.hs, ld), k(in.k + L.at(bh), L.T, L.hs, ld),
-        v(in.v + L.at(bh), L.T, L.hs, ld), dO(dout + Lo.at(bh), L.T, L.hs, Eigen::OuterStride<>(Lo.ld));
-    CMatMap<T> Pb(P + bh * square, L.T, L.T);
-    MatMap<T> dS(scratch + bh * square, L.T, L.T);
-    for (int r0 = 0; r0 < L.T; r0 += kBlock) {  // dP = do v^T, then dS, by row blocks
-      const int r1 = std::min(L.T, r0 + kBlock), rows = r1 - r0;
-      dS.block(r0, 0, rows, r1).noalias() = dO.middleRows(r0, rows) * v.topRows(r1).transpose();
+    const T *q = in.q + L.at(bh), *k = in.k + L.at(bh), *v = in.v + L.at(bh), *dO = dout + Lo.at(bh);
+    const T* Pb = P + bh * square;
+    T* dS = scratch + bh * square;
+    for (int r0 = 0; r0 < T_; r0 += kBlock) {  // dP = do v^T, then dS, by row blocks
+      const int r1 = std::min(T_, r0 + kBlock), rows = r1 - r0;
+      gemm(false, true, rows, r1, hs, T(1), dO + int64_t(r0) * Lo.ld, Lo.ld, v, ld, T(0), dS + int64_t(r0) * T_, T_);
       for (int i = r0; i < r1; ++i) {
-        auto di = RowVecMap<T>(&dS(i, 0), i + 1).array();
-        const auto p = CRowVecMap<T>(P + bh * square + int64_t(i) * L.T, i + 1).array();
+        auto di = RowVecMap<T>(dS + int64_t(i) * T_, i + 1).array();
+        const auto p = CRowVecMap<T>(Pb + int64_t(i) * T_, i + 1).array();
         const T dot = (di * p).sum();
         di = s * p * (di - dot);
-        std::fill(&dS(i, 0) + i + 1, &dS(i, 0) + r1, T(0));
+        std::fill(dS + int64_t(i) * T_ + i + 1, dS + int64_t(i) * T_ + r1, T(0));
       }
-      if (d.q) HeadMap<T>(d.q + L.at(bh), L.T, L.hs, ld).middleRows(r0, rows).noalias() += dS.block(r0, 0, rows, r1) * k.topRows(r1);
+      if (d.q)
+        gemm(false, false, rows, hs, r1, T(1), dS + int64_t(r0) * T_, T_, k, ld, beta(0),
+             d.q + L.at(bh) + int64_t(r0) * ld, ld);
     }
-    for (int c0 = 0; c0 < L.T; c0 += kBlock) {  // dv, dk by column blocks: rows [c0, T) reach columns [c0, c1)
-      const int c1 = std::min(L.T, c0 + kBlock), cols = c1 - c0, rows = L.T - c0;
+    for (int c0 = 0; c0 < T_; c0 += kBlock) {  // dv, dk by column blocks: rows [c0, T) reach columns [c0, c1)
+      const int cols = std::min(T_, c0 + kBlock) - c0, rows = T_ - c0;
       if (d.v)
-        HeadMap<T>(d.v + L.at(bh), L.T, L.hs, ld).middleRows(c0, cols).noalias() +=
-            Pb.block(c0, c0, rows, cols).transpose() * dO.bottomRows(rows);
+        gemm(true, false, cols, hs, rows, T(1), Pb + int64_t(c0) * T_ + c0, T_, dO + int64_t(c0) * Lo.ld, Lo.ld, beta(2),
+             d.v + L.at(bh) + int64_t(c0) * ld, ld);
       if (d.k)
-        HeadMap<T>(d.k + L.at(bh), L.T, L.hs, ld).middleRows(c0, cols).noalias() +=
-            dS.block(c0, c0, rows, cols).transpose() * q.bottomRows(rows);
+        gemm(true, false, cols, hs, rows, T(1), dS + int64_t(c0) * T_ + c0, T_, q + int64_t(c0) * ld, ld, beta(1),
+             d.k + L.at(bh) + int64_t(c0) * ld, ld);
     }
   }
 }
@@ -114,6 +114,7 @@ template <class T>
 struct AttentionContext {
   Operands<const T> in;
   Operands<T> d;
+  bool joined;  // q, k, v one buffer: one listed gradient
   Tensor<T> o;
   const T* P;
   T* scratch;
@@ -121,19 +122,23 @@ struct AttentionContext {
 };
 
 template <class T>
-void attention_backward_node(const void* p) {
+void attention_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const AttentionContext<T>*>(p);
-  attention_backward(c.d, c.scratch, c.o.grad, c.P, c.in, c.layout, c.out_layout);
+  const bool assign[3] = {writes_first(first, 0), writes_first(first, c.joined ? 0 : 1),
+                          writes_first(first, c.joined ? 0 : 2)};
+  attention_backward(c.d, assign, c.scratch, c.o.grad, c.P, c.in, c.layout, c.out_layout);
 }
 
 template <class T>
-Tensor<T> attention(Graph<T>& g, Operands<const T> in, Operands<T> d, bool grad, const Layout& L, const Layout& Lo,
-                    int rows, int cols) {
+Tensor<T> attention(Graph<T>& g, Operands<const T> in, Operands<T> d, bool joined, bool grad, const Layout& L,
+                    const Layout& Lo, int rows, int cols) {
   Tensor<T> o = g.tensor(rows, cols, grad);
   const std::size_t squares = std::size_t(L.B) * L.NH * L.T * L.T;
   T* P = g.buffer(squares);
   attention_forward(o.data, P, in, L, Lo);
-  if (o.grad) g.record(attention_backward_node<T>, AttentionContext<T>{in, d, o, P, g.buffer(squares), L, Lo});
+  if (o.grad)
+    g.record(attention_backward_node<T>, AttentionContext<T>{in, d, joined, o, P, g.buffer(squares), L, Lo},
+             joined ? std::initializer_list<T*>{d.q} : std::initializer_list<T*>{d.q, d.k, d.v});
   return o;
 }
 
@@ -146,7 +151,7 @@ Tensor<T> causal_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, i
            "causal_attention: q, k, v shapes differ");
   const int hs = q.cols;
   const Layout L{BH, 1, T_, hs, int64_t(T_) * hs, 0, hs};
-  return attention(g, Operands<const T>{q.data, k.data, v.data}, Operands<T>{q.grad, k.grad, v.grad},
+  return attention(g, Operands<const T>{q.data, k.data, v.data}, Operands<T>{q.grad, k.grad, v.grad}, false,
                    q.requires_grad() || k.requires_grad() || v.requires_grad(), L, L, q.rows, hs);
 }
 
@@ -157,8 +162,8 @@ Tensor<T> causal_self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int N
   const Layout L{B, NH, T_, hs, int64_t(T_) * qkv.cols, hs, qkv.cols}, Lo{B, NH, T_, hs, int64_t(T_) * C, hs, C};
   T* dqkv = qkv.grad;
   return attention(g, Operands<const T>{qkv.data, qkv.data + C, qkv.data + 2 * C},
-                   Operands<T>{dqkv, dqkv ? dqkv + C : nullptr, dqkv ? dqkv + 2 * C : nullptr}, qkv.requires_grad(), L,
-                   Lo, qkv.rows, C);
+                   Operands<T>{dqkv, dqkv ? dqkv + C : nullptr, dqkv ? dqkv + 2 * C : nullptr}, true,
+                   qkv.requires_grad(), L, Lo, qkv.rows, C);
 }
 
 #define NT_INSTANTIATE(T)                                                                    \

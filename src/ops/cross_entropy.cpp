@@ -23,19 +23,23 @@ struct CrossEntropyContext {
 };
 
 template <class T>
-void cross_entropy_backward_node(const void* p) {
+void cross_entropy_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const CrossEntropyContext<T>*>(p);
   const int N = c.logits.rows, V = c.logits.cols;
   const T dloss = c.loss.grad[0];
+  const bool assign = writes_first(first, 0);
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; ++n) {
     const T w = c.weight.data ? c.weight.data[n] : T(1);
-    if (w == T(0)) continue;
+    auto dx = RowVecMap<T>(c.logits.grad + int64_t(n) * V, V).array();
+    if (w == T(0)) {  // a masked row: no gradient
+      if (assign) dx.setZero();
+      continue;
+    }
     const T k = dloss * w / c.count;
     const auto x = CRowVecMap<T>(c.logits.data + int64_t(n) * V, V).array();
-    T* dx = c.logits.grad + int64_t(n) * V;
-    RowVecMap<T>(dx, V).array() += k * (x - c.lse[n]).exp();  // k softmax(x)
-    dx[c.targets[n]] -= k;
+    put(assign, dx, k * (x - c.lse[n]).exp());  // k softmax(x)
+    dx(c.targets[n]) -= k;
   }
 }
 }  // namespace
@@ -62,7 +66,8 @@ Tensor<T> cross_entropy(Graph<T>& g, Tensor<T> logits, const int32_t* targets, T
   Tensor<T> loss = g.output(1, 1, logits);
   loss.data[0] = count > 0 ? total / count : T(0);
   if (loss.grad && count > 0)
-    g.record(cross_entropy_backward_node<T>, CrossEntropyContext<T>{loss, logits, weight, targets, lse, count});
+    g.record(cross_entropy_backward_node<T>, CrossEntropyContext<T>{loss, logits, weight, targets, lse, count},
+             {logits.grad});
   return loss;
 }
 

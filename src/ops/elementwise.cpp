@@ -7,6 +7,10 @@
 //   rsqrt  y = (a + eps)^(-1/2)                  da += dy * (-1/2) y^3
 //
 // b is (N, C) like a, or (N, 1), (1, C), (1, 1); reduce() sums dy over the broadcast axes.
+// Each += is = where the node writes that gradient first (core/graph.h); a broadcast gradient,
+// summed over many elements, is zeroed first instead.
+#include <algorithm>
+
 #include "core/check.h"
 #include "core/eigen.h"
 #include "ops/ops.h"
@@ -37,29 +41,42 @@ struct BinaryContext {
 };
 
 template <class T>
-void add_backward_node(const void* p) {
+bool same_shape(const Tensor<T>& a, const Tensor<T>& b) { return a.rows == b.rows && a.cols == b.cols; }
+
+// A broadcast operand's gradient gathers many terms: zeroed when written first, then added to.
+template <class T>
+void zero_if_first(const Tensor<T>& b, bool first) {
+  if (first) std::fill(b.grad, b.grad + b.size(), T(0));
+}
+
+template <class T>
+void add_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const BinaryContext<T>*>(p);
-  if (c.a.grad) grad_of(c.a) += grad_of(c.y);
+  if (c.a.grad) put(writes_first(first, 0), grad_of(c.a), grad_of(c.y));
   if (!c.b.grad) return;
-  if (c.b.rows == c.a.rows && c.b.cols == c.a.cols) {  // same shape: the residual connections
-    grad_of(c.b) += grad_of(c.y);
+  if (same_shape(c.a, c.b)) {  // the residual connections
+    put(writes_first(first, 1), grad_of(c.b), grad_of(c.y));
     return;
   }
+  zero_if_first(c.b, writes_first(first, 1));
   const Broadcast<T> at{c.b.rows, c.b.cols};
   for (int r = 0; r < c.a.rows; ++r)
     for (int col = 0; col < c.a.cols; ++col) c.b.grad[at(r, col)] += c.y.grad[int64_t(r) * c.a.cols + col];
 }
 
 template <class T>
-void mul_backward_node(const void* p) {
+void mul_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const BinaryContext<T>*>(p);
   const Broadcast<T> at{c.b.rows, c.b.cols};
+  const bool first_a = writes_first(first, 0), first_b = writes_first(first, 1), broadcast = !same_shape(c.a, c.b);
+  if (c.b.grad && broadcast) zero_if_first(c.b, first_b);
   for (int r = 0; r < c.a.rows; ++r)
     for (int col = 0; col < c.a.cols; ++col) {
       const int64_t i = int64_t(r) * c.a.cols + col;
       const T dy = c.y.grad[i];
-      if (c.a.grad) c.a.grad[i] += dy * c.b.data[at(r, col)];
-      if (c.b.grad) c.b.grad[at(r, col)] += dy * c.a.data[i];
+      // a before b: when both are one buffer (mul(x, x)), a's write comes first
+      if (c.a.grad) c.a.grad[i] = (first_a ? T(0) : c.a.grad[i]) + dy * c.b.data[at(r, col)];
+      if (c.b.grad) c.b.grad[at(r, col)] = (first_b && !broadcast ? T(0) : c.b.grad[at(r, col)]) + dy * c.a.data[i];
     }
 }
 
@@ -70,18 +87,19 @@ struct ScaleContext {
 };
 
 template <class T>
-void scale_backward_node(const void* p) {
+void scale_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const ScaleContext<T>*>(p);
-  if (c.a.grad) grad_of(c.a) += c.s * grad_of(c.y);
-  if (c.b.grad) grad_of(c.b) += grad_of(c.y);
+  if (c.a.grad) put(writes_first(first, 0), grad_of(c.a), c.s * grad_of(c.y));
+  if (c.b.grad) put(writes_first(first, 1), grad_of(c.b), grad_of(c.y));
 }
 
 template <class T>
-void rsqrt_backward_node(const void* p) {
+void rsqrt_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const ScaleContext<T>*>(p);
+  const bool assign = writes_first(first, 0);
   for (int64_t i = 0; i < c.a.size(); ++i) {
     const T y = c.y.data[i];
-    c.a.grad[i] += c.y.grad[i] * T(-0.5) * y * y * y;
+    c.a.grad[i] = (assign ? T(0) : c.a.grad[i]) + c.y.grad[i] * T(-0.5) * y * y * y;
   }
 }
 
@@ -95,7 +113,7 @@ Tensor<T> add(Graph<T>& g, Tensor<T> a, Tensor<T> b) {
   else
     for (int r = 0; r < a.rows; ++r)
       for (int c = 0; c < a.cols; ++c) y(r, c) = a(r, c) + b.data[at(r, c)];
-  if (y.grad) g.record(add_backward_node<T>, BinaryContext<T>{y, a, b});
+  if (y.grad) g.record(add_backward_node<T>, BinaryContext<T>{y, a, b}, {a.grad, b.grad});
   return y;
 }
 
@@ -105,7 +123,7 @@ Tensor<T> mul(Graph<T>& g, Tensor<T> a, Tensor<T> b) {
   Tensor<T> y = g.output(a.rows, a.cols, a, b);
   for (int r = 0; r < a.rows; ++r)
     for (int c = 0; c < a.cols; ++c) y(r, c) = a(r, c) * b.data[at(r, c)];
-  if (y.grad) g.record(mul_backward_node<T>, BinaryContext<T>{y, a, b});
+  if (y.grad) g.record(mul_backward_node<T>, BinaryContext<T>{y, a, b}, {a.grad, b.grad});
   return y;
 }
 
@@ -113,7 +131,7 @@ template <class T>
 Tensor<T> scale(Graph<T>& g, Tensor<T> a, T s) {
   Tensor<T> y = g.output(a.rows, a.cols, a);
   data_of(y) = s * data_of(a);
-  if (y.grad) g.record(scale_backward_node<T>, ScaleContext<T>{y, a, Tensor<T>{}, s});
+  if (y.grad) g.record(scale_backward_node<T>, ScaleContext<T>{y, a, Tensor<T>{}, s}, {a.grad});
   return y;
 }
 
@@ -122,7 +140,7 @@ Tensor<T> axpby(Graph<T>& g, T alpha, Tensor<T> a, Tensor<T> b) {
   NT_CHECK(a.rows == b.rows && a.cols == b.cols, "axpby: shapes differ");
   Tensor<T> y = g.output(a.rows, a.cols, a, b);
   data_of(y) = alpha * data_of(a) + data_of(b);
-  if (y.grad) g.record(scale_backward_node<T>, ScaleContext<T>{y, a, b, alpha});
+  if (y.grad) g.record(scale_backward_node<T>, ScaleContext<T>{y, a, b, alpha}, {a.grad, b.grad});
   return y;
 }
 
@@ -130,7 +148,7 @@ template <class T>
 Tensor<T> rsqrt(Graph<T>& g, Tensor<T> a, T eps) {
   Tensor<T> y = g.output(a.rows, a.cols, a);
   for (int64_t i = 0; i < a.size(); ++i) y.data[i] = T(1) / std::sqrt(a.data[i] + eps);
-  if (y.grad) g.record(rsqrt_backward_node<T>, ScaleContext<T>{y, a, Tensor<T>{}, eps});
+  if (y.grad) g.record(rsqrt_backward_node<T>, ScaleContext<T>{y, a, Tensor<T>{}, eps}, {a.grad});
   return y;
 }
 

@@ -13,9 +13,10 @@ struct EmbeddingContext {
   const int32_t* ids;
 };
 template <class T>
-void embedding_backward_node(const void* p) {
+void embedding_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const EmbeddingContext<T>*>(p);
   const int C = c.table.cols;
+  if (writes_first(first, 0)) std::fill(c.table.grad, c.table.grad + c.table.size(), T(0));  // a scatter: zero, then add
   for (int n = 0; n < c.y.rows; ++n) {
     T* dst = c.table.grad + int64_t(c.ids[n]) * C;
     const T* src = c.y.grad + int64_t(n) * C;
@@ -31,7 +32,7 @@ Tensor<T> embedding(Graph<T>& g, Tensor<T> table, const int32_t* ids, int n) {
     NT_CHECK(ids[i] >= 0 && ids[i] < table.rows, "embedding: id out of range");
     std::copy_n(table.data + int64_t(ids[i]) * table.cols, table.cols, y.data + int64_t(i) * table.cols);
   }
-  if (y.grad) g.record(embedding_backward_node<T>, EmbeddingContext<T>{y, table, ids});
+  if (y.grad) g.record(embedding_backward_node<T>, EmbeddingContext<T>{y, table, ids}, {table.grad});
   return y;
 }
 

@@ -17,19 +17,16 @@ Tensor<T> reshape(Tensor<T> x, int rows, int cols) {
 
 namespace {
 // Moves (accumulating when add) between the (B, T, NH, hs) and (B, NH, T, hs) layouts.
-template <class T, bool to_heads, bool add>
-void permute_heads(T* heads, T* seq, int B, int T_, int NH, int hs) {
+template <class T, bool to_heads>
+void permute_heads(T* heads, T* seq, int B, int T_, int NH, int hs, bool add) {
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h)
       for (int t = 0; t < T_; ++t) {
         T* hp = heads + ((int64_t(b) * NH + h) * T_ + t) * hs;
         T* sp = seq + (int64_t(b) * T_ + t) * NH * hs + int64_t(h) * hs;
         for (int i = 0; i < hs; ++i) {
-          if constexpr (to_heads) {
-            if constexpr (add) hp[i] += sp[i]; else hp[i] = sp[i];
-          } else {
-            if constexpr (add) sp[i] += hp[i]; else sp[i] = hp[i];
-          }
+          if constexpr (to_heads) hp[i] = (add ? hp[i] : T(0)) + sp[i];
+          else sp[i] = (add ? sp[i] : T(0)) + hp[i];
         }
       }
 }
@@ -41,15 +38,15 @@ struct HeadsContext {
 };
 
 template <class T>
-void split_heads_backward_node(const void* p) {  // y is the heads layout
+void split_heads_backward_node(const void* p, unsigned first) {  // y is the heads layout
   const auto& c = *static_cast<const HeadsContext<T>*>(p);
-  permute_heads<T, false, true>(c.y.grad, c.x.grad, c.B, c.T_, c.NH, c.x.cols / c.NH);
+  permute_heads<T, false>(c.y.grad, c.x.grad, c.B, c.T_, c.NH, c.x.cols / c.NH, !writes_first(first, 0));
 }
 
 template <class T>
-void merge_heads_backward_node(const void* p) {  // x is the heads layout
+void merge_heads_backward_node(const void* p, unsigned first) {  // x is the heads layout
   const auto& c = *static_cast<const HeadsContext<T>*>(p);
-  permute_heads<T, true, true>(c.x.grad, c.y.grad, c.B, c.T_, c.NH, c.y.cols / c.NH);
+  permute_heads<T, true>(c.x.grad, c.y.grad, c.B, c.T_, c.NH, c.y.cols / c.NH, !writes_first(first, 0));
 }
 }  // namespace
 
@@ -58,8 +55,8 @@ Tensor<T> split_heads(Graph<T>& g, Tensor<T> x, int B, int T_, int NH) {
   NT_CHECK(x.rows == B * T_ && x.cols % NH == 0, "split_heads: x must be (B*T, NH*hs)");
   const int hs = x.cols / NH;
   Tensor<T> y = g.output(B * NH * T_, hs, x);
-  permute_heads<T, true, false>(y.data, x.data, B, T_, NH, hs);
-  if (y.grad) g.record(split_heads_backward_node<T>, HeadsContext<T>{y, x, B, T_, NH});
+  permute_heads<T, true>(y.data, x.data, B, T_, NH, hs, false);
+  if (y.grad) g.record(split_heads_backward_node<T>, HeadsContext<T>{y, x, B, T_, NH}, {x.grad});
   return y;
 }
 
@@ -68,8 +65,8 @@ Tensor<T> merge_heads(Graph<T>& g, Tensor<T> x, int B, int T_, int NH) {
   NT_CHECK(x.rows == B * NH * T_, "merge_heads: x must be (B*NH*T, hs)");
   const int hs = x.cols;
   Tensor<T> y = g.output(B * T_, NH * hs, x);
-  permute_heads<T, false, false>(x.data, y.data, B, T_, NH, hs);
-  if (y.grad) g.record(merge_heads_backward_node<T>, HeadsContext<T>{y, x, B, T_, NH});
+  permute_heads<T, false>(x.data, y.data, B, T_, NH, hs, false);
+  if (y.grad) g.record(merge_heads_backward_node<T>, HeadsContext<T>{y, x, B, T_, NH}, {x.grad});
   return y;
 }
 

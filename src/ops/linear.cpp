@@ -4,25 +4,25 @@
 //   backward  dx (N, in)  += dy · W
 //             dW (out, in) += dy^T · x
 //             db (1, out) += sum over rows of dy
+// (each = instead of += where the node writes that gradient first: core/graph.h)
 #include "core/eigen.h"
 #include "core/check.h"
+#include "core/gemm.h"
 #include "ops/ops.h"
 
 namespace nt {
 
 template <class T>
 void linear_forward(T* y, const T* x, const T* w, const T* b, int N, int in, int out) {
-  MatMap<T> Y(y, N, out);
-  Y.noalias() = CMatMap<T>(x, N, in) * CMatMap<T>(w, out, in).transpose();
-  if (b) Y.rowwise() += CRowVecMap<T>(b, out);
+  if (b) MatMap<T>(y, N, out).rowwise() = CRowVecMap<T>(b, out);  // the bias, then the product added to it
+  gemm(false, true, N, out, in, T(1), x, in, w, in, b ? T(1) : T(0), y, out);
 }
 
 template <class T>
-void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int N, int in, int out) {
-  CMatMap<T> dY(dy, N, out);
-  if (dx) MatMap<T>(dx, N, in).noalias() += dY * CMatMap<T>(w, out, in);
-  if (dw) MatMap<T>(dw, out, in).noalias() += dY.transpose() * CMatMap<T>(x, N, in);
-  if (db) RowVecMap<T>(db, out) += dY.colwise().sum();
+void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int N, int in, int out, unsigned first) {
+  if (dx) gemm(false, false, N, in, out, T(1), dy, out, w, in, writes_first(first, 0) ? T(0) : T(1), dx, in);
+  if (dw) gemm(true, false, out, in, N, T(1), dy, out, x, in, writes_first(first, 1) ? T(0) : T(1), dw, in);
+  if (db) put(writes_first(first, 2), RowVecMap<T>(db, out), CMatMap<T>(dy, N, out).colwise().sum());
 }
 
 namespace {
@@ -32,9 +32,9 @@ struct LinearContext {
 };
 
 template <class T>
-void linear_backward_node(const void* p) {
+void linear_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const LinearContext<T>*>(p);
-  linear_backward(c.x.grad, c.w.grad, c.b.grad, c.y.grad, c.x.data, c.w.data, c.x.rows, c.x.cols, c.w.rows);
+  linear_backward(c.x.grad, c.w.grad, c.b.grad, c.y.grad, c.x.data, c.w.data, c.x.rows, c.x.cols, c.w.rows, first);
 }
 }  // namespace
 
@@ -44,7 +44,7 @@ Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b) {
   NT_CHECK(!b.data || b.size() == w.rows, "linear: bias size != output width");
   Tensor<T> y = g.output(x.rows, w.rows, x, w, b);
   linear_forward(y.data, x.data, w.data, b.data, x.rows, x.cols, w.rows);
-  if (y.grad) g.record(linear_backward_node<T>, LinearContext<T>{y, x, w, b});
+  if (y.grad) g.record(linear_backward_node<T>, LinearContext<T>{y, x, w, b}, {x.grad, w.grad, b.grad});
   return y;
 }
 

@@ -15,12 +15,14 @@ struct ReduceContext {
 };
 
 template <class T>
-void reduce_backward_node(const void* p) {
+void reduce_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const ReduceContext<T>*>(p);
+  const bool assign = writes_first(first, 0);
   for (int r = 0; r < c.x.rows; ++r)
-    for (int col = 0; col < c.x.cols; ++col)
-      c.x.grad[int64_t(r) * c.x.cols + col] +=
-          c.k * c.y.grad[int64_t(c.y.rows == 1 ? 0 : r) * c.y.cols + (c.y.cols == 1 ? 0 : col)];
+    for (int col = 0; col < c.x.cols; ++col) {
+      T& dx = c.x.grad[int64_t(r) * c.x.cols + col];
+      dx = (assign ? T(0) : dx) + c.k * c.y.grad[int64_t(c.y.rows == 1 ? 0 : r) * c.y.cols + (c.y.cols == 1 ? 0 : col)];
+    }
 }
 
 template <class T>
@@ -44,7 +46,7 @@ Tensor<T> reduce(Graph<T>& g, Tensor<T> x, int axis, bool average) {
   }
   const T k = average ? T(1) / count : T(1);
   if (average) data_of(y) *= k;
-  if (y.grad) g.record(reduce_backward_node<T>, ReduceContext<T>{y, x, k});
+  if (y.grad) g.record(reduce_backward_node<T>, ReduceContext<T>{y, x, k}, {x.grad});
   return y;
 }
 }  // namespace
