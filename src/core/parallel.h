@@ -1,6 +1,7 @@
 // parallel_chunks: [0, n) cut into one contiguous chunk per math thread (starts on 16-element
 // boundaries), each handed to f(begin, count) on its own OpenMP thread. For the elementwise
-// work of a step (activations, the optimizer); with one thread it is a plain call.
+// work of a step (activations, the optimizer); with one thread, or under 4096 elements, it is a
+// plain call. parallel_sum adds up a value per chunk.
 #pragma once
 #include <omp.h>
 
@@ -22,6 +23,19 @@ void parallel_chunks(int64_t n, F&& f) {
     const int64_t begin = std::min(n, int64_t(t) * chunk);
     f(begin, std::min(n, begin + chunk) - begin);
   }
+}
+
+// The sum of f(begin, count) over the chunks of parallel_chunks, added in chunk order: the same
+// result on every run with the same thread count.
+template <class F>
+double parallel_sum(int64_t n, F&& f) {
+  double partial[256] = {};
+  const int64_t chunks = std::min(omp_get_max_threads(), 256);
+  const int64_t size = n < 4096 || chunks <= 1 ? std::max<int64_t>(n, 1) : ((n + chunks - 1) / chunks + 15) / 16 * 16;
+  parallel_chunks(n, [&](int64_t begin, int64_t count) { partial[begin / size] = f(begin, count); });
+  double sum = 0;
+  for (double p : partial) sum += p;
+  return sum;
 }
 
 }  // namespace nt

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/parallel.h"
+
 namespace nt {
 
 template <class T>
@@ -45,7 +47,7 @@ Tensor<T> ParamStore<T>::joined(int first, int count, int rows, int cols) {
 
 template <class T>
 void ParamStore<T>::zero_grad() {
-  std::fill(grad_.begin(), grad_.end(), T(0));
+  parallel_chunks(int64_t(grad_.size()), [&](int64_t begin, int64_t n) { std::fill_n(grad_.data() + begin, n, T(0)); });
 }
 
 template class ParamStore<float>;

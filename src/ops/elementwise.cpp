@@ -13,6 +13,7 @@
 
 #include "core/check.h"
 #include "core/eigen.h"
+#include "core/parallel.h"
 #include "ops/ops.h"
 
 #include <cmath>
@@ -50,14 +51,19 @@ void zero_if_first(const Tensor<T>& b, bool first) {
 }
 
 template <class T>
+using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T>
+ArrayMap<T> chunk(T* p, int64_t begin, int64_t n) { return ArrayMap<T>(p + begin, n); }
+
+template <class T>
 void add_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const BinaryContext<T>*>(p);
-  if (c.a.grad) put(writes_first(first, 0), grad_of(c.a), grad_of(c.y));
-  if (!c.b.grad) return;
-  if (same_shape(c.a, c.b)) {  // the residual connections
-    put(writes_first(first, 1), grad_of(c.b), grad_of(c.y));
-    return;
-  }
+  const bool same = c.b.grad && same_shape(c.a, c.b);  // the residual connections
+  parallel_chunks(c.y.size(), [&](int64_t i, int64_t n) {
+    if (c.a.grad) put(writes_first(first, 0), chunk(c.a.grad, i, n), chunk(c.y.grad, i, n));
+    if (same) put(writes_first(first, 1), chunk(c.b.grad, i, n), chunk(c.y.grad, i, n));
+  });
+  if (!c.b.grad || same) return;
   zero_if_first(c.b, writes_first(first, 1));
   const Broadcast<T> at{c.b.rows, c.b.cols};
   for (int r = 0; r < c.a.rows; ++r)
@@ -89,8 +95,10 @@ struct ScaleContext {
 template <class T>
 void scale_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const ScaleContext<T>*>(p);
-  if (c.a.grad) put(writes_first(first, 0), grad_of(c.a), c.s * grad_of(c.y));
-  if (c.b.grad) put(writes_first(first, 1), grad_of(c.b), grad_of(c.y));
+  parallel_chunks(c.y.size(), [&](int64_t i, int64_t n) {
+    if (c.a.grad) put(writes_first(first, 0), chunk(c.a.grad, i, n), c.s * chunk(c.y.grad, i, n));
+    if (c.b.grad) put(writes_first(first, 1), chunk(c.b.grad, i, n), chunk(c.y.grad, i, n));
+  });
 }
 
 template <class T>
@@ -109,7 +117,8 @@ template <class T>
 Tensor<T> add(Graph<T>& g, Tensor<T> a, Tensor<T> b) {
   const auto at = broadcast_of(a, b, "add");
   Tensor<T> y = g.output(a.rows, a.cols, a, b);
-  if (b.rows == a.rows && b.cols == a.cols) data_of(y) = data_of(a) + data_of(b);
+  if (same_shape(a, b))
+    parallel_chunks(y.size(), [&](int64_t i, int64_t n) { chunk(y.data, i, n) = chunk(a.data, i, n) + chunk(b.data, i, n); });
   else
     for (int r = 0; r < a.rows; ++r)
       for (int c = 0; c < a.cols; ++c) y(r, c) = a(r, c) + b.data[at(r, c)];
@@ -130,7 +139,7 @@ Tensor<T> mul(Graph<T>& g, Tensor<T> a, Tensor<T> b) {
 template <class T>
 Tensor<T> scale(Graph<T>& g, Tensor<T> a, T s) {
   Tensor<T> y = g.output(a.rows, a.cols, a);
-  data_of(y) = s * data_of(a);
+  parallel_chunks(y.size(), [&](int64_t i, int64_t n) { chunk(y.data, i, n) = s * chunk(a.data, i, n); });
   if (y.grad) g.record(scale_backward_node<T>, ScaleContext<T>{y, a, Tensor<T>{}, s}, {a.grad});
   return y;
 }
@@ -139,7 +148,8 @@ template <class T>
 Tensor<T> axpby(Graph<T>& g, T alpha, Tensor<T> a, Tensor<T> b) {
   NT_CHECK(a.rows == b.rows && a.cols == b.cols, "axpby: shapes differ");
   Tensor<T> y = g.output(a.rows, a.cols, a, b);
-  data_of(y) = alpha * data_of(a) + data_of(b);
+  parallel_chunks(y.size(),
+                  [&](int64_t i, int64_t n) { chunk(y.data, i, n) = alpha * chunk(a.data, i, n) + chunk(b.data, i, n); });
   if (y.grad) g.record(scale_backward_node<T>, ScaleContext<T>{y, a, b, alpha}, {a.grad, b.grad});
   return y;
 }

@@ -5,8 +5,10 @@
 //             dW (out, in) += dy^T · x
 //             db (1, out) += sum over rows of dy
 // (each = instead of += where the node writes that gradient first: core/graph.h)
-#include "core/eigen.h"
+#include <algorithm>
+
 #include "core/check.h"
+#include "core/eigen.h"
 #include "core/gemm.h"
 #include "ops/ops.h"
 
@@ -14,15 +16,29 @@ namespace nt {
 
 template <class T>
 void linear_forward(T* y, const T* x, const T* w, const T* b, int N, int in, int out) {
-  if (b) MatMap<T>(y, N, out).rowwise() = CRowVecMap<T>(b, out);  // the bias, then the product added to it
+  if (b)  // the bias, then the product added to it
+#pragma omp parallel for schedule(static) if (int64_t(N) * out >= 16384)
+    for (int n = 0; n < N; ++n) std::copy_n(b, out, y + int64_t(n) * out);
   gemm(false, true, N, out, in, T(1), x, in, w, in, b ? T(1) : T(0), y, out);
+}
+
+// db (1, out) = the column sums of dy (N, out), columns split over the threads (each summed in
+// row order: the same result for any thread count).
+template <class T>
+void bias_gradient(T* db, const T* dy, int N, int out, bool first) {
+  constexpr int kCols = 16;
+#pragma omp parallel for schedule(static) if (int64_t(N) * out >= 16384)
+  for (int j = 0; j < out; j += kCols) {
+    const int w = std::min(kCols, out - j);
+    put(first, RowVecMap<T>(db + j, w), CMatMap<T>(dy, N, out).middleCols(j, w).colwise().sum());
+  }
 }
 
 template <class T>
 void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int N, int in, int out, unsigned first) {
   if (dx) gemm(false, false, N, in, out, T(1), dy, out, w, in, writes_first(first, 0) ? T(0) : T(1), dx, in);
   if (dw) gemm(true, false, out, in, N, T(1), dy, out, x, in, writes_first(first, 1) ? T(0) : T(1), dw, in);
-  if (db) put(writes_first(first, 2), RowVecMap<T>(db, out), CMatMap<T>(dy, N, out).colwise().sum());
+  if (db) bias_gradient(db, dy, N, out, writes_first(first, 2));
 }
 
 namespace {

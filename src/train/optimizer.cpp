@@ -45,15 +45,20 @@ void OptimizerState::step(float* p, const float* g, double lr) {
   });
 }
 
-double global_norm(const float* g, std::size_t n) {  // in double, vectorized by Eigen
-  return std::sqrt(Eigen::Map<const Eigen::VectorXf>(g, Eigen::Index(n)).cast<double>().squaredNorm());
+double global_norm(const float* g, std::size_t n) {
+  // in double, vectorized by Eigen, a partial sum per thread
+  return std::sqrt(parallel_sum(int64_t(n), [&](int64_t begin, int64_t count) {
+    return Eigen::Map<const Eigen::VectorXf>(g + begin, Eigen::Index(count)).cast<double>().squaredNorm();
+  }));
 }
 
 void clip_to_norm(float* g, std::size_t n, double norm, double max_norm) {
   const double coef = max_norm / (norm + 1e-6);
   if (coef >= 1.0) return;
   const float k = float(coef);
-  for (std::size_t i = 0; i < n; ++i) g[i] *= k;
+  parallel_chunks(int64_t(n), [&](int64_t begin, int64_t count) {
+    for (int64_t i = begin; i < begin + count; ++i) g[i] *= k;
+  });
 }
 
 }  // namespace nt
