@@ -8,6 +8,7 @@
 //   build/bench/normtool_bench                         everything
 //   build/bench/normtool_bench --benchmark_filter=Norm  the norms only
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -16,6 +17,7 @@
 
 #include "config/config.h"
 #include "core/aligned.h"
+#include "core/gemm.h"
 #include "core/graph.h"
 #include "core/rng.h"
 #include "core/threads.h"
@@ -210,4 +212,13 @@ BENCHMARK(BM_MachineLimits)->Iterations(1);
 }  // namespace
 }  // namespace nt
 
-BENCHMARK_MAIN();
+// The settings the math libraries read when they load (core/threads.h), as normtool sets them.
+int main(int argc, char** argv) {
+  if (nt::tune_math_environment()) execv("/proc/self/exe", argv);
+  benchmark::AddCustomContext("gemm_kernels", nt::gemm_backend());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

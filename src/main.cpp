@@ -14,16 +14,12 @@
 #include "cli/run.h"
 #include "cli/sweep.h"
 #include "core/errors.h"
+#include "core/threads.h"
 
 int main(int argc, char** argv) {
-  // A training step is hundreds of short parallel regions: OpenMP threads that fall asleep between
-  // them wake too late (two threads measured 1.3-1.8x one thread from run to run; spinning, 1.8x
-  // every time). libgomp reads OMP_WAIT_POLICY when it loads, so unless the user chose a policy,
-  // normtool sets it and executes itself once more. With one math thread nothing spins.
-  if (!std::getenv("OMP_WAIT_POLICY")) {
-    setenv("OMP_WAIT_POLICY", "active", 1);
-    execv("/proc/self/exe", argv);  // on failure, go on with the default policy
-  }
+  // OpenMP's wait policy and OpenBLAS's kernels are read when the libraries load (core/threads.h):
+  // when they need setting, run again with them; on failure, go on as is.
+  if (nt::tune_math_environment()) execv("/proc/self/exe", argv);
   CLI::App app{"normtool: reproduce the claims about normalization layers, on a CPU"};
   app.set_version_flag("--version", std::string("normtool ") + NORMTOOL_VERSION);
   app.require_subcommand(1);

@@ -87,6 +87,19 @@ TEST(GradCheck, Tanh) {
   expect_gradients_match([](auto& g, auto& t) { return nt::tanh(g, t[0]); }, {random_input(6, 5, 1, 1.5)});
 }
 
+TEST(GradCheck, BiasActivation) {  // act(x + b): relu kept off its kink, gelu, tanh
+  for (const Activation a : {Activation::relu, Activation::gelu, Activation::tanh}) {
+    SCOPED_TRACE(kActivationNames[int(a)]);
+    expect_gradients_match([a](auto& g, auto& t) { return bias_activation(g, t[0], t[1], a); },
+                           {away_from_zero(random_input(5, 7, 1)), random_input(1, 7, 2, 1e-3)});
+  }
+}
+
+TEST(GradCheck, Residual) {  // alpha x + f + b
+  expect_gradients_match([](auto& g, auto& t) { return residual(g, 1.7, t[0], t[1], t[2]); },
+                         {random_input(5, 7, 1), random_input(5, 7, 2), random_input(1, 7, 3)});
+}
+
 TEST(GradCheck, Softmax) {
   expect_gradients_match([](auto& g, auto& t) { return softmax(g, t[0]); }, {random_input(4, 7, 1, 2.0)});
 }

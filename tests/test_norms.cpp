@@ -56,6 +56,19 @@ TEST(FusedVsComposite, PRMSNorm) {
                    {random_input(7, 16, 1, 3.0, 2.0), random_input(1, 16, 2)});
 }
 
+TEST(FusedVsComposite, BiasActivationIsAddThenActivation) {
+  for (const Activation a : {Activation::relu, Activation::gelu, Activation::tanh})
+    expect_same_op([a](auto& g, auto& t) { return bias_activation(g, t[0], t[1], a); },
+                   [a](auto& g, auto& t) { return activation(g, add(g, t[0], t[1]), a); },
+                   {random_input(9, 16, 1, 2.0), random_input(1, 16, 2)});
+}
+
+TEST(FusedVsComposite, ResidualIsAxpbyThenAddBias) {
+  expect_same_op([](auto& g, auto& t) { return residual(g, 2.2, t[0], t[1], t[2]); },
+                 [](auto& g, auto& t) { return add(g, axpby(g, 2.2, t[0], t[1]), t[2]); },
+                 {random_input(9, 16, 1), random_input(9, 16, 2), random_input(1, 16, 3)});
+}
+
 TEST(FusedVsComposite, BatchNormBothAxes) {
   for (int S : {1, 4})
     expect_same_op(

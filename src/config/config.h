@@ -13,18 +13,17 @@
 
 #include "core/errors.h"
 #include "norms/norms.h"  // NormType, its names beside it
+#include "ops/ops.h"      // Activation, its names beside it
 
 namespace nt {
 
-// Each enum with the names the config spells (also the names of the source files), in its order.
+// Each enum with the names the config spells (NormType in norms/norms.h, Activation in ops/ops.h) (also the names of the source files), in its order.
 enum class DatasetKind { fortunes, fashion_mnist, synthetic_lm, synthetic_classify };
 inline constexpr const char* kDatasetNames[] = {"fortunes", "fashion-mnist", "synthetic-lm", "synthetic-classify"};
 enum class Layout { packed, padded };
 inline constexpr const char* kLayoutNames[] = {"packed", "padded"};
 enum class Arch { transformer, mlp };
 inline constexpr const char* kArchNames[] = {"transformer", "mlp"};
-enum class Activation { relu, gelu, tanh };
-inline constexpr const char* kActivationNames[] = {"relu", "gelu", "tanh"};
 enum class Init { normal, xavier };
 inline constexpr const char* kInitNames[] = {"normal", "xavier"};
 enum class Placement { pre, post };

@@ -1,47 +1,108 @@
 #include "core/gemm.h"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "core/eigen.h"
+#include "core/threads.h"
+
 #ifdef NORMTOOL_OPENBLAS
 #include <cblas.h>
-#else
-#include "core/eigen.h"
 #endif
 
 namespace nt {
 
-#ifdef NORMTOOL_OPENBLAS
+namespace {
 
-template <>
-void gemm(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-          float beta, float* C, int ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B,
-              ldb, beta, C, ldc);
-}
-
-template <>
-void gemm(bool ta, bool tb, int M, int N, int K, double alpha, const double* A, int lda, const double* B, int ldb,
-          double beta, double* C, int ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B,
-              ldb, beta, C, ldc);
-}
-
-#else
-
+// C (M, N) = alpha op(A) op(B) + beta C in Eigen's kernels (compiled for this CPU), one thread.
 template <class T>
-void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta, T* C,
-          int ldc) {
+void eigen_gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
+                T* C, int ldc) {
   using Strided = Eigen::Map<const Mat<T>, 0, Eigen::OuterStride<>>;
   const Strided a(A, ta ? K : M, ta ? M : K, Eigen::OuterStride<>(lda)), b(B, tb ? N : K, tb ? K : N, Eigen::OuterStride<>(ldb));
   Eigen::Map<Mat<T>, 0, Eigen::OuterStride<>> c(C, M, N, Eigen::OuterStride<>(ldc));
-  if (beta == T(0)) c.setZero();
-  else if (beta != T(1)) c *= beta;
+  if (beta == T(0)) {
+    if (ta && tb) c.noalias() = alpha * a.transpose() * b.transpose();
+    else if (ta) c.noalias() = alpha * a.transpose() * b;
+    else if (tb) c.noalias() = alpha * a * b.transpose();
+    else c.noalias() = alpha * a * b;
+    return;
+  }
+  if (beta != T(1)) c *= beta;
   if (ta && tb) c.noalias() += alpha * a.transpose() * b.transpose();
   else if (ta) c.noalias() += alpha * a.transpose() * b;
   else if (tb) c.noalias() += alpha * a * b.transpose();
   else c.noalias() += alpha * a * b;
 }
+
+// The same on every math thread: C's rows cut into one block per thread (Eigen's own threading
+// does not split the small products of a step).
+template <class T>
+void eigen_gemm_parallel(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
+                         T beta, T* C, int ldc) {
+  const int threads = omp_in_parallel() ? 1 : std::min(omp_get_max_threads(), M / 32);
+  if (threads <= 1 || double(M) * N * K < double(1 << 18)) {
+    eigen_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  const int rows = (M + threads - 1) / threads;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int t = 0; t < threads; ++t) {
+    const int r0 = t * rows, m = std::min(M, r0 + rows) - r0;
+    if (m <= 0) continue;
+    const T* a = ta ? A + r0 : A + int64_t(r0) * lda;  // op(A)'s rows r0.. : A's columns when transposed
+    eigen_gemm(ta, tb, m, N, K, alpha, a, lda, B, ldb, beta, C + int64_t(r0) * ldc, ldc);
+  }
+}
+
+enum class Backend { openblas, eigen };
+
+// NORMTOOL_GEMM=openblas|eigen, else OpenBLAS unless it runs kernels below the CPU's vector width
+// (an AVX-512 CPU it did not recognise, or OPENBLAS_CORETYPE set to an AVX2 core): then Eigen's.
+Backend backend() {
+  static const Backend b = [] {
+#ifdef NORMTOOL_OPENBLAS
+    const char* env = std::getenv("NORMTOOL_GEMM");
+    if (env && std::string(env) == "eigen") return Backend::eigen;
+    if (env && std::string(env) == "openblas") return Backend::openblas;
+    return openblas_runs_avx512() || !__builtin_cpu_supports("avx512f") ? Backend::openblas : Backend::eigen;
+#else
+    return Backend::eigen;
+#endif
+  }();
+  return b;
+}
+
+}  // namespace
+
+const char* gemm_backend() {
+#ifdef NORMTOOL_OPENBLAS
+  if (backend() == Backend::openblas) return openblas_core();
+#endif
+  return __builtin_cpu_supports("avx512f") ? "eigen-avx512" : "eigen";
+}
+
+template <class T>
+void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta, T* C,
+          int ldc) {
+#ifdef NORMTOOL_OPENBLAS
+  if (backend() == Backend::openblas) {
+    if constexpr (std::is_same_v<T, float>)
+      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
+                  lda, B, ldb, beta, C, ldc);
+    else
+      cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
+                  lda, B, ldb, beta, C, ldc);
+    return;
+  }
+#endif
+  eigen_gemm_parallel(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
 template void gemm(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 template void gemm(bool, bool, int, int, int, double, const double*, int, const double*, int, double, double*, int);
-
-#endif
 
 }  // namespace nt

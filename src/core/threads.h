@@ -1,10 +1,27 @@
-// The number of math threads: OpenMP (normtool's own loops, Eigen) and OpenBLAS, whose
-// pthread pool ignores OpenMP's setting. 0 = all cores.
+// The math runtime: OpenMP (normtool's own loops, Eigen) and OpenBLAS.
+//
+// tune_math_environment(), first thing in main(): the settings both libraries read once, when
+// they load, so a changed setting needs the process to start again (main() re-executes itself):
+//   OMP_WAIT_POLICY=active    a step is hundreds of short parallel regions; threads asleep
+//                             between them wake too late (two threads 1.3-1.8x one, spinning 1.8x)
+//   OPENBLAS_CORETYPE=SkylakeX  when the CPU has AVX-512 (F, BW, DQ, VL) and OpenBLAS did not
+//                             recognise it (Debian's 0.3.21 takes a Zen 5 for Haswell and runs AVX2
+//                             kernels: 118 GFLOP/s on one core against 239 with its AVX-512 ones)
+// Neither is touched when the user has set it. If OpenBLAS still runs AVX2 kernels on an AVX-512
+// CPU (OPENBLAS_CORETYPE set so), the products run in Eigen's AVX-512 kernels instead (core/gemm.h).
 #pragma once
 
 namespace nt {
 
-// Sets every pool and returns the count in effect.
+// Sets what is missing; true when something changed and the process should re-execute itself.
+bool tune_math_environment();
+
+#ifdef NORMTOOL_OPENBLAS
+const char* openblas_core();    // OpenBLAS's kernel family: "SkylakeX", "Haswell", ...
+bool openblas_runs_avx512();
+#endif
+
+// Sets every pool and returns the count in effect. 0 = all cores.
 int set_math_threads(int threads);
 
 }  // namespace nt

@@ -1,4 +1,4 @@
-// Building blocks shared by the models: a Linear layer's parameters and the activations.
+// A Linear layer's parameters, shared by the models.
 #pragma once
 #include <string>
 
@@ -7,15 +7,6 @@
 #include "ops/ops.h"
 
 namespace nt {
-
-inline Tensor<float> activate(Graph<float>& g, Tensor<float> x, Activation a) {
-  switch (a) {
-    case Activation::relu: return relu(g, x);
-    case Activation::gelu: return gelu(g, x);
-    case Activation::tanh: return nt::tanh(g, x);
-  }
-  return x;
-}
 
 // One nn.Linear: y = x W^T + b, W (out, in). Parameter ids, then views after finalize.
 struct Linear {
@@ -27,6 +18,8 @@ struct Linear {
   }
   void bind(ParamStore<float>& p) { W = p.tensor(w), bias = p.tensor(b); }
   Tensor<float> operator()(Graph<float>& g, Tensor<float> x) const { return linear(g, x, W, bias); }
+  // x W^T alone: the op after it adds the bias (bias_activation, residual), saving a pass
+  Tensor<float> product(Graph<float>& g, Tensor<float> x) const { return linear(g, x, W, Tensor<float>{}); }
 };
 
 }  // namespace nt

@@ -38,7 +38,7 @@ class Mlp final : public Model {
     sites_.clear();
     const int D = int(batch.x.size()) / batch.B;
     Tensor<float> h{const_cast<float*>(batch.x.data()), nullptr, batch.B, D};
-    for (Layer& l : layers_) h = activate(g, l.norm(g, l.linear(g, h), nullptr, sites_), c_.activation);
+    for (Layer& l : layers_) h = activation(g, l.norm(g, l.linear(g, h), nullptr, sites_), c_.activation);
     return out_(g, h);
   }
 

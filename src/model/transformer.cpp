@@ -9,6 +9,7 @@
 //   logits = head(x)
 // attention(x) = out(causal_sdpa(q(x), k(x), v(x))) per head: q, k, v one product, heads read in place
 // feed_forward(x) = fc2(act(fc1(x)))
+// (fc1's bias is added inside the activation, out's and fc2's inside the residual connection)
 // Init (model/init.h): model.init normal or xavier for every Linear weight and both
 // embeddings, biases 0, gains 1. DeepNorm, whatever model.init says: fc1, fc2, v and out
 // Xavier normal with gain beta, q and k with gain 1 (DeepNet's recipe).
@@ -67,17 +68,20 @@ class Transformer final : public Model {
     Tensor<float> x = add(g, embedding(g, params_.tensor(tok_emb_), batch.tokens.data(), N),
                           embedding(g, params_.tensor(pos_emb_), positions_.data(), N));
     for (Block& b : blocks_) {
-      auto attn = [&](Tensor<float> h) { return attention(g, b, h, B, T); };
-      auto ffn = [&](Tensor<float> h) { return b.fc2(g, activate(g, b.fc1(g, h), c_.activation)); };
+      // residual(alpha, x, f, b) = alpha x + f + b: attn and ffn leave their last Linear's bias b to it
+      auto attn = [&](Tensor<float> h) { return b.out.product(g, causal_self_attention(g, b.qkv(g, h), B, T, c_.n_heads)); };
+      auto ffn = [&](Tensor<float> h) {
+        return b.fc2.product(g, bias_activation(g, b.fc1.product(g, h), b.fc1.bias, c_.activation));
+      };
       if (c_.norm.type == NormType::deepnorm) {  // x = norm(alpha * x + f(x))
-        x = b.attn_norm(g, axpby(g, alpha_, x, attn(x)), mask, sites_);
-        x = b.ffn_norm(g, axpby(g, alpha_, x, ffn(x)), mask, sites_);
+        x = b.attn_norm(g, residual(g, alpha_, x, attn(x), b.out.bias), mask, sites_);
+        x = b.ffn_norm(g, residual(g, alpha_, x, ffn(x), b.fc2.bias), mask, sites_);
       } else if (c_.norm.placement == Placement::post) {  // x = norm(x + f(x))
-        x = b.attn_norm(g, add(g, x, attn(x)), mask, sites_);
-        x = b.ffn_norm(g, add(g, x, ffn(x)), mask, sites_);
+        x = b.attn_norm(g, residual(g, 1.0f, x, attn(x), b.out.bias), mask, sites_);
+        x = b.ffn_norm(g, residual(g, 1.0f, x, ffn(x), b.fc2.bias), mask, sites_);
       } else {  // pre: x = x + f(norm(x))
-        x = add(g, x, attn(b.attn_norm(g, x, mask, sites_)));
-        x = add(g, x, ffn(b.ffn_norm(g, x, mask, sites_)));
+        x = residual(g, 1.0f, x, attn(b.attn_norm(g, x, mask, sites_)), b.out.bias);
+        x = residual(g, 1.0f, x, ffn(b.ffn_norm(g, x, mask, sites_)), b.fc2.bias);
       }
     }
     if (final_norm_) x = (*final_norm_)(g, x, mask, sites_);
@@ -91,10 +95,6 @@ class Transformer final : public Model {
     NormSite ffn_norm;
     Linear fc1, fc2;
   };
-
-  Tensor<float> attention(Graph<float>& g, const Block& b, Tensor<float> x, int B, int T) {
-    return b.out(g, causal_self_attention(g, b.qkv(g, x), B, T, c_.n_heads));
-  }
 
   void init(const RunConfig& c) {
     Rng rng(uint64_t(c.seed), 1);

@@ -15,7 +15,8 @@
 //   training  dx_r += rstd * (dnorm_r - (m_r/M) sum dnorm - (m_r/M) xhat_r sum dnorm * xhat)
 //   eval      dx_r += rstd * dnorm_r            (the statistics are constants)
 // (each += is = where the node writes that gradient first: core/graph.h)
-// Buffers: mean, rstd (S*C) and the counts M (S), kept by forward for backward.
+// Buffers: mean, rstd (S*C) and the counts M (S), kept by forward for backward; sums (2 S*C + C):
+// backward's two reductions and a row of dnorm.
 #include <algorithm>
 #include <cmath>
 
@@ -110,12 +111,14 @@ void batchnorm_backward(T* dx, T* dgamma, T* dbeta, T* sums, const T* dy, const 
     }
   }
   if (!dx) return;
-  // then: dx
+  // then: dx, with a row of dnorm = dy * gamma in the scratch after the sums
+  auto dnorm = RowVecMap<T>(sums + 2 * SC, C).array();
   for (int r = 0; r < R; ++r)
     for (int s = 0; s < S; ++s) {
       const int64_t row = int64_t(r) * S + s, at = int64_t(s) * C;
       const auto dyr = CRowVecMap<T>(dy + row * C, C).array();
-      const auto dnorm = gamma ? (dyr * CRowVecMap<T>(gamma, C).array()).eval() : dyr.eval();
+      if (gamma) dnorm = dyr * CRowVecMap<T>(gamma, C).array();
+      else dnorm = dyr;
       const auto r_sc = rs.segment(at, C);
       auto dxr = RowVecMap<T>(dx + row * C, C).array();
       const T w = training && M[s] > T(0) ? (mask ? mask[row] : T(1)) / M[s] : T(0);
@@ -162,7 +165,7 @@ Tensor<T> batchnorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, i
   T* count = g.buffer(S);
   batchnorm_forward(y.data, mean, rstd, count, x.data, gamma.data, beta.data, R, S, C, eps, g.training(), state);
   if (y.grad) {
-    T* sums = g.buffer(2 * std::size_t(S) * C);
+    T* sums = g.buffer(2 * std::size_t(S) * C + C);
     g.record(batchnorm_backward_node<T>,
              BatchNormContext<T>{y, x, gamma, beta, mean, rstd, count, sums, state.mask, R, S, g.training()},
              {x.grad, gamma.grad, beta.grad});

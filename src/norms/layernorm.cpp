@@ -40,16 +40,18 @@ void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const
   }
 }
 
-// partial: (threads, 2C) scratch for the per-thread sums of dgamma and dbeta.
+// partial: (threads, 3C) scratch: per thread the sums of dgamma and dbeta, and a row of dnorm.
 template <class T>
 void layernorm_backward(T* dx, T* dgamma, T* dbeta, T* partial, const T* dy, const T* x, const T* mean,
                         const T* rstd, const T* gamma, int N, int C, unsigned first) {
   const int threads = omp_get_max_threads();
-  std::fill(partial, partial + int64_t(threads) * 2 * C, T(0));
+  std::fill(partial, partial + int64_t(threads) * 3 * C, T(0));
 #pragma omp parallel num_threads(threads)
   {
-    auto dgamma_part = RowVecMap<T>(partial + int64_t(omp_get_thread_num()) * 2 * C, C).array();
-    auto dbeta_part = RowVecMap<T>(partial + int64_t(omp_get_thread_num()) * 2 * C + C, C).array();
+    T* mine = partial + int64_t(omp_get_thread_num()) * 3 * C;
+    auto dgamma_part = RowVecMap<T>(mine, C).array();
+    auto dbeta_part = RowVecMap<T>(mine + C, C).array();
+    auto dnorm = RowVecMap<T>(mine + 2 * C, C).array();
 #pragma omp for schedule(static)
     for (int n = 0; n < N; ++n) {
       const auto dyr = CRowVecMap<T>(dy + int64_t(n) * C, C).array();
@@ -57,7 +59,8 @@ void layernorm_backward(T* dx, T* dgamma, T* dbeta, T* partial, const T* dy, con
       dgamma_part += dyr * xhat;
       dbeta_part += dyr;
       if (!dx) continue;
-      const auto dnorm = gamma ? (dyr * CRowVecMap<T>(gamma, C).array()).eval() : dyr.eval();
+      if (gamma) dnorm = dyr * CRowVecMap<T>(gamma, C).array();
+      else dnorm = dyr;
       // first: two reductions
       const T dnorm_mean = dnorm.mean();
       const T dnorm_xhat_mean = (dnorm * xhat).mean();
@@ -67,7 +70,7 @@ void layernorm_backward(T* dx, T* dgamma, T* dbeta, T* partial, const T* dy, con
     }
   }
   for (int t = 1; t < threads; ++t)  // the threads' sums into thread 0's, then written or added
-    RowVecMap<T>(partial, 2 * C) += CRowVecMap<T>(partial + int64_t(t) * 2 * C, 2 * C);
+    RowVecMap<T>(partial, 2 * C) += CRowVecMap<T>(partial + int64_t(t) * 3 * C, 2 * C);
   if (dgamma) put(writes_first(first, 1), RowVecMap<T>(dgamma, C), CRowVecMap<T>(partial, C));
   if (dbeta) put(writes_first(first, 2), RowVecMap<T>(dbeta, C), CRowVecMap<T>(partial + C, C));
 }
@@ -97,7 +100,7 @@ Tensor<T> layernorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, T
   T* rstd = g.buffer(x.rows);
   layernorm_forward(y.data, mean, rstd, x.data, gamma.data, beta.data, x.rows, x.cols, eps);
   if (y.grad) {
-    T* partial = g.buffer(std::size_t(omp_get_max_threads()) * 2 * x.cols);
+    T* partial = g.buffer(std::size_t(omp_get_max_threads()) * 3 * x.cols);
     g.record(layernorm_backward_node<T>, LayerNormContext<T>{y, x, gamma, beta, mean, rstd, partial},
              {x.grad, gamma.grad, beta.grad});
   }

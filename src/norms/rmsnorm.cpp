@@ -34,29 +34,32 @@ void rmsnorm_forward(T* y, T* rstd, const T* x, const T* gamma, int N, int C, T 
   }
 }
 
-// partial: (threads, C) scratch for the per-thread sums of dgamma.
+// partial: (threads, 2C) scratch: per thread the sums of dgamma, and a row of dnorm.
 template <class T>
 void rmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, const T* rstd, const T* gamma, int N,
                       int C, unsigned first) {
   const int threads = omp_get_max_threads();
-  std::fill(partial, partial + int64_t(threads) * C, T(0));
+  std::fill(partial, partial + int64_t(threads) * 2 * C, T(0));
 #pragma omp parallel num_threads(threads)
   {
-    auto dgamma_part = RowVecMap<T>(partial + int64_t(omp_get_thread_num()) * C, C).array();
+    T* mine = partial + int64_t(omp_get_thread_num()) * 2 * C;
+    auto dgamma_part = RowVecMap<T>(mine, C).array();
+    auto dnorm = RowVecMap<T>(mine + C, C).array();
 #pragma omp for schedule(static)
     for (int n = 0; n < N; ++n) {
       const auto dyr = CRowVecMap<T>(dy + int64_t(n) * C, C).array();
       const auto xhat = CRowVecMap<T>(x + int64_t(n) * C, C).array() * rstd[n];
       dgamma_part += dyr * xhat;
       if (!dx) continue;
-      const auto dnorm = gamma ? (dyr * CRowVecMap<T>(gamma, C).array()).eval() : dyr.eval();
+      if (gamma) dnorm = dyr * CRowVecMap<T>(gamma, C).array();
+      else dnorm = dyr;
       const T dnorm_xhat_mean = (dnorm * xhat).mean();
       put(writes_first(first, 0), RowVecMap<T>(dx + int64_t(n) * C, C).array(),
           rstd[n] * (dnorm - xhat * dnorm_xhat_mean));  // term 1 - term 2
     }
   }
   for (int t = 1; t < threads; ++t)  // the threads' sums into thread 0's, then written or added
-    RowVecMap<T>(partial, C) += CRowVecMap<T>(partial + int64_t(t) * C, C);
+    RowVecMap<T>(partial, C) += CRowVecMap<T>(partial + int64_t(t) * 2 * C, C);
   if (dgamma) put(writes_first(first, 1), RowVecMap<T>(dgamma, C), CRowVecMap<T>(partial, C));
 }
 
@@ -82,7 +85,7 @@ Tensor<T> rmsnorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps) {
   T* rstd = g.buffer(x.rows);
   rmsnorm_forward(y.data, rstd, x.data, gamma.data, x.rows, x.cols, eps);
   if (y.grad) {
-    T* partial = g.buffer(std::size_t(omp_get_max_threads()) * x.cols);
+    T* partial = g.buffer(std::size_t(omp_get_max_threads()) * 2 * x.cols);
     g.record(rmsnorm_backward_node<T>, RMSNormContext<T>{y, x, gamma, rstd, partial}, {x.grad, gamma.grad});
   }
   return y;

@@ -5,11 +5,20 @@
 //         Phi(x) = (1 + erf(x / sqrt 2)) / 2, kept by forward for backward; vectorized by Eigen
 //         (its float erf is a rational approximation accurate to a couple of ulp).
 //   tanh  y = tanh(x)                  dx += dy * (1 - y^2)
+//
+// bias_activation: y = act(h), h = x + b with b (1, C) added to every row: the bias of the Linear
+// before it folded into the same pass (the product then writes x without reading it back).
+//   backward  d = dy * act'(h);  dx += d;  db += sum over rows of d
+// h is recomputed in backward from x and b; gelu keeps Phi(h). db is summed per thread, then
+// over the threads in order. Each += is = where the node writes that gradient first (graph.h).
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include <cmath>
 #include <numbers>
 
+#include <omp.h>
+
+#include "core/check.h"
 #include "core/eigen.h"
 #include "core/parallel.h"
 #include "ops/ops.h"
@@ -92,10 +101,96 @@ Tensor<T> tanh(Graph<T>& g, Tensor<T> x) {
   return pointwise(g, x, [](T v) { return std::tanh(v); }, tanh_backward_node<T>);
 }
 
-#define NT_INSTANTIATE(T)                             \
-  template Tensor<T> relu(Graph<T>&, Tensor<T>);      \
-  template Tensor<T> gelu(Graph<T>&, Tensor<T>);      \
-  template Tensor<T> tanh(Graph<T>&, Tensor<T>);
+template <class T>
+Tensor<T> activation(Graph<T>& g, Tensor<T> x, Activation a) {
+  switch (a) {
+    case Activation::relu: return relu(g, x);
+    case Activation::gelu: return gelu(g, x);
+    case Activation::tanh: return nt::tanh(g, x);
+  }
+  return x;
+}
+
+namespace {
+template <class T>
+struct BiasActivationContext {
+  Tensor<T> y, x, b;
+  Activation a;
+  const T* cdf;  // gelu: Phi(x + b)
+  T* partial;    // (threads, C): per-thread sums of db
+  T* scratch;    // (threads, C): a row of h, then of d, per thread
+};
+
+template <class T>
+void bias_activation_backward_node(const void* p, unsigned first) {
+  const auto& c = *static_cast<const BiasActivationContext<T>*>(p);
+  const int N = c.x.rows, C = c.x.cols, threads = omp_get_max_threads();
+  const T inv_sqrt_2pi = T(0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2);
+  const bool first_x = writes_first(first, 0);
+  std::fill(c.partial, c.partial + int64_t(threads) * C, T(0));
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t me = int64_t(omp_get_thread_num()) * C;
+    auto db_part = RowVecMap<T>(c.partial + me, C).array();
+    auto d = RowVecMap<T>(c.scratch + me, C).array();  // h, then d, in place
+#pragma omp for schedule(static)
+    for (int n = 0; n < N; ++n) {
+      const int64_t at = int64_t(n) * C;
+      const auto dy = CRowVecMap<T>(c.y.grad + at, C).array();
+      d = CRowVecMap<T>(c.x.data + at, C).array() + CRowVecMap<T>(c.b.data, C).array();
+      switch (c.a) {
+        case Activation::relu: d = dy * (d > T(0)).template cast<T>(); break;
+        case Activation::gelu:
+          d = dy * (CRowVecMap<T>(c.cdf + at, C).array() + d * inv_sqrt_2pi * (T(-0.5) * d.square()).exp());
+          break;
+        case Activation::tanh: d = dy * (T(1) - CRowVecMap<T>(c.y.data + at, C).array().square()); break;
+      }
+      if (c.x.grad) put(first_x, RowVecMap<T>(c.x.grad + at, C).array(), d);
+      db_part += d;
+    }
+  }
+  if (!c.b.grad) return;
+  for (int t = 1; t < threads; ++t) RowVecMap<T>(c.partial, C) += CRowVecMap<T>(c.partial + int64_t(t) * C, C);
+  put(writes_first(first, 1), RowVecMap<T>(c.b.grad, C), CRowVecMap<T>(c.partial, C));
+}
+}  // namespace
+
+template <class T>
+Tensor<T> bias_activation(Graph<T>& g, Tensor<T> x, Tensor<T> b, Activation a) {
+  NT_CHECK(b.rows == 1 && b.cols == x.cols, "bias_activation: b must be (1, C)");
+  const int N = x.rows, C = x.cols;
+  Tensor<T> y = g.output(N, C, x, b);
+  T* cdf = a == Activation::gelu ? g.buffer(y.size()) : nullptr;
+#pragma omp parallel for schedule(static) if (y.size() >= 16384)
+  for (int n = 0; n < N; ++n) {
+    const int64_t at = int64_t(n) * C;
+    auto h = RowVecMap<T>(y.data + at, C).array();  // h, then act(h), in place
+    h = CRowVecMap<T>(x.data + at, C).array() + CRowVecMap<T>(b.data, C).array();
+    switch (a) {
+      case Activation::relu: h = h.max(T(0)); break;
+      case Activation::gelu: {
+        auto phi = RowVecMap<T>(cdf + at, C).array();
+        phi = T(0.5) * (T(1) + (h * T(std::numbers::sqrt2 / 2)).erf());
+        h *= phi;
+        break;
+      }
+      case Activation::tanh: h = h.tanh(); break;
+    }
+  }
+  if (y.grad) {
+    const std::size_t per_thread = std::size_t(omp_get_max_threads()) * C;
+    g.record(bias_activation_backward_node<T>,
+             BiasActivationContext<T>{y, x, b, a, cdf, g.buffer(per_thread), g.buffer(per_thread)}, {x.grad, b.grad});
+  }
+  return y;
+}
+
+#define NT_INSTANTIATE(T)                                                            \
+  template Tensor<T> relu(Graph<T>&, Tensor<T>);                                     \
+  template Tensor<T> gelu(Graph<T>&, Tensor<T>);                                     \
+  template Tensor<T> tanh(Graph<T>&, Tensor<T>);                                     \
+  template Tensor<T> activation(Graph<T>&, Tensor<T>, Activation);                   \
+  template Tensor<T> bias_activation(Graph<T>&, Tensor<T>, Tensor<T>, Activation);
 NT_INSTANTIATE(float)
 NT_INSTANTIATE(double)
 

@@ -5,10 +5,14 @@
 //   scale  y = s * a        da += s * dy
 //   axpby  y = alpha*a + b  da += alpha * dy     db += dy
 //   rsqrt  y = (a + eps)^(-1/2)                  da += dy * (-1/2) y^3
+//   residual  y = alpha x + f + b, b (1, C) on every row (the bias of f's last Linear folded in)
+//             dx += alpha dy,  df += dy,  db += sum over rows of dy (per thread, then in order)
 //
 // b is (N, C) like a, or (N, 1), (1, C), (1, 1); reduce() sums dy over the broadcast axes.
 // Each += is = where the node writes that gradient first (core/graph.h); a broadcast gradient,
 // summed over many elements, is zeroed first instead.
+#include <omp.h>
+
 #include <algorithm>
 
 #include "core/check.h"
@@ -162,12 +166,62 @@ Tensor<T> rsqrt(Graph<T>& g, Tensor<T> a, T eps) {
   return y;
 }
 
+namespace {
+template <class T>
+struct ResidualContext {
+  Tensor<T> y, x, f, b;
+  T alpha;
+  T* partial;  // (threads, C)
+};
+
+template <class T>
+void residual_backward_node(const void* p, unsigned first) {
+  const auto& c = *static_cast<const ResidualContext<T>*>(p);
+  const int N = c.y.rows, C = c.y.cols, threads = omp_get_max_threads();
+  std::fill(c.partial, c.partial + int64_t(threads) * C, T(0));
+#pragma omp parallel num_threads(threads)
+  {
+    auto db_part = RowVecMap<T>(c.partial + int64_t(omp_get_thread_num()) * C, C).array();
+#pragma omp for schedule(static)
+    for (int n = 0; n < N; ++n) {
+      const int64_t at = int64_t(n) * C;
+      const auto dy = CRowVecMap<T>(c.y.grad + at, C).array();
+      if (c.x.grad) put(writes_first(first, 0), RowVecMap<T>(c.x.grad + at, C).array(), c.alpha * dy);
+      if (c.f.grad) put(writes_first(first, 1), RowVecMap<T>(c.f.grad + at, C).array(), dy);
+      db_part += dy;
+    }
+  }
+  if (!c.b.grad) return;
+  for (int t = 1; t < threads; ++t) RowVecMap<T>(c.partial, C) += CRowVecMap<T>(c.partial + int64_t(t) * C, C);
+  put(writes_first(first, 2), RowVecMap<T>(c.b.grad, C), CRowVecMap<T>(c.partial, C));
+}
+}  // namespace
+
+template <class T>
+Tensor<T> residual(Graph<T>& g, T alpha, Tensor<T> x, Tensor<T> f, Tensor<T> b) {
+  NT_CHECK(same_shape(x, f) && b.rows == 1 && b.cols == x.cols, "residual: x, f (N, C) and b (1, C)");
+  const int N = x.rows, C = x.cols;
+  Tensor<T> y = g.output(N, C, x, f, b);
+#pragma omp parallel for schedule(static) if (y.size() >= 16384)
+  for (int n = 0; n < N; ++n) {
+    const int64_t at = int64_t(n) * C;
+    RowVecMap<T>(y.data + at, C) = alpha * CRowVecMap<T>(x.data + at, C) + CRowVecMap<T>(f.data + at, C) +
+                                   CRowVecMap<T>(b.data, C);
+  }
+  if (y.grad) {
+    T* partial = g.buffer(std::size_t(omp_get_max_threads()) * C);
+    g.record(residual_backward_node<T>, ResidualContext<T>{y, x, f, b, alpha, partial}, {x.grad, f.grad, b.grad});
+  }
+  return y;
+}
+
 #define NT_INSTANTIATE(T)                                          \
   template Tensor<T> add(Graph<T>&, Tensor<T>, Tensor<T>);         \
   template Tensor<T> mul(Graph<T>&, Tensor<T>, Tensor<T>);         \
   template Tensor<T> scale(Graph<T>&, Tensor<T>, T);               \
   template Tensor<T> axpby(Graph<T>&, T, Tensor<T>, Tensor<T>);    \
-  template Tensor<T> rsqrt(Graph<T>&, Tensor<T>, T);
+  template Tensor<T> rsqrt(Graph<T>&, Tensor<T>, T);                   \
+  template Tensor<T> residual(Graph<T>&, T, Tensor<T>, Tensor<T>, Tensor<T>);
 NT_INSTANTIATE(float)
 NT_INSTANTIATE(double)
 

@@ -22,11 +22,19 @@ template <class T> Tensor<T> mul(Graph<T>& g, Tensor<T> a, Tensor<T> b);
 template <class T> Tensor<T> scale(Graph<T>& g, Tensor<T> a, T s);               // s * a
 template <class T> Tensor<T> axpby(Graph<T>& g, T alpha, Tensor<T> a, Tensor<T> b);  // alpha*a + b, same shape
 template <class T> Tensor<T> rsqrt(Graph<T>& g, Tensor<T> a, T eps);              // 1 / sqrt(a + eps)
+// alpha x + f + b, b (1, C) on every row: a residual connection with the bias of f's last
+// Linear folded in; x and f (N, C).
+template <class T> Tensor<T> residual(Graph<T>& g, T alpha, Tensor<T> x, Tensor<T> f, Tensor<T> b);
 
 // activation.cpp
+enum class Activation { relu, gelu, tanh };
+inline constexpr const char* kActivationNames[] = {"relu", "gelu", "tanh"};  // as the config spells them
 template <class T> Tensor<T> relu(Graph<T>& g, Tensor<T> x);
 template <class T> Tensor<T> gelu(Graph<T>& g, Tensor<T> x);  // exact: x * Phi(x)
 template <class T> Tensor<T> tanh(Graph<T>& g, Tensor<T> x);
+template <class T> Tensor<T> activation(Graph<T>& g, Tensor<T> x, Activation a);
+// act(x + b), b (1, C) on every row: a Linear's bias folded into the activation after it.
+template <class T> Tensor<T> bias_activation(Graph<T>& g, Tensor<T> x, Tensor<T> b, Activation a);
 
 // softmax.cpp: over the last axis (each row)
 template <class T> Tensor<T> softmax(Graph<T>& g, Tensor<T> x);

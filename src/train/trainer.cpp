@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "core/gemm.h"
 #include "io/plot.h"
 #include "train/schedule.h"
 #include "train/site_stats.h"
@@ -49,7 +50,7 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
   json summary = {{"name", c.name}, {"status", "running"}, {"steps_completed", 0}, {"final_train_loss", nullptr},
                   {"final_val_loss", nullptr}, {"best_val_loss", nullptr}, {"diverged", false}, {"wall_s", 0.0},
                   {"steps_per_s", nullptr}, {"tokens_per_s", nullptr}, {"impl", "normtool"},
-                  {"version", NORMTOOL_VERSION}, {"threads", session.threads()}, {"params", P},
+                  {"version", NORMTOOL_VERSION}, {"threads", session.threads()}, {"gemm_kernels", gemm_backend()}, {"params", P},
                   {"train_rows", data.train_rows()}, {"val_rows", data.val_rows()}};
   files.write_summary(summary);
 
