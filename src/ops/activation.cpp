@@ -32,15 +32,17 @@ struct UnaryContext {
 };
 
 template <class T>
-void relu_backward_node(const void* p, unsigned first) {
-  const auto& c = *static_cast<const UnaryContext<T>*>(p);
-  const bool assign = writes_first(first, 0);
-  for (int64_t i = 0; i < c.x.size(); ++i)
-    c.x.grad[i] = (assign ? T(0) : c.x.grad[i]) + (c.x.data[i] > T(0) ? c.y.grad[i] : T(0));
-}
+using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T>
+ArrayMap<T> chunk(T* p, int64_t begin, int64_t n) { return ArrayMap<T>(p + begin, n); }
 
 template <class T>
-using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+void relu_backward_node(const void* p, unsigned first) {
+  const auto& c = *static_cast<const UnaryContext<T>*>(p);
+  parallel_chunks(c.x.size(), [&](int64_t i, int64_t n) {
+    put(writes_first(first, 0), chunk(c.x.grad, i, n), (chunk(c.x.data, i, n) > T(0)).select(chunk(c.y.grad, i, n), T(0)));
+  });
+}
 
 template <class T>
 struct GeluContext {
@@ -53,25 +55,25 @@ void gelu_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const GeluContext<T>*>(p);
   const T inv_sqrt_2pi = T(0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2);
   parallel_chunks(c.x.size(), [&](int64_t i, int64_t n) {
-    const auto x = ArrayMap<T>(c.x.data + i, n);
-    put(writes_first(first, 0), ArrayMap<T>(c.x.grad + i, n),
-        ArrayMap<T>(c.y.grad + i, n) *
-            (ArrayMap<T>(const_cast<T*>(c.cdf) + i, n) + x * inv_sqrt_2pi * (T(-0.5) * x.square()).exp()));
+    const auto x = chunk(c.x.data, i, n);
+    put(writes_first(first, 0), chunk(c.x.grad, i, n),
+        chunk(c.y.grad, i, n) * (chunk(const_cast<T*>(c.cdf), i, n) + x * inv_sqrt_2pi * (T(-0.5) * x.square()).exp()));
   });
 }
 
 template <class T>
 void tanh_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const UnaryContext<T>*>(p);
-  const bool assign = writes_first(first, 0);
-  for (int64_t i = 0; i < c.x.size(); ++i)
-    c.x.grad[i] = (assign ? T(0) : c.x.grad[i]) + c.y.grad[i] * (T(1) - c.y.data[i] * c.y.data[i]);
+  parallel_chunks(c.x.size(), [&](int64_t i, int64_t n) {
+    put(writes_first(first, 0), chunk(c.x.grad, i, n), chunk(c.y.grad, i, n) * (T(1) - chunk(c.y.data, i, n).square()));
+  });
 }
 
+// y = f(x) elementwise, f an Eigen array expression, on every math thread.
 template <class T, class F>
 Tensor<T> pointwise(Graph<T>& g, Tensor<T> x, F f, typename Graph<T>::BackwardFn backward) {
   Tensor<T> y = g.output(x.rows, x.cols, x);
-  for (int64_t i = 0; i < x.size(); ++i) y.data[i] = f(x.data[i]);
+  parallel_chunks(x.size(), [&](int64_t i, int64_t n) { chunk(y.data, i, n) = f(chunk(x.data, i, n)); });
   if (y.grad) g.record(backward, UnaryContext<T>{y, x}, {x.grad});
   return y;
 }
@@ -79,7 +81,7 @@ Tensor<T> pointwise(Graph<T>& g, Tensor<T> x, F f, typename Graph<T>::BackwardFn
 
 template <class T>
 Tensor<T> relu(Graph<T>& g, Tensor<T> x) {
-  return pointwise(g, x, [](T v) { return v > T(0) ? v : T(0); }, relu_backward_node<T>);
+  return pointwise(g, x, [](const ArrayMap<T>& v) { return v.max(T(0)); }, relu_backward_node<T>);
 }
 
 template <class T>
@@ -98,7 +100,7 @@ Tensor<T> gelu(Graph<T>& g, Tensor<T> x) {
 
 template <class T>
 Tensor<T> tanh(Graph<T>& g, Tensor<T> x) {
-  return pointwise(g, x, [](T v) { return std::tanh(v); }, tanh_backward_node<T>);
+  return pointwise(g, x, [](const ArrayMap<T>& v) { return v.tanh(); }, tanh_backward_node<T>);
 }
 
 template <class T>

@@ -46,9 +46,13 @@ void OptimizerState::step(float* p, const float* g, double lr) {
 }
 
 double global_norm(const float* g, std::size_t n) {
-  // in double, vectorized by Eigen, a partial sum per thread
+  // float squares in Eigen's vectorized reduction over blocks of 4096, the blocks added in double:
+  // the relative error stays near 1e-7 for any n
   return std::sqrt(parallel_sum(int64_t(n), [&](int64_t begin, int64_t count) {
-    return Eigen::Map<const Eigen::VectorXf>(g + begin, Eigen::Index(count)).cast<double>().squaredNorm();
+    double sum = 0;
+    for (int64_t i = begin; i < begin + count; i += 4096)
+      sum += Eigen::Map<const Eigen::VectorXf>(g + i, Eigen::Index(std::min<int64_t>(4096, begin + count - i))).squaredNorm();
+    return sum;
   }));
 }
 
