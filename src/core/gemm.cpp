@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/eigen.h"
+#include "core/gemm_kernel.h"
 #include "core/threads.h"
 
 #ifdef NORMTOOL_OPENBLAS
@@ -58,38 +59,66 @@ void eigen_gemm_parallel(bool ta, bool tb, int M, int N, int K, T alpha, const T
   }
 }
 
-enum class Backend { openblas, eigen };
+enum class Backend { normtool, openblas, eigen };
 
-// NORMTOOL_GEMM=openblas|eigen, else OpenBLAS unless it runs kernels below the CPU's vector width
-// (an AVX-512 CPU it did not recognise, or OPENBLAS_CORETYPE set to an AVX2 core): then Eigen's.
+// NORMTOOL_GEMM=normtool|openblas|eigen, else normtool's kernel for float where the build has it
+// (core/gemm_kernel.h), and for double (the gradient checks) OpenBLAS unless it runs kernels
+// narrower than the CPU's (an AVX-512 CPU it did not recognise, or OPENBLAS_CORETYPE set to an
+// AVX2 core): then Eigen's, compiled for this CPU.
+template <class T>
 Backend backend() {
   static const Backend b = [] {
-#ifdef NORMTOOL_OPENBLAS
     const char* env = std::getenv("NORMTOOL_GEMM");
-    if (env && std::string(env) == "eigen") return Backend::eigen;
-    if (env && std::string(env) == "openblas") return Backend::openblas;
-    return openblas_runs_avx512() || !__builtin_cpu_supports("avx512f") ? Backend::openblas : Backend::eigen;
-#else
-    return Backend::eigen;
+    const std::string choice = env ? env : "";
+    if (choice == "eigen") return Backend::eigen;
+#ifdef NORMTOOL_OPENBLAS
+    if (choice == "openblas") return Backend::openblas;
 #endif
+    if (std::is_same_v<T, float> && gemm_kernel_available() && (choice.empty() || choice == "normtool"))
+      return Backend::normtool;
+#ifdef NORMTOOL_OPENBLAS
+    if (openblas_runs_avx512() || !__builtin_cpu_supports("avx512f")) return Backend::openblas;
+#endif
+    return Backend::eigen;
   }();
   return b;
+}
+
+// C's rows = the bias (beta 0) or C's rows + the bias: before a library's product, which adds
+template <class T>
+void add_bias_rows(T* C, int M, int N, int ldc, T beta, const T* bias) {
+#pragma omp parallel for schedule(static) if (int64_t(M) * N >= 16384)
+  for (int i = 0; i < M; ++i) {
+    T* c = C + int64_t(i) * ldc;
+    for (int j = 0; j < N; ++j) c[j] = beta == T(0) ? bias[j] : beta * c[j] + bias[j];
+  }
 }
 
 }  // namespace
 
 const char* gemm_backend() {
+  switch (backend<float>()) {
+    case Backend::normtool: return __builtin_cpu_supports("avx512f") ? "normtool-avx512" : "normtool-avx2";
 #ifdef NORMTOOL_OPENBLAS
-  if (backend() == Backend::openblas) return openblas_core();
+    case Backend::openblas: return openblas_core();
 #endif
-  return __builtin_cpu_supports("avx512f") ? "eigen-avx512" : "eigen";
+    default: return __builtin_cpu_supports("avx512f") ? "eigen-avx512" : "eigen";
+  }
 }
 
 template <class T>
 void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta, T* C,
-          int ldc) {
+          int ldc, const T* bias) {
+  const Backend b = backend<T>();
+  if constexpr (std::is_same_v<T, float>) {
+    if (b == Backend::normtool) return gemm_kernel(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias);
+  }
+  if (bias) {
+    add_bias_rows(C, M, N, ldc, beta, bias);
+    beta = T(1);
+  }
 #ifdef NORMTOOL_OPENBLAS
-  if (backend() == Backend::openblas) {
+  if (b == Backend::openblas) {
     if constexpr (std::is_same_v<T, float>)
       cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
                   lda, B, ldb, beta, C, ldc);
@@ -102,7 +131,9 @@ void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, c
   eigen_gemm_parallel(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-template void gemm(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int);
-template void gemm(bool, bool, int, int, int, double, const double*, int, const double*, int, double, double*, int);
+template void gemm(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int,
+                   const float*);
+template void gemm(bool, bool, int, int, int, double, const double*, int, const double*, int, double, double*, int,
+                   const double*);
 
 }  // namespace nt

@@ -1,20 +1,22 @@
-// gemm: C = alpha op(A) op(B) + beta C on row-major matrices (op: the matrix or its transpose),
-// the one entry to the matrix products of the ops (linear, attention). With beta = 0, C is
-// written without being read: a product that writes a gradient first (core/graph.h) needs no
-// zeroing, where Eigen's `C = A * B` zeroes C and then adds the product. OpenBLAS's sgemm/dgemm
-// or Eigen's product (its rows split over the math threads), as gemm_backend() says.
+// gemm: C = alpha op(A) op(B) + beta C (+ a bias row added to every row) on row-major matrices
+// (op: the matrix or its transpose), the one entry to the matrix products of the ops (linear,
+// attention). With beta = 0, C is written without being read: a product that writes a gradient
+// first (core/graph.h) needs no zeroing. The kernels, as gemm_backend() says: float products in
+// normtool's own (core/gemm_kernel.h), double ones (the gradient checks) in OpenBLAS or Eigen.
 #pragma once
 
 namespace nt {
 
 template <class T>
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
-          T* C, int ldc);
+          T* C, int ldc, const T* bias = nullptr);
 
-// Which kernels run the products: OpenBLAS's family ("SkylakeX", "Haswell", ...) or "eigen-avx512" /
-// "eigen". NORMTOOL_GEMM=openblas|eigen chooses; by default OpenBLAS, unless it runs kernels narrower
-// than the CPU's AVX-512 (then Eigen's, compiled for this CPU, are faster: 172-180 GFLOP/s on one
-// core against OpenBLAS's AVX2 118-122 at the model's shapes).
+// Which kernels run the float products: "normtool-avx512" / "normtool-avx2" (core/gemm_kernel.h),
+// OpenBLAS's family ("SkylakeX", "Haswell", ...) or "eigen-avx512" / "eigen".
+// NORMTOOL_GEMM=normtool|openblas|eigen chooses. Measured on the models' shapes (one core of a
+// Zen 5, build/bench/normtool_bench BM_Linear): normtool's kernel 0.9-1.1x the time of OpenBLAS's
+// AVX-512 kernels and 0.7-0.8x Eigen's; OpenBLAS's AVX2 kernels, which Debian's 0.3.21 runs on a
+// CPU it does not know, 1.5x.
 const char* gemm_backend();
 
 }  // namespace nt

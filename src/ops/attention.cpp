@@ -23,6 +23,7 @@
 //                          the heads are read and written in place, no split/merge copies
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/check.h"
 #include "core/eigen.h"
@@ -34,6 +35,17 @@ namespace nt {
 namespace {
 
 constexpr int kBlock = 32;  // rows per causal block
+
+// A head's (T, hs) block x (rows ld apart) as its (hs, T) transpose, in a buffer of the calling
+// thread: the products q k^T and do v^T then read their right operand in place, row by row.
+template <class T>
+const T* transposed(const T* x, int T_, int hs, int ld) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < std::size_t(T_) * hs) buffer.resize(std::size_t(T_) * hs);
+  for (int t = 0; t < T_; ++t)
+    for (int c = 0; c < hs; ++c) buffer[std::size_t(c) * T_ + t] = x[int64_t(t) * ld + c];
+  return buffer.data();
+}
 
 struct Layout {
   int B, NH, T, hs;
@@ -58,9 +70,10 @@ void attention_forward(T* o, T* P, Operands<const T> in, const Layout& L, const 
     const T *q = in.q + L.at(bh), *k = in.k + L.at(bh), *v = in.v + L.at(bh);
     T* out = o + Lo.at(bh);
     T* Pb = P + bh * square;
+    const T* kt = transposed(k, T_, hs, ld);
     for (int r0 = 0; r0 < T_; r0 += kBlock) {
       const int r1 = std::min(T_, r0 + kBlock), rows = r1 - r0;
-      gemm(false, true, rows, r1, hs, s, q + int64_t(r0) * ld, ld, k, ld, T(0), Pb + int64_t(r0) * T_, T_);  // S
+      gemm(false, false, rows, r1, hs, s, q + int64_t(r0) * ld, ld, kt, T_, T(0), Pb + int64_t(r0) * T_, T_);  // S
       for (int i = r0; i < r1; ++i) {  // softmax over the row's first i + 1 entries; the rest 0
         auto row = RowVecMap<T>(Pb + int64_t(i) * T_, i + 1).array();
         row = (row - row.maxCoeff()).exp();
@@ -84,9 +97,10 @@ void attention_backward(Operands<T> d, const bool assign[3], T* scratch, const T
     const T *q = in.q + L.at(bh), *k = in.k + L.at(bh), *v = in.v + L.at(bh), *dO = dout + Lo.at(bh);
     const T* Pb = P + bh * square;
     T* dS = scratch + bh * square;
+    const T* vt = transposed(v, T_, hs, ld);
     for (int r0 = 0; r0 < T_; r0 += kBlock) {  // dP = do v^T, then dS, by row blocks
       const int r1 = std::min(T_, r0 + kBlock), rows = r1 - r0;
-      gemm(false, true, rows, r1, hs, T(1), dO + int64_t(r0) * Lo.ld, Lo.ld, v, ld, T(0), dS + int64_t(r0) * T_, T_);
+      gemm(false, false, rows, r1, hs, T(1), dO + int64_t(r0) * Lo.ld, Lo.ld, vt, T_, T(0), dS + int64_t(r0) * T_, T_);
       for (int i = r0; i < r1; ++i) {
         auto di = RowVecMap<T>(dS + int64_t(i) * T_, i + 1).array();
         const auto p = CRowVecMap<T>(Pb + int64_t(i) * T_, i + 1).array();

@@ -16,10 +16,7 @@ namespace nt {
 
 template <class T>
 void linear_forward(T* y, const T* x, const T* w, const T* b, int N, int in, int out) {
-  if (b)  // the bias, then the product added to it
-#pragma omp parallel for schedule(static) if (int64_t(N) * out >= 16384)
-    for (int n = 0; n < N; ++n) std::copy_n(b, out, y + int64_t(n) * out);
-  gemm(false, true, N, out, in, T(1), x, in, w, in, b ? T(1) : T(0), y, out);
+  gemm(false, true, N, out, in, T(1), x, in, w, in, T(0), y, out, b);
 }
 
 // db (1, out) = the column sums of dy (N, out), columns split over the threads (each summed in

@@ -1,0 +1,151 @@
+#include "core/gemm_kernel.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "core/eigen.h"
+
+namespace nt {
+
+#ifdef __AVX__
+
+namespace {
+
+using Packet = Eigen::internal::packet_traits<float>::type;
+constexpr int PS = Eigen::internal::packet_traits<float>::size;  // floats in a vector: 16 (AVX-512) or 8
+using Mask = std::conditional_t<PS == 16, uint16_t, uint8_t>;
+constexpr int MR = PS == 16 ? 12 : 6;  // 12 x 2 sums in 32 registers (AVX-512), 6 x 2 in 16 (AVX2)
+constexpr int NR = 2 * PS;             // a panel's width
+
+struct Operands {
+  const float* A;
+  int64_t a_row, a_k;  // A's entry (i, k) at A[i a_row + k a_k]
+  const float* B;      // op(B): in panels of NR columns, each K x NR row-major, or op(B) itself
+  int64_t b_k, b_j;    // the panel at column j starts at B + j b_j, its row k at + k b_k
+  int K, N;
+  float* C;
+  int64_t ldc;
+  float alpha, beta;
+  const float* bias;
+};
+
+// C[i..i+R, j..j+w) from the panel at j: NP vectors of sums per row (w <= NP * PS; the last
+// vector stored through a mask when w is not a multiple of PS).
+template <int R, int NP>
+inline void block(const Operands& o, int64_t i, int j, int w) {
+  using namespace Eigen::internal;
+  Packet acc[R][NP];
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < NP; ++p) acc[r][p] = pset1<Packet>(0.f);
+  const float* a = o.A + i * o.a_row;
+  const float* b = o.B + j * o.b_j;
+  for (int k = 0; k < o.K; ++k, a += o.a_k, b += o.b_k) {
+    Packet bk[NP];
+    for (int p = 0; p < NP; ++p) bk[p] = ploadu<Packet>(b + p * PS);
+    for (int r = 0; r < R; ++r) {
+      const Packet ar = pset1<Packet>(a[r * o.a_row]);
+      for (int p = 0; p < NP; ++p) acc[r][p] = pmadd(ar, bk[p], acc[r][p]);
+    }
+  }
+  const Packet alpha = pset1<Packet>(o.alpha), beta = pset1<Packet>(o.beta);
+  for (int p = 0; p < NP; ++p) {
+    const int cols = std::min(PS, w - p * PS);
+    const Mask mask = Mask((1u << cols) - 1);
+    const Packet bias = !o.bias ? pset1<Packet>(0.f)
+                        : cols == PS ? ploadu<Packet>(o.bias + j + p * PS) : ploadu<Packet>(o.bias + j + p * PS, mask);
+    for (int r = 0; r < R; ++r) {
+      float* c = o.C + (i + r) * o.ldc + j + p * PS;
+      Packet v = padd(o.alpha == 1.f ? acc[r][p] : pmul(alpha, acc[r][p]), bias);
+      if (cols == PS) {
+        if (o.beta != 0.f) v = pmadd(beta, ploadu<Packet>(c), v);
+        pstoreu(c, v);
+      } else {
+        if (o.beta != 0.f) v = pmadd(beta, ploadu<Packet>(c, mask), v);
+        pstoreu(c, v, mask);
+      }
+    }
+  }
+}
+
+// Rows i0..i1 of C, all columns: panel after panel, the row blocks inside (the panel stays in cache).
+void rows(const Operands& o, int64_t i0, int64_t i1) {
+  for (int j = 0; j < o.N; j += NR) {
+    const int w = std::min(NR, o.N - j);
+    if (w > PS) {
+      int64_t i = i0;
+      for (; i + MR <= i1; i += MR) block<MR, 2>(o, i, j, w);
+      for (; i + 8 <= i1; i += 8) block<8, 2>(o, i, j, w);
+      for (; i + 4 <= i1; i += 4) block<4, 2>(o, i, j, w);
+      for (; i < i1; ++i) block<1, 2>(o, i, j, w);
+    } else {
+      int64_t i = i0;
+      for (; i + 2 * MR <= i1; i += 2 * MR) block<2 * MR, 1>(o, i, j, w);
+      for (; i + 4 <= i1; i += 4) block<4, 1>(o, i, j, w);
+      for (; i < i1; ++i) block<1, 1>(o, i, j, w);
+    }
+  }
+}
+
+// op(B) (K, N) into panels of NR columns, each K x NR row-major, zeros past column N.
+void pack(float* panels, bool tb, int K, int N, const float* B, int ldb) {
+  for (int j = 0; j < N; j += NR) {
+    const int w = std::min(NR, N - j);
+    float* p = panels + int64_t(j) * K;
+    if (tb) {  // B's rows j.. become the panel's columns
+      for (int c = 0; c < w; ++c) {
+        const float* b = B + int64_t(j + c) * ldb;
+        for (int k = 0; k < K; ++k) p[k * NR + c] = b[k];
+      }
+      if (w < NR)
+        for (int k = 0; k < K; ++k) std::fill(p + k * NR + w, p + (k + 1) * NR, 0.f);
+    } else {
+      for (int k = 0; k < K; ++k) {
+        std::copy_n(B + int64_t(k) * ldb + j, w, p + k * NR);
+        std::fill(p + k * NR + w, p + (k + 1) * NR, 0.f);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool gemm_kernel_available() { return true; }
+
+void gemm_kernel(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                 float beta, float* C, int ldc, const float* bias) {
+  Operands o{A, ta ? 1 : lda, ta ? lda : 1, B, ldb, 1, K, N, C, ldc, alpha, beta, bias};
+  // op(B) is read in place when its rows are contiguous, whole vectors and small enough to stay in
+  // L1 (attention's products); else packed
+  if (tb || N % PS != 0 || int64_t(K) * N > 8192) {
+    // one buffer a thread, grown to the largest op(B) it has packed (no allocation once warm)
+    thread_local std::vector<float, Eigen::aligned_allocator<float>> buffer;
+    const std::size_t need = std::size_t(K) * ((N + NR - 1) / NR * NR);
+    if (buffer.size() < need) buffer.resize(need);
+    pack(buffer.data(), tb, K, N, B, ldb);
+    o.B = buffer.data();
+    o.b_k = NR;
+    o.b_j = K;
+  }
+  const int threads = omp_in_parallel() ? 1 : std::min(omp_get_max_threads(), M / (2 * MR));
+  if (threads <= 1 || double(M) * N * K < double(1 << 18)) {
+    rows(o, 0, M);
+    return;
+  }
+  const int64_t per = (M / MR + threads - 1) / threads * MR;  // whole blocks of rows a thread
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int t = 0; t < threads; ++t) rows(o, std::min<int64_t>(M, t * per), std::min<int64_t>(M, (t + 1) * per));
+}
+
+#else
+
+bool gemm_kernel_available() { return false; }
+void gemm_kernel(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int,
+                 const float*) {}
+
+#endif
+
+}  // namespace nt

@@ -1,0 +1,22 @@
+// The product kernel normtool runs itself (core/gemm.h chooses it): C = alpha op(A) op(B) + beta C
+// (+ a bias row) in float, for the models' shapes, where Eigen's and OpenBLAS's general kernels
+// spend a fifth of their time packing: K is 16 to 512 and N 16 to 512, so every product is small.
+//
+// op(B) is copied once a call into panels of 2 vector widths (32 columns with AVX-512), each
+// contiguous K x 32; A is not copied. C's rows go in blocks of 12 (6 with AVX2), and each block
+// keeps 12 x 2 vectors of sums in registers while k runs, A's 12 entries of column k broadcast
+// against the panel's row k. The sum over k runs in order, so a row of C is the same whichever
+// rows the threads take. The last panel is padded with zeros and stored through a mask.
+#pragma once
+
+namespace nt {
+
+// Whether this build has the kernel (it needs AVX's masked loads and stores).
+bool gemm_kernel_available();
+
+// The product, rows of C split over the math threads unless called inside a parallel region.
+// With beta = 0, C is not read; bias (N entries, or null) is added to every row of C.
+void gemm_kernel(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                 int ldb, float beta, float* C, int ldc, const float* bias);
+
+}  // namespace nt

@@ -1,0 +1,99 @@
+// The products (core/gemm.h) against a sum in double, over the shapes that exercise every path
+// of normtool's kernel (core/gemm_kernel.h): row counts that leave 8-, 4- and 1-row blocks,
+// widths that leave a one-vector panel and a masked tail, op(B) read in place or packed, both
+// transposes, alpha, beta (C not read when 0: it holds NaN), a bias row, strides wider than the
+// matrices, and rows split over two threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+#include "core/gemm.h"
+#include "core/rng.h"
+#include "core/threads.h"
+
+namespace nt {
+namespace {
+
+struct Case {
+  bool ta, tb;
+  int M, N, K;
+  float alpha, beta;
+  bool bias;
+};
+
+// Stored operands with 3 spare columns a row, so that a kernel that assumes lda == cols fails.
+void check(const Case& c, int threads) {
+  set_math_threads(threads);
+  Rng rng(uint64_t(c.M * 1000003 + c.N * 1009 + c.K));
+  const int a_rows = c.ta ? c.K : c.M, a_cols = c.ta ? c.M : c.K, b_rows = c.tb ? c.N : c.K, b_cols = c.tb ? c.K : c.N;
+  const int lda = a_cols + 3, ldb = b_cols + 3, ldc = c.N + 3;
+  std::vector<float> A(std::size_t(a_rows) * lda), B(std::size_t(b_rows) * ldb), bias(c.N);
+  std::vector<float> C(std::size_t(c.M) * ldc);
+  for (float& x : A) x = float(rng.normal());
+  for (float& x : B) x = float(rng.normal());
+  for (float& x : bias) x = float(rng.normal());
+  for (float& x : C) x = c.beta == 0 ? std::numeric_limits<float>::quiet_NaN() : float(rng.normal());
+  const std::vector<float> C0 = C;
+  gemm(c.ta, c.tb, c.M, c.N, c.K, c.alpha, A.data(), lda, B.data(), ldb, c.beta, C.data(), ldc,
+       c.bias ? bias.data() : nullptr);
+  for (int i = 0; i < c.M; ++i) {
+    for (int j = 0; j < c.N; ++j) {
+      double sum = 0, magnitude = 0;
+      for (int k = 0; k < c.K; ++k) {
+        const double a = c.ta ? A[std::size_t(k) * lda + i] : A[std::size_t(i) * lda + k];
+        const double b = c.tb ? B[std::size_t(j) * ldb + k] : B[std::size_t(k) * ldb + j];
+        sum += a * b;
+        magnitude += std::abs(a * b);
+      }
+      double want = c.alpha * sum + (c.bias ? bias[j] : 0.0);
+      if (c.beta != 0) want += c.beta * double(C0[std::size_t(i) * ldc + j]);
+      const double tol = 1e-6 * (std::abs(c.alpha) * magnitude + 4);
+      ASSERT_NEAR(C[std::size_t(i) * ldc + j], want, tol)
+          << "C(" << i << ", " << j << ") of ta " << c.ta << " tb " << c.tb << " M " << c.M << " N " << c.N << " K "
+          << c.K << " beta " << c.beta << " bias " << c.bias << ", " << threads << " threads";
+    }
+    for (int j = c.N; j < ldc; ++j)  // the spare columns of C are not touched
+      ASSERT_TRUE(std::isnan(C[std::size_t(i) * ldc + j]) ? std::isnan(C0[std::size_t(i) * ldc + j])
+                                                           : C[std::size_t(i) * ldc + j] == C0[std::size_t(i) * ldc + j]);
+  }
+}
+
+TEST(Gemm, MatchesASumInDoubleOnEveryPathOfTheKernel) {
+  // M: 12-row blocks + 8 + 4 + 1 remainders (37 = 3*12 + 1; 32 = 2*12 + 8; 1028 = 85*12 + 8);
+  // N: two-vector panels, a one-vector panel, masked tails (10, 50, 19), in place (K N small) or
+  // packed (K N > 8192, or op(B) transposed); K from 1 to 2048.
+  const std::vector<std::tuple<int, int, int>> shapes = {
+      {1, 1, 1},    {37, 10, 5},  {32, 64, 16},   {32, 16, 64},   {13, 50, 19},   {64, 48, 32},
+      {1028, 64, 64}, {96, 192, 128}, {24, 19, 700}, {256, 784, 128}, {64, 32, 2048}, {5, 256, 256}};
+  for (const auto& [M, N, K] : shapes)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        check({ta, tb, M, N, K, 1.f, 0.f, false}, 1);
+        check({ta, tb, M, N, K, 0.25f, 1.f, true}, 1);
+        check({ta, tb, M, N, K, 1.f, 0.5f, false}, 1);
+        check({ta, tb, M, N, K, 1.f, 0.f, true}, 2);
+      }
+}
+
+TEST(Gemm, RowsAreTheSameForAnyThreadCount) {
+  // the sum over k runs in order in every row block: one thread and two give the same bits
+  const int M = 1028, N = 200, K = 300;
+  Rng rng(5);
+  std::vector<float> A(std::size_t(M) * K), B(std::size_t(K) * N), bias(N);
+  for (float& x : A) x = float(rng.normal());
+  for (float& x : B) x = float(rng.normal());
+  for (float& x : bias) x = float(rng.normal());
+  std::vector<float> one(std::size_t(M) * N), two(std::size_t(M) * N);
+  set_math_threads(1);
+  gemm(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, one.data(), N, bias.data());
+  set_math_threads(2);
+  gemm(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, two.data(), N, bias.data());
+  set_math_threads(1);
+  EXPECT_EQ(one, two);
+}
+
+}  // namespace
+}  // namespace nt
