@@ -95,5 +95,20 @@ TEST(Gemm, RowsAreTheSameForAnyThreadCount) {
   EXPECT_EQ(one, two);
 }
 
+TEST(Gemm, TransposeMovesEveryEntryAndNothingElse) {
+  // whole vector tiles, partial ones on either edge, one row, one column; strides wider than the rows
+  for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{1, 1}, {1, 40}, {40, 1}, {16, 16}, {64, 32},
+                                                                    {33, 47}, {128, 16}, {7, 100}}) {
+    const int lds = cols + 5, ldd = rows + 3;
+    std::vector<float> src(std::size_t(rows) * lds), dst(std::size_t(cols) * ldd, -1.f);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = float(i);
+    transpose(src.data(), rows, cols, lds, dst.data(), ldd);
+    for (int c = 0; c < cols; ++c)
+      for (int r = 0; r < ldd; ++r)
+        ASSERT_EQ(dst[std::size_t(c) * ldd + r], r < rows ? src[std::size_t(r) * lds + c] : -1.f)
+            << rows << " x " << cols << ": (" << c << ", " << r << ")";
+  }
+}
+
 }  // namespace
 }  // namespace nt

@@ -131,6 +131,18 @@ void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, c
   eigen_gemm_parallel(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+template <class T>
+void transpose(const T* src, int rows, int cols, int lds, T* dst, int ldd) {
+  if constexpr (std::is_same_v<T, float>) {
+    transpose_floats(src, rows, cols, lds, dst, ldd);
+  } else {
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) dst[int64_t(c) * ldd + r] = src[int64_t(r) * lds + c];
+  }
+}
+
+template void transpose(const float*, int, int, int, float*, int);
+template void transpose(const double*, int, int, int, double*, int);
 template void gemm(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int,
                    const float*);
 template void gemm(bool, bool, int, int, int, double, const double*, int, const double*, int, double, double*, int,

@@ -11,6 +11,11 @@ template <class T>
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
           T* C, int ldc, const T* bias = nullptr);
 
+// dst (cols, rows; its rows ldd apart) = src (rows, cols; rows lds apart) transposed: for a
+// product's operand that is needed the other way round more than once (attention's k and v).
+template <class T>
+void transpose(const T* src, int rows, int cols, int lds, T* dst, int ldd);
+
 // Which kernels run the float products: "normtool-avx512" / "normtool-avx2" (core/gemm_kernel.h),
 // OpenBLAS's family ("SkylakeX", "Haswell", ...) or "eigen-avx512" / "eigen".
 // NORMTOOL_GEMM=normtool|openblas|eigen chooses. Measured on the models' shapes (one core of a

@@ -90,30 +90,49 @@ void rows(const Operands& o, int64_t i0, int64_t i1) {
   }
 }
 
-// op(B) (K, N) into panels of NR columns, each K x NR row-major, zeros past column N.
+// op(B) (K, N) into panels of NR columns, each K x NR row-major, zeros past column N (never
+// stored, but they keep whatever the buffer held out of the sums).
 void pack(float* panels, bool tb, int K, int N, const float* B, int ldb) {
+  using namespace Eigen::internal;
   for (int j = 0; j < N; j += NR) {
     const int w = std::min(NR, N - j);
     float* p = panels + int64_t(j) * K;
-    if (tb) {  // B's rows j.. become the panel's columns
-      for (int c = 0; c < w; ++c) {
-        const float* b = B + int64_t(j + c) * ldb;
-        for (int k = 0; k < K; ++k) p[k * NR + c] = b[k];
-      }
-      if (w < NR)
-        for (int k = 0; k < K; ++k) std::fill(p + k * NR + w, p + (k + 1) * NR, 0.f);
-    } else {
-      for (int k = 0; k < K; ++k) {
-        std::copy_n(B + int64_t(k) * ldb + j, w, p + k * NR);
-        std::fill(p + k * NR + w, p + (k + 1) * NR, 0.f);
-      }
-    }
+    if (tb)  // B's rows j.. become the panel's columns
+      transpose_floats(B + int64_t(j) * ldb, w, K, ldb, p, NR);
+    else if (w == NR)
+      for (int k = 0; k < K; ++k)
+        for (int v = 0; v < NR; v += PS) pstore(p + k * NR + v, ploadu<Packet>(B + int64_t(k) * ldb + j + v));
+    else
+      for (int k = 0; k < K; ++k) std::copy_n(B + int64_t(k) * ldb + j, w, p + k * NR);
+    if (w < NR)
+      for (int k = 0; k < K; ++k) std::fill(p + k * NR + w, p + (k + 1) * NR, 0.f);
   }
 }
 
 }  // namespace
 
 bool gemm_kernel_available() { return true; }
+
+void transpose_floats(const float* src, int rows, int cols, int lds, float* dst, int ldd) {
+  using namespace Eigen::internal;
+  int r = 0;
+  for (; r + PS <= rows; r += PS) {  // PS x PS tiles through the vector registers
+    int c = 0;
+    for (; c + PS <= cols; c += PS) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"  // Packet's alignment attribute, as a template argument
+      PacketBlock<Packet, PS> tile;
+#pragma GCC diagnostic pop
+      for (int i = 0; i < PS; ++i) tile.packet[i] = ploadu<Packet>(src + int64_t(r + i) * lds + c);
+      ptranspose(tile);
+      for (int i = 0; i < PS; ++i) pstoreu(dst + int64_t(c + i) * ldd + r, tile.packet[i]);
+    }
+    for (; c < cols; ++c)
+      for (int i = 0; i < PS; ++i) dst[int64_t(c) * ldd + r + i] = src[int64_t(r + i) * lds + c];
+  }
+  for (; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) dst[int64_t(c) * ldd + r] = src[int64_t(r) * lds + c];
+}
 
 void gemm_kernel(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                  float beta, float* C, int ldc, const float* bias) {
@@ -143,6 +162,10 @@ void gemm_kernel(bool ta, bool tb, int M, int N, int K, float alpha, const float
 #else
 
 bool gemm_kernel_available() { return false; }
+void transpose_floats(const float* src, int rows, int cols, int lds, float* dst, int ldd) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) dst[int64_t(c) * ldd + r] = src[int64_t(r) * lds + c];
+}
 void gemm_kernel(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int,
                  const float*) {}
 

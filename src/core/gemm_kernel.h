@@ -19,4 +19,8 @@ bool gemm_kernel_available();
 void gemm_kernel(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                  int ldb, float beta, float* C, int ldc, const float* bias);
 
+// dst (cols, rows; rows ldd apart) = src (rows, cols; rows lds apart) transposed, in tiles of a
+// vector width through the registers.
+void transpose_floats(const float* src, int rows, int cols, int lds, float* dst, int ldd);
+
 }  // namespace nt

@@ -42,8 +42,7 @@ template <class T>
 const T* transposed(const T* x, int T_, int hs, int ld) {
   thread_local std::vector<T> buffer;
   if (buffer.size() < std::size_t(T_) * hs) buffer.resize(std::size_t(T_) * hs);
-  for (int t = 0; t < T_; ++t)
-    for (int c = 0; c < hs; ++c) buffer[std::size_t(c) * T_ + t] = x[int64_t(t) * ld + c];
+  transpose(x, T_, hs, ld, buffer.data(), T_);
   return buffer.data();
 }
 
