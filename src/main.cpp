@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 #include <exception>
+#include <new>
+#include <string>
 
 #include "cli/invariance.h"
 #include "cli/reproduce.h"
@@ -28,6 +30,17 @@ int main(int argc, char** argv) {
   nt::cli::setup_invariance(app, exit_code);
   nt::cli::setup_sweep(app, exit_code);
   nt::cli::setup_reproduce(app, exit_code);
+  // CLI11 says only "A subcommand is required" for a word it does not know
+  std::string known;
+  bool is_known = false;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    known += (known.empty() ? "" : ", ") + sub->get_name();
+    is_known |= argc > 1 && sub->get_name() == argv[1];
+  }
+  if (argc > 1 && argv[1][0] != '-' && !is_known) {
+    fmt::print(stderr, "error: unknown subcommand \"{}\" (expected one of: {}; see normtool --help)\n", argv[1], known);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -36,6 +49,10 @@ int main(int argc, char** argv) {
   } catch (const nt::InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "error: out of memory (the estimate of what the config needs was too low, or other "
+                       "processes took the memory)\n");
+    return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;

@@ -70,7 +70,7 @@ TEST(Config, WrongTypesAndRangesAllReportedAtOnce) {
   EXPECT_EQ(p[2], "seed: expected an integer >= 0 and <= 2147483647, got \"1\" (test.json)");
   EXPECT_EQ(p[3], "train.batch_size: expected an integer >= 1 and <= 1048576, got 2.5 (test.json)");
   EXPECT_EQ(p[4], "train.lr: expected a number >= 0, got \"3e-4\" (test.json)");
-  EXPECT_EQ(p[5], "train.steps: expected an integer >= 1, got 0 (test.json)");
+  EXPECT_EQ(p[5], "train.steps: expected an integer >= 1 and <= 2147483647, got 0 (test.json)");
 }
 
 TEST(Config, ObjectExpectedWhereAnObjectLives) {

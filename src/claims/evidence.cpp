@@ -22,6 +22,7 @@ std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& na
   for (const auto& a : axes) spec.axes.push_back(parse_axis(a));
   spec.out = (fs::path(ctx.out) / name).string();
   spec.jobs = ctx.jobs;
+  spec.replace_grid = true;  // a rerun with other seeds reuses the runs whose config matches
   const auto jobs = run_sweep(spec, ctx.binary, /*quiet=*/true);
   std::vector<RunRecord> runs;
   for (const SweepJob& j : jobs) {

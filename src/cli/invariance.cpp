@@ -13,6 +13,7 @@
 #include "analysis/invariance.h"
 #include "analysis/model_invariance.h"
 #include "config/config.h"
+#include "io/paths.h"
 
 namespace nt::cli {
 
@@ -25,7 +26,7 @@ struct InvarianceOptions {
   std::string config;
   std::vector<std::string> overrides;  // --set k=v and positional k=v, for the model level
   double delta = 3.0;
-  uint64_t seed = 1;
+  int seed = 1;
   bool explain = false, geometry = false, example = false;
 };
 
@@ -173,16 +174,15 @@ void print_example() {
 int run(const InvarianceOptions& o) {
   const std::vector<InvNorm> norms = parse_inv_norms(o.norm);
   const std::vector<Transform> transforms = parse_transforms(o.transform);
-  if (!(o.delta > 0)) throw UsageError(fmt::format("--delta: must be > 0, got {}", o.delta));
   if (o.example) {
     print_example();
     return 0;
   }
   LayerSetup setup;
   setup.delta = o.delta;
-  setup.seed = o.seed;
+  setup.seed = uint64_t(o.seed);
   if (!o.config.empty() || !o.overrides.empty()) {
-    const RunConfig config = load_config_file(o.config, o.overrides);
+    const RunConfig config = load_config_file(find_config(o.config), o.overrides);
     const auto rows = model_invariance(config, transforms, o.delta);
     if (o.format == "json") {
       nlohmann::json out = nlohmann::json::array();
@@ -224,8 +224,11 @@ void setup_invariance(CLI::App& app, int& exit_code) {
     return rows;
   }() + "or all)")->capture_default_str();
   sub->add_option("-f,--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  sub->add_option("--delta", o->delta, "the scale of the rescale transforms (> 0)")->capture_default_str();
-  sub->add_option("--seed", o->seed, "seed of W, x and the transforms' random vectors")->capture_default_str();
+  // float32 squares of delta-scaled values overflow beyond 1e6
+  sub->add_option("--delta", o->delta, "the scale of the rescale transforms")
+      ->capture_default_str()->check(CLI::Range(1e-6, 1e6));
+  sub->add_option("--seed", o->seed, "seed of W, x and the transforms' random vectors")
+      ->capture_default_str()->check(CLI::Range(0, 2147483647));
   sub->add_option("-c,--config", o->config, "measure at model level: the configured model at init");
   sub->add_option("-s,--set", o->overrides, "override a config key for the model level: --set model.norm.placement=post")
       ->allow_extra_args(false);

@@ -7,9 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "core/machine.h"
+#include "core/threads.h"
 #include "io/console.h"
 #include "io/paths.h"
 #include "io/run_files.h"
+#include "train/memory.h"
 #include "train/session.h"
 #include "train/trainer.h"
 
@@ -28,32 +31,32 @@ struct RunOptions {
 int run(const RunOptions& o) {
   std::vector<std::string> overrides = o.sets;
   overrides.insert(overrides.end(), o.positional.begin(), o.positional.end());
-  const RunConfig config = load_config_file(o.config, overrides);
+  const RunConfig config = load_config_file(find_config(o.config), overrides);
   if (o.print_config) {
     fmt::print("{}\n", config_to_json(config).dump(2));
     return 0;
   }
+  check_memory(config);     // refused with the figures, before anything is allocated
+  if (config.train.threads > max_math_threads())
+    fmt::print(stderr, "warning: train.threads = {} is more than 4 per core on this {}-core machine; using {}\n",
+               config.train.threads, cpu_cores(), max_math_threads());
   Session session(config);  // the data and the model, before anything is written
   RunFiles files(o.out.empty() ? default_run_dir(config.name) : o.out);
   files.write_config(config_to_json(config));
   install_interrupt_handlers();
   Progress progress(config.name, config.train.steps, config.train.log_every);
-  try {
-    const TrainOutcome r = train(config, session, files, progress);
-    const auto& s = r.summary;
-    auto num = [&](const char* k) { return s[k].is_number() ? fmt::format("{:.4f}", s[k].get<double>()) : "n/a"; };
-    fmt::print("{}: {} after {} steps: train loss {}, val loss {}{}, {} steps/s -> {}\n", config.name,
-               s["status"].get<std::string>(), s["steps_completed"].get<int>(), num("final_train_loss"),
-               num("final_val_loss"), s.contains("final_val_acc") ? ", val acc " + num("final_val_acc") : "",
-               s["steps_per_s"].is_number() ? fmt::format("{:.1f}", s["steps_per_s"].get<double>()) : "n/a",
-               files.dir());
+  const TrainOutcome r = train(config, session, files, progress);
+  const auto& s = r.summary;
+  if (!r.error.empty()) {
+    fmt::print(stderr, "error: {}: run failed at step {}: {}\n", files.dir(), s["steps_completed"].get<int>(), r.error);
     return r.exit_code;
-  } catch (const std::exception& e) {
-    progress.done();
-    files.write_summary({{"name", config.name}, {"status", "failed"}, {"error", e.what()}});
-    fmt::print(stderr, "error: {}: run failed: {}\n", files.dir(), e.what());
-    return 1;
   }
+  auto num = [&](const char* k) { return s[k].is_number() ? fmt::format("{:.4f}", s[k].get<double>()) : "n/a"; };
+  fmt::print("{}: {} after {} steps: train loss {}, val loss {}{}, {} steps/s -> {}\n", config.name,
+             s["status"].get<std::string>(), s["steps_completed"].get<int>(), num("final_train_loss"),
+             num("final_val_loss"), s.contains("final_val_acc") ? ", val acc " + num("final_val_acc") : "",
+             s["steps_per_s"].is_number() ? fmt::format("{:.1f}", s["steps_per_s"].get<double>()) : "n/a", files.dir());
+  return r.exit_code;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "config/config.h"
 #include "io/paths.h"
+#include "train/memory.h"
 #include "sweep/sweep.h"
 
 namespace nt::cli {
@@ -22,24 +23,24 @@ struct SweepOptions {
   int jobs = 2;
   int threads = 1;
   bool dry_run = false;
+  bool force = false;
 };
 
 int run(const SweepOptions& o) {
   SweepSpec spec;
-  spec.config = o.config;
+  spec.config = find_config(o.config);
   spec.fixed = o.sets;
   spec.jobs = o.jobs;
   spec.threads_per_job = o.threads;
+  spec.replace_grid = o.force;
   for (const auto& a : o.axes) spec.axes.push_back(parse_axis(a));
   spec.out = o.out.empty() ? "runs/sweep-" + timestamp() : o.out;
   const auto jobs = expand(spec);
-  // Every job's config must be valid before anything runs.
+  // Every job's config must be valid, and the parallel jobs must fit in memory, before anything runs.
   for (const SweepJob& j : jobs) {
-    std::vector<std::string> overrides = spec.fixed;
-    for (const auto& [k, v] : j.overrides) overrides.push_back(k + "=" + v);
     try {
-      load_config_file(spec.config, overrides);
-    } catch (const ConfigError& e) {
+      check_memory(load_config_file(spec.config, job_overrides(spec, j)), std::min<int>(spec.jobs, int(jobs.size())));
+    } catch (const InputError& e) {
       throw UsageError(fmt::format("job #{} ({}): {}", j.index, j.label(), e.what()));
     }
   }
@@ -70,6 +71,8 @@ void setup_sweep(CLI::App& app, int& exit_code) {
   sub->add_option("--threads", o->threads, "math threads per job (train.threads)")->capture_default_str()->check(CLI::Range(1, 64));
   sub->add_option("-o,--out", o->out, "sweep directory (default runs/sweep-<YYYYmmdd-HHMMSS>)");
   sub->add_flag("--dry-run", o->dry_run, "list the jobs and exit");
+  sub->add_flag("--force", o->force,
+                "run in a directory that holds another grid's sweep: jobs whose config differs are run again");
   sub->callback([o, &exit_code] { exit_code = run(*o); });
 }
 

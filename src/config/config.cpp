@@ -1,6 +1,10 @@
 #include "config/config.h"
 
+#include "config/user_json.h"
+
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -20,11 +24,7 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string describe(const json& v) {
-  std::string s = v.dump();
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
-  return s;
-}
+std::string describe(const json& v) { return describe_json(v); }
 
 // One leaf of the config: its dotted path, how to read a JSON value into the struct (returning
 // the problem, if any) and how to write it back. The list below is the single source of truth
@@ -43,10 +43,36 @@ std::string range_text(double lo, double hi, bool lo_open) {
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kIntMax = 2147483647;  // every integer key fits an int; larger values are refused, not wrapped
+
+// A run's name names its directory (runs/<name>-<time>): at most 100 letters, digits, spaces
+// and . _ - + = , @, neither starting with . - or a space nor ending with a space (so never
+// "..", a path, or an option).
+bool name_char(char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || std::strchr(" ._-+=,@", ch); }
+
+std::optional<std::string> name_problem(const std::string& name) {
+  if (name.empty() || name.size() > 100) return fmt::format("expected 1 to 100 characters, got {}", name.size());
+  for (char ch : name)
+    if (!name_char(ch)) return fmt::format("expected letters, digits, spaces and . _ - + = , @ only, got {}", describe(json(name)));
+  if (name[0] == '.' || name[0] == '-' || name[0] == ' ' || name.back() == ' ')
+    return fmt::format("must not start with '.', '-' or a space, nor end with a space; got {}", describe(json(name)));
+  return std::nullopt;
+}
+
+// The name a config file gives its run when it names none: its stem, with every character a
+// name cannot hold replaced by _.
+std::string name_from_file(const std::string& source) {
+  std::string stem = std::filesystem::path(source).stem().string(), name;
+  for (char ch : stem) name += name_char(ch) ? ch : '_';
+  while (!name.empty() && (name[0] == '.' || name[0] == '-' || name[0] == ' ')) name.erase(0, 1);
+  if (name.size() > 100) name.resize(100);
+  while (!name.empty() && name.back() == ' ') name.pop_back();
+  return name.empty() ? "run" : name;
+}
 
 std::vector<Field> fields_of(RunConfig& c) {
   std::vector<Field> f;
-  auto integer = [&](std::string path, int& ref, double lo, double hi = kInf) {
+  auto integer = [&](std::string path, int& ref, double lo, double hi = kIntMax) {
     f.push_back({path,
                  [&ref, lo, hi](const json& v) -> std::optional<std::string> {
                    const bool integral = v.is_number_integer() ||
@@ -108,7 +134,14 @@ std::vector<Field> fields_of(RunConfig& c) {
                  [&ref, names] { return json(names[int(ref)]); }});
   };
 
-  text("name", c.name);
+  f.push_back({"name",
+               [&c](const json& v) -> std::optional<std::string> {
+                 if (!v.is_string()) return fmt::format("expected a string, got {}", describe(v));
+                 if (auto p = name_problem(v.get<std::string>())) return p;
+                 c.name = v.get<std::string>();
+                 return std::nullopt;
+               },
+               [&c] { return json(c.name); }});
   integer("seed", c.seed, 0, 2147483647);
   choice("data.dataset", c.data.dataset, kDatasetNames);
   text("data.path", c.data.path);
@@ -190,7 +223,8 @@ class Parser {
 
   void override_path(const std::string& path) { overridden_.insert(path); }
   void problem(const std::string& path, const std::string& what) {
-    const bool from_override = overridden_.count(path) > 0;
+    bool from_override = false;  // the key or an object above it was overridden
+    for (const std::string& o : overridden_) from_override |= path == o || path.rfind(o + ".", 0) == 0;
     problems_.push_back(fmt::format("{}: {} ({})", path, what, from_override ? "override" : source_));
   }
   std::vector<std::string>& problems() { return problems_; }
@@ -235,18 +269,23 @@ class Parser {
 };
 
 // Puts an override "a.b.c=value" into the config JSON; the walk validates it like file keys.
+// The value is JSON when it parses as JSON, else a plain string (model.norm.type=rmsnorm).
 std::optional<std::string> apply_override(json& root, const std::string& text, std::string& path) {
+  if (!valid_utf8(text)) return fmt::format("override {}: not valid UTF-8", describe(json(text)));
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) return fmt::format("override \"{}\": expected key.path=value", text);
   path = text.substr(0, eq);
   const std::string raw = text.substr(eq + 1);
-  json value = json::parse(raw, nullptr, false);
-  if (value.is_discarded()) value = raw;  // not JSON: a plain string, e.g. model.norm.type=rmsnorm
+  UserJson parsed = parse_user_json(raw);
+  if (!parsed.problem.empty() && !parsed.syntax) return fmt::format("override \"{}\": {}", path, parsed.problem);
+  json value = parsed.problem.empty() ? std::move(parsed.value) : json(raw);
   json* node = &root;
   std::string walked;
   std::stringstream parts(path);
   std::vector<std::string> keys;
   for (std::string k; std::getline(parts, k, '.');) keys.push_back(k);
+  if (keys.empty() || std::find(keys.begin(), keys.end(), "") != keys.end() || path.back() == '.')
+    return fmt::format("override \"{}\": expected key.path=value with no empty key", text);
   for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
     walked += (walked.empty() ? "" : ".") + keys[i];
     json& next = (*node)[keys[i]];
@@ -300,14 +339,11 @@ ConfigError::ConfigError(std::vector<std::string> problems)
       problems_(std::move(problems)) {}
 
 RunConfig load_config(const std::string& text, const std::string& source, const std::vector<std::string>& overrides) {
-  json user = json::parse(text, nullptr, false, /*ignore_comments=*/true);
-  if (user.is_discarded()) {
-    try {
-      (void)json::parse(text, nullptr, true, true);
-    } catch (const json::parse_error& e) {
-      throw ConfigError({fmt::format("{}: not valid JSON: {}", source, e.what())});
-    }
-  }
+  UserJson parsed = parse_user_json(text);
+  if (!parsed.problem.empty())
+    throw ConfigError({parsed.syntax ? fmt::format("{}: {}", source, parsed.problem)
+                                     : fmt::format("{} ({})", parsed.problem, source)});
+  json& user = parsed.value;
   if (!user.is_object()) throw ConfigError({fmt::format("{}: expected a JSON object at the top", source)});
 
   RunConfig c;
@@ -321,7 +357,7 @@ RunConfig load_config(const std::string& text, const std::string& source, const 
   parser.walk(user, "");
   if (parser.problems().empty()) validate_combinations(c, parser);
   if (!parser.problems().empty()) throw ConfigError(parser.problems());
-  if (c.name.empty()) c.name = std::filesystem::path(source).stem().string();
+  if (c.name.empty()) c.name = name_from_file(source);
   return c;
 }
 
@@ -337,11 +373,11 @@ RunConfig load_config_file(const std::string& path, const std::vector<std::strin
 json config_to_json(const RunConfig& config) {
   RunConfig copy = config;
   json out = json::object();
-  for (const auto& f : fields_of(copy)) out[json::json_pointer("/" + [&] {
-    std::string p = f.path;
-    std::replace(p.begin(), p.end(), '.', '/');
-    return p;
-  }())] = f.get();
+  for (const auto& f : fields_of(copy)) {
+    std::string pointer = f.path;
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    out[json::json_pointer(pointer.insert(0, 1, '/'))] = f.get();
+  }
   return out;
 }
 
@@ -356,7 +392,10 @@ std::span<const char* const> norm_type_names() {
 
 std::string join_names(std::span<const char* const> names) {
   std::string all;
-  for (std::size_t i = 0; i < names.size(); ++i) all += (i ? "|" : "") + std::string(names[i]);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i) all += '|';
+    all += names[i];
+  }
   return all;
 }
 

@@ -10,7 +10,7 @@ Arena::Arena(std::size_t initial_bytes) { add_chunk(initial_bytes); }
 
 void Arena::add_chunk(std::size_t bytes) {
   Chunk c;
-  c.memory = std::make_unique<std::byte[]>(bytes);
+  c.memory = std::unique_ptr<std::byte[]>(new std::byte[bytes]);  // not zeroed: pages untouched stay unmapped
   c.size = bytes;
   chunks_.push_back(std::move(c));
   offset_ = 0;

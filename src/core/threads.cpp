@@ -1,8 +1,11 @@
 #include "core/threads.h"
 
+#include "core/machine.h"
+
 #include <Eigen/Core>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -38,8 +41,10 @@ bool openblas_runs_avx512() {
 }
 #endif
 
+int max_math_threads() { return 4 * cpu_cores(); }
+
 int set_math_threads(int threads) {
-  const int n = threads > 0 ? threads : omp_get_num_procs();
+  const int n = threads > 0 ? std::min(threads, max_math_threads()) : cpu_cores();
   omp_set_num_threads(n);
   Eigen::setNbThreads(n);
 #ifdef NORMTOOL_OPENBLAS

@@ -21,7 +21,10 @@ const char* openblas_core();    // OpenBLAS's kernel family: "SkylakeX", "Haswel
 bool openblas_runs_avx512();
 #endif
 
-// Sets every pool and returns the count in effect. 0 = all cores.
+// Sets every pool and returns the count in effect: 0 = all cores; more than max_math_threads()
+// (4 per core: beyond that threads only wait for each other, and a thousand OpenBLAS threads
+// under a memory limit hung the process) is capped there.
 int set_math_threads(int threads);
+int max_math_threads();
 
 }  // namespace nt

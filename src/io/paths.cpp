@@ -34,6 +34,17 @@ std::string data_dir() {
 
 std::string config_path(const std::string& name) { return (fs::path(data_dir()) / "configs" / name).string(); }
 
+std::string find_config(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || fs::exists(path, ec) || fs::path(path).is_absolute()) return path;
+  try {
+    for (const fs::path& p : {fs::path(data_dir()) / path, fs::path(data_dir()) / "configs" / path})
+      if (fs::is_regular_file(p, ec)) return p.string();
+  } catch (const std::runtime_error&) {  // no data directory: the path as given, and its error
+  }
+  return path;
+}
+
 std::string timestamp() {
   const std::time_t now = std::time(nullptr);
   char stamp[32];

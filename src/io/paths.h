@@ -12,6 +12,10 @@ namespace nt {
 std::string self_executable();                     // /proc/self/exe
 std::string data_dir();                            // throws std::runtime_error naming the places tried
 std::string config_path(const std::string& name);  // <data dir>/configs/<name>
+// A --config argument: the path as given when it exists, else the same path under the data
+// directory, else under its configs/ ("configs/lm-tiny.json" and "lm-tiny.json" work from any
+// directory); failing all, the path as given (whose error names it).
+std::string find_config(const std::string& path);
 std::string timestamp();                           // local time, YYYYmmdd-HHMMSS
 std::string default_run_dir(const std::string& name);  // runs/<name>-<timestamp>
 

@@ -1,9 +1,13 @@
 #include "io/run_files.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 #include "core/errors.h"
 
@@ -11,61 +15,97 @@ namespace nt {
 
 namespace fs = std::filesystem;
 
+namespace {
+constexpr const char* kReserve = ".reserve";
+constexpr off_t kReserveBytes = 64 << 10;
+constexpr const char* kStatsHeader = "step,layer,site,position,mean,std\n";
+}  // namespace
+
 RunFiles::RunFiles(std::string dir) : dir_(std::move(dir)) {
   std::error_code ec;
-  if (fs::exists(dir_, ec) && !(fs::is_directory(dir_, ec) && fs::is_empty(dir_, ec)))
+  const bool existed = fs::exists(dir_, ec);
+  if (existed && !(fs::is_directory(dir_, ec) && fs::is_empty(dir_, ec)))
     throw UsageError(fmt::format("--out {}: already exists and is not an empty directory "
                                  "(choose another --out, or remove it)", dir_));
   fs::create_directories(dir_, ec);
-  if (ec) throw std::runtime_error(fmt::format("{}: cannot create the run directory: {}", dir_, ec.message()));
-  metrics_ = open("metrics.jsonl");
-  layers_ = open("layers.jsonl");
-  stats_ = open("stats.csv");
-  std::fputs("step,layer,site,position,mean,std\n", stats_);
-  std::fflush(stats_);
+  if (ec) throw UsageError(fmt::format("--out {}: cannot create the run directory: {}", dir_, ec.message()));
+  try {
+    hold_reserve();
+    open_logs(nullptr);
+    stats_.append(kStatsHeader);
+  } catch (const WriteError& e) {  // a directory that cannot be written: leave nothing behind
+    metrics_ = {}, layers_ = {}, stats_ = {};
+    if (existed)
+      for (const auto& entry : fs::directory_iterator(dir_, ec)) fs::remove_all(entry.path(), ec);
+    else
+      fs::remove_all(dir_, ec);
+    throw UsageError(fmt::format("--out {}: cannot write the run directory: {}", dir_, e.what()));
+  }
+}
+
+RunFiles::RunFiles(std::string dir, const LogSizes& sizes) : dir_(std::move(dir)) {
+  hold_reserve();
+  open_logs(&sizes);
 }
 
 RunFiles::~RunFiles() {
-  for (std::FILE* f : {metrics_, layers_, stats_})
-    if (f) std::fclose(f);
+  std::error_code ec;
+  fs::remove(path(kReserve), ec);
 }
 
-std::FILE* RunFiles::open(const char* name) {
-  const std::string path = (fs::path(dir_) / name).string();
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) throw std::runtime_error(fmt::format("{}: cannot write", path));
-  return f;
+std::string RunFiles::path(const char* name) const { return (fs::path(dir_) / name).string(); }
+
+void RunFiles::open_logs(const LogSizes* sizes) {
+  metrics_ = AppendFile(path("metrics.jsonl"), sizes ? sizes->metrics : 0);
+  layers_ = AppendFile(path("layers.jsonl"), sizes ? sizes->layers : 0);
+  stats_ = AppendFile(path("stats.csv"), sizes ? sizes->stats : 0);
+}
+
+void RunFiles::hold_reserve() {
+  const std::string p = path(kReserve);
+  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw WriteError(p, errno);
+  const int e = posix_fallocate(fd, 0, kReserveBytes);
+  ::close(fd);
+  if (e != 0 && e != EOPNOTSUPP && e != EINVAL) throw WriteError(p, e);
+}
+
+void RunFiles::release_reserve() {
+  std::error_code ec;
+  fs::remove(path(kReserve), ec);
+}
+
+void RunFiles::write_config(const nlohmann::json& config) {
+  write_file_atomically(path("config.json"), config.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 namespace {
-void write_line(std::FILE* f, const nlohmann::json& record) {
-  const std::string line = record.dump() + "\n";
-  std::fwrite(line.data(), 1, line.size(), f);
-  std::fflush(f);
-}
-
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) throw std::runtime_error(fmt::format("{}: cannot write", tmp.string()));
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-  fs::rename(tmp, path);
+std::string line_of(const nlohmann::json& record) {
+  return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 }  // namespace
 
-void RunFiles::write_config(const nlohmann::json& config) {
-  write_atomically(fs::path(dir_) / "config.json", config.dump(2) + "\n");
-}
-void RunFiles::metric(const nlohmann::json& record) { write_line(metrics_, record); }
-void RunFiles::layer(const nlohmann::json& record) { write_line(layers_, record); }
+void RunFiles::metric(const nlohmann::json& record) { metrics_.append(line_of(record)); }
+void RunFiles::layer(const nlohmann::json& record) { layers_.append(line_of(record)); }
+
 void RunFiles::stat(int step, int layer, const char* site, int position, double mean, double std) {
-  fmt::print(stats_, "{},{},{},{},{:.8g},{:.8g}\n", step, layer, site, position, mean, std);
+  fmt::format_to(std::back_inserter(stats_buffer_), "{},{},{},{},{:.8g},{:.8g}\n", step, layer, site, position, mean, std);
 }
-void RunFiles::flush_stats() { std::fflush(stats_); }
+
+void RunFiles::flush_stats() {
+  const std::string rows = std::move(stats_buffer_);
+  stats_buffer_.clear();
+  stats_.append(rows);
+}
+
 void RunFiles::write_summary(const nlohmann::json& summary) {
-  std::fflush(stats_);
-  write_atomically(fs::path(dir_) / "summary.json", summary.dump(2) + "\n");
+  flush_stats();
+  write_file_atomically(path("summary.json"), summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+LogSizes RunFiles::sizes() {
+  flush_stats();
+  return {metrics_.size(), layers_.size(), stats_.size()};
 }
 
 }  // namespace nt

@@ -1,40 +1,59 @@
 // RunFiles: the one writer of a run directory (spec: "Run directory").
 //   config.json    the resolved config, written first
 //   metrics.jsonl  one object a line          layers.jsonl  one object a line
-//   stats.csv      step,layer,site,position,mean,std
-//   summary.json   rewritten whole (write to a temporary file, then rename) at each update
-// Every record is written as one whole line and flushed, so a run stopped at any moment
-// leaves files that parse.
+//   stats.csv      step,layer,site,position,mean,std; a step's rows written together
+//   summary.json   rewritten whole and atomically at every update (io/files.h)
+// The logs grow by whole records only (io/files.h: AppendFile), so a run stopped at any moment,
+// or by a full disk, leaves files that parse and end at a whole line. A failed write throws
+// WriteError naming the file.
+//
+// .reserve: 64 KiB held on the run's disk from the start and given back by release_reserve()
+// when a write fails, so that a full disk still gets a truthful summary.json ("failed", the
+// step it stopped at); removed when the run ends.
 #pragma once
-#include <cstdio>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "io/files.h"
+
 namespace nt {
+
+// Where the logs stand: their sizes in bytes (a checkpoint records them; a resumed run cuts the
+// logs back to them).
+struct LogSizes {
+  int64_t metrics = 0, layers = 0, stats = 0;
+};
 
 class RunFiles {
  public:
-  // Creates `dir`; an existing non-empty directory is an error (never overwritten silently).
+  // Creates `dir`; an existing non-empty directory, or a path where no directory can be made or
+  // written (under a file, read-only, /proc), is a UsageError, and nothing is left behind.
   explicit RunFiles(std::string dir);
+  // Reopens the run directory `dir` of a run being resumed, its logs cut back to `sizes`.
+  RunFiles(std::string dir, const LogSizes& sizes);
   ~RunFiles();
   RunFiles(const RunFiles&) = delete;
   RunFiles& operator=(const RunFiles&) = delete;
 
   const std::string& dir() const { return dir_; }
+  std::string path(const char* name) const;
   void write_config(const nlohmann::json& config);
   void metric(const nlohmann::json& record);
   void layer(const nlohmann::json& record);
-  void stat(int step, int layer, const char* site, int position, double mean, double std);
+  void stat(int step, int layer, const char* site, int position, double mean, double std);  // buffered
   void flush_stats();
   void write_summary(const nlohmann::json& summary);
+  LogSizes sizes();  // after flushing the statistics
+
+  void release_reserve();  // after a failed write: room for the last summary
 
  private:
   std::string dir_;
-  std::FILE* metrics_ = nullptr;
-  std::FILE* layers_ = nullptr;
-  std::FILE* stats_ = nullptr;
-  std::FILE* open(const char* name);
+  AppendFile metrics_, layers_, stats_;
+  std::string stats_buffer_;
+  void open_logs(const LogSizes* sizes);
+  void hold_reserve();
 };
 
 }  // namespace nt

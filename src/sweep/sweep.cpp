@@ -2,8 +2,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <atomic>
 #include <cmath>
@@ -15,7 +20,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "config/config.h"
 #include "core/errors.h"
+#include "io/files.h"
 
 namespace nt {
 
@@ -38,23 +45,66 @@ std::string status_of(const fs::path& dir) {
   return s.is_object() && s.contains("status") ? s["status"].get<std::string>() : "";
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  std::ofstream(tmp) << text;
-  fs::rename(tmp, path);
+// The sweep directory's lock, held while the sweep runs (released by the kernel if it dies).
+class DirectoryLock {
+ public:
+  explicit DirectoryLock(const fs::path& dir) {
+    const std::string path = (dir / ".lock").string();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw UsageError(fmt::format("--out {}: cannot create {}: {}", dir.string(), path, std::strerror(errno)));
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      char pid[32] = {};
+      (void)!::pread(fd_, pid, sizeof pid - 1, 0);
+      ::close(fd_);
+      throw UsageError(fmt::format("--out {}: another sweep (pid {}) is running in this directory; wait for it, "
+                                   "or choose another --out", dir.string(), std::string(pid).empty() ? "?" : pid));
+    }
+    const std::string me = std::to_string(getpid());
+    (void)!::ftruncate(fd_, 0);
+    (void)!::pwrite(fd_, me.data(), me.size(), 0);
+  }
+  ~DirectoryLock() { ::close(fd_); }
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// The part of sweep.json that says which grid a directory holds.
+json grid_of(const json& sweep) {
+  return {{"config", sweep.value("config", json())}, {"fixed", sweep.value("fixed", json())},
+          {"grid", sweep.value("grid", json())}, {"threads_per_job", sweep.value("threads_per_job", json())}};
 }
 
-// Starts `binary run ...` for one job with stdout and stderr in its log; returns the pid.
+// Whether the job's directory holds a result of exactly this job's config.
+bool reusable(const SweepSpec& spec, const SweepJob& job, const std::string& status) {
+  if (status != "completed" && status != "diverged") return false;
+  std::ifstream in(fs::path(job.dir) / "config.json");
+  const json recorded = json::parse(in, nullptr, false);
+  try {
+    return recorded == config_to_json(load_config_file(spec.config, job_overrides(spec, job)));
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+// Starts `binary run ...` for one job with stdout and stderr in its log; returns the pid. The
+// job dies with the sweep.
 pid_t launch(const SweepSpec& spec, const SweepJob& job, const std::string& binary, const fs::path& log) {
   std::vector<std::string> args{binary, "run"};
   if (!spec.config.empty()) args.insert(args.end(), {"--config", spec.config});
-  args.insert(args.end(), {"--set", fmt::format("train.threads={}", spec.threads_per_job)});
-  for (const auto& f : spec.fixed) args.insert(args.end(), {"--set", f});
-  for (const auto& [k, v] : job.overrides) args.insert(args.end(), {"--set", k + "=" + v});
+  for (const auto& o : job_overrides(spec, job)) args.insert(args.end(), {"--set", o});
   args.insert(args.end(), {"--out", job.dir});
+  const pid_t parent = getpid();
   const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("sweep: fork failed");
+  if (pid < 0) throw std::runtime_error(fmt::format("sweep: fork failed: {}", std::strerror(errno)));
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);  // the sweep died before prctl
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       dup2(fd, 1);
@@ -123,7 +173,23 @@ SweepAxis parse_axis(const std::string& text) {
   return a;
 }
 
+std::vector<std::string> job_overrides(const SweepSpec& spec, const SweepJob& job) {
+  std::vector<std::string> o{fmt::format("train.threads={}", spec.threads_per_job)};
+  o.insert(o.end(), spec.fixed.begin(), spec.fixed.end());
+  for (const auto& [k, v] : job.overrides) o.push_back(k + "=" + v);
+  return o;
+}
+
 std::vector<SweepJob> expand(const SweepSpec& spec) {
+  double count = 1;  // as a double: a 30^6 grid must not overflow before it is refused
+  std::string sizes;
+  for (const SweepAxis& axis : spec.axes) {
+    count *= double(axis.values.size());
+    sizes += (sizes.empty() ? "" : " x ") + std::to_string(axis.values.size());
+  }
+  if (count > double(kMaxSweepJobs))
+    throw UsageError(fmt::format("the grid has {} = {:.0f} jobs, more than {}: split it into several sweeps", sizes,
+                                 count, kMaxSweepJobs));
   std::vector<SweepJob> jobs(1);
   for (const SweepAxis& axis : spec.axes) {  // the first axis outermost, the last varying fastest
     std::vector<SweepJob> next;
@@ -144,38 +210,53 @@ std::vector<SweepJob> expand(const SweepSpec& spec) {
 
 std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary, bool quiet) {
   std::vector<SweepJob> jobs = expand(spec);
-  fs::create_directories(fs::path(spec.out) / "logs");
+  const fs::path out(spec.out);
+  std::error_code ec;
+  fs::create_directories(out / "logs", ec);
+  if (ec) throw UsageError(fmt::format("--out {}: cannot create the sweep directory: {}", spec.out, ec.message()));
+  const DirectoryLock lock(out);
+  const json before = [&] {
+    std::ifstream in(out / "sweep.json");
+    return json::parse(in, nullptr, false);
+  }();
+  if (before.is_object() && grid_of(before) != grid_of(sweep_json(spec, jobs)) && !spec.replace_grid)
+    throw UsageError(fmt::format("--out {}: holds a sweep of another grid or config (its sweep.json); choose another "
+                                 "--out, or pass --force to rerun every job whose config differs", spec.out));
   g_stop = false;
   struct sigaction sa {};
-  sa.sa_handler = on_sweep_interrupt;
+  sa.sa_handler = on_sweep_interrupt;  // no SA_RESTART: waitpid returns to see the stop
   struct sigaction old_int {}, old_term {};
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
   std::map<pid_t, int> running;  // pid -> job index
+  bool forwarded = false;
   auto reap_one = [&] {
+    if (g_stop && !forwarded) {  // a SIGTERM to the sweep alone reaches its jobs too
+      for (const auto& [pid, index] : running) kill(pid, SIGTERM);
+      forwarded = true;
+    }
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
     if (pid <= 0) return;
     SweepJob& j = jobs[running.at(pid)];
     running.erase(pid);
     j.status = status_of(j.dir);
-    if (j.status.empty()) j.status = "failed";
+    if (j.status.empty() || j.status == "running") j.status = "failed";
     if (!quiet) fmt::print(stderr, "#{} : {} -> {}\n", j.index, j.label(), j.status);
   };
   for (SweepJob& j : jobs) {
-    const std::string before = status_of(j.dir);
-    if (before == "completed" || before == "diverged") {
-      j.status = before;
-      if (!quiet) fmt::print(stderr, "#{} : {} -> {} (already)\n", j.index, j.label(), before);
+    const std::string before_status = status_of(j.dir);
+    if (reusable(spec, j, before_status)) {
+      j.status = before_status;
+      if (!quiet) fmt::print(stderr, "#{} : {} -> {} (already)\n", j.index, j.label(), before_status);
       continue;
     }
     if (g_stop) break;
-    std::error_code ec;
-    fs::remove_all(j.dir, ec);  // a half-done job starts over
+    fs::remove_all(j.dir, ec);  // a half-done job, or another config's, starts over
     while (int(running.size()) >= std::max(1, spec.jobs)) reap_one();
     if (g_stop) break;
-    const pid_t pid = launch(spec, j, binary, fs::path(spec.out) / "logs" / (std::to_string(j.index) + ".log"));
+    const pid_t pid = launch(spec, j, binary, out / "logs" / (std::to_string(j.index) + ".log"));
     running[pid] = j.index;
   }
   while (!running.empty()) reap_one();
@@ -183,8 +264,8 @@ std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary
     if (j.status.empty()) j.status = "not run";
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
-  write_text(fs::path(spec.out) / "sweep.json", sweep_json(spec, jobs).dump(2) + "\n");
-  write_text(fs::path(spec.out) / "aggregate.md", aggregate_table(jobs));
+  write_file_atomically((out / "sweep.json").string(), sweep_json(spec, jobs).dump(2) + "\n");
+  write_file_atomically((out / "aggregate.md").string(), aggregate_table(jobs));
   return jobs;
 }
 

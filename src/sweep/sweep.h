@@ -5,9 +5,16 @@
 //         #0 : key=v1 other=a seed=1,  #1 : key=v1 other=a seed=2, ...
 //   out   <out>/<job>/ (a run directory each), <out>/logs/<job>.log, <out>/sweep.json,
 //         <out>/aggregate.md
-// A job whose summary.json says completed or diverged is a result and is not run again; any
-// other job directory (interrupted, failed, half-written) is removed and run again.
+// A job whose summary.json says completed or diverged, and whose config.json is the config the
+// grid gives it, is a result and is not run again; any other job directory (interrupted,
+// failed, running but dead, half-written, another grid's) is removed and run again.
+//
+// One sweep at a time in a directory: <out>/.lock is held (flock) while it runs, and a second
+// sweep there is refused. A directory holding another grid's sweep.json is refused unless
+// replace_grid. A grid beyond kMaxSweepJobs jobs is refused. The jobs die with the sweep
+// (PR_SET_PDEATHSIG), and a SIGINT or SIGTERM to the sweep reaches them.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +37,8 @@ struct SweepJob {
   std::string group_label() const;    // the same without seed: one grid point
 };
 
+inline constexpr int64_t kMaxSweepJobs = 10000;
+
 struct SweepSpec {
   std::string config;                  // the base config file ("" = defaults)
   std::vector<std::string> fixed;      // overrides for every job (key=value)
@@ -37,12 +46,17 @@ struct SweepSpec {
   std::string out;
   int jobs = 1;                        // parallel processes
   int threads_per_job = 1;             // train.threads for each job unless fixed sets it
+  bool replace_grid = false;           // run in a directory that holds another grid's sweep
 };
 
 // "key=v1,v2" -> axis; throws std::invalid_argument naming the bad argument.
 SweepAxis parse_axis(const std::string& text);
 
+// The jobs of the grid, in order; a UsageError beyond kMaxSweepJobs.
 std::vector<SweepJob> expand(const SweepSpec& spec);
+
+// The overrides a job runs with: train.threads, the fixed ones, then the job's.
+std::vector<std::string> job_overrides(const SweepSpec& spec, const SweepJob& job);
 
 // Runs the jobs not done yet (binary: the normtool executable); returns them with their status.
 // Stops launching on SIGINT and returns what ran.

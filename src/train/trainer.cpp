@@ -7,9 +7,11 @@
 #include <csignal>
 #include <cstring>
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include "core/gemm.h"
 #include "io/plot.h"
+#include "train/memory.h"
 #include "train/schedule.h"
 #include "train/site_stats.h"
 
@@ -47,16 +49,9 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
   ParamStore<float>& ps = session.params();
   const std::size_t P = ps.numel();
 
-  json summary = {{"name", c.name}, {"status", "running"}, {"steps_completed", 0}, {"final_train_loss", nullptr},
-                  {"final_val_loss", nullptr}, {"best_val_loss", nullptr}, {"diverged", false}, {"wall_s", 0.0},
-                  {"steps_per_s", nullptr}, {"tokens_per_s", nullptr}, {"impl", "normtool"},
-                  {"version", NORMTOOL_VERSION}, {"threads", session.threads()}, {"gemm_kernels", gemm_backend()}, {"params", P},
-                  {"train_rows", data.train_rows()}, {"val_rows", data.val_rows()}};
-  files.write_summary(summary);
-
   // Buffers sized once, outside the loop.
   std::vector<double> step_ms;
-  step_ms.reserve(tr.steps);
+  step_ms.reserve(std::min(tr.steps, 1 << 16));
   std::vector<double> recent_losses;  // the last log_every batch losses
   recent_losses.reserve(tr.log_every + 1);
   double train_s = 0;                 // summed step time
@@ -71,6 +66,33 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
   bool diverged = false;
   auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - wall_start).count(); };
 
+  // summary.json as the run stands: written at the start, at every log and evaluation step and
+  // at the end, so that a run killed at any moment leaves a truthful steps_completed
+  auto summary_now = [&](const std::string& status) {
+    const int steps_completed = session.steps_done();
+    double final_train = NAN;
+    if (!recent_losses.empty()) {
+      final_train = 0;
+      for (double l : recent_losses) final_train += l / double(recent_losses.size());
+    }
+    const double steps_per_s = train_s > 0 ? double(steps_completed) / train_s : NAN;
+    json s = {{"name", c.name}, {"status", status}, {"steps_completed", steps_completed},
+              {"final_train_loss", number_or_null(final_train)}, {"final_val_loss", number_or_null(last_val)},
+              {"best_val_loss", number_or_null(best_val)}, {"diverged", diverged}, {"wall_s", elapsed_s()},
+              {"train_s", train_s}, {"steps_per_s", number_or_null(steps_per_s)},
+              {"tokens_per_s", number_or_null(steps_per_s * B * (lm ? c.data.seq_len : 1))},
+              {"step_ms_mean", number_or_null(step_ms.empty() ? NAN : train_s * 1e3 / double(step_ms.size()))},
+              {"step_ms_median", number_or_null(status == "running" ? NAN : median(step_ms))}, {"impl", "normtool"},
+              {"version", NORMTOOL_VERSION}, {"threads", session.threads()}, {"gemm_kernels", gemm_backend()},
+              {"params", P}, {"train_rows", data.train_rows()}, {"val_rows", data.val_rows()},
+              {"memory_estimate_bytes", estimate_memory(c).total()}};
+    if (!lm) s["final_val_acc"] = number_or_null(last_val_acc);
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    s["peak_rss_bytes"] = int64_t(usage.ru_maxrss) * 1024;
+    return s;
+  };
+
   auto evaluate = [&](int step) {
     const Evaluation e = session.evaluate();
     if (g_interrupted || e.targets == 0) return;
@@ -81,6 +103,7 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
                  {"step_ms", nullptr}, {"elapsed_s", elapsed_s()}};
     if (!lm) line["acc"] = last_val_acc = e.acc;
     files.metric(line);
+    files.write_summary(summary_now("running"));
     val_curve.points.emplace_back(double(step), last_val);
     progress.message(lm ? fmt::format("{} step {}: val loss {:.4f}", c.name, step, last_val)
                         : fmt::format("{} step {}: val loss {:.4f}, acc {:.4f}", c.name, step, last_val, last_val_acc));
@@ -116,66 +139,63 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
     }
   };
 
-  for (int step = 0; step < tr.steps && !g_interrupted; ++step) {
-    if (step % tr.eval_every == 0) evaluate(step);
-    if (g_interrupted) break;
-    const bool stats_step = tr.stats_every > 0 && step % tr.stats_every == 0;
-    const StepResult r = session.step([&] {
-      if (stats_step) record_statistics(step);
-    });
-    step_ms.push_back(r.ms);
-    train_s += r.ms / 1e3;
-    ms_since_log += r.ms;
-    ++steps_since_log;
-    if (stats_step && !r.diverged) record_layers(step);
-    recent_losses.push_back(r.loss);
-    if (int(recent_losses.size()) > tr.log_every) recent_losses.erase(recent_losses.begin());
-    if (step % tr.log_every == 0 || step == tr.steps - 1 || r.diverged) {
-      json line = {{"step", step}, {"split", "train"}, {"loss", number_or_null(r.loss)}, {"lr", r.lr},
-                   {"grad_norm", number_or_null(r.grad_norm)}, {"step_ms", ms_since_log / steps_since_log},
-                   {"elapsed_s", elapsed_s()}};
-      if (!lm) line["acc"] = double(r.correct) / B;
-      files.metric(line);
-      train_curve.points.emplace_back(double(step), r.loss);
-      ms_since_log = 0;
-      steps_since_log = 0;
+  try {
+    files.write_summary(summary_now("running"));
+    for (int step = 0; step < tr.steps && !g_interrupted; ++step) {
+      if (step % tr.eval_every == 0) evaluate(step);
+      if (g_interrupted) break;
+      const bool stats_step = tr.stats_every > 0 && step % tr.stats_every == 0;
+      const StepResult r = session.step([&] {
+        if (stats_step) record_statistics(step);
+      });
+      step_ms.push_back(r.ms);
+      train_s += r.ms / 1e3;
+      ms_since_log += r.ms;
+      ++steps_since_log;
+      if (stats_step && !r.diverged) record_layers(step);
+      recent_losses.push_back(r.loss);
+      if (int(recent_losses.size()) > tr.log_every) recent_losses.erase(recent_losses.begin());
+      if (step % tr.log_every == 0 || step == tr.steps - 1 || r.diverged) {
+        json line = {{"step", step}, {"split", "train"}, {"loss", number_or_null(r.loss)}, {"lr", r.lr},
+                     {"grad_norm", number_or_null(r.grad_norm)}, {"step_ms", ms_since_log / steps_since_log},
+                     {"elapsed_s", elapsed_s()}};
+        if (!lm) line["acc"] = double(r.correct) / B;
+        files.metric(line);
+        files.write_summary(summary_now("running"));
+        train_curve.points.emplace_back(double(step), r.loss);
+        ms_since_log = 0;
+        steps_since_log = 0;
+      }
+      progress.step(step, r.loss, double(step_ms.size()) / train_s);
+      if (r.diverged) {
+        diverged = true;
+        progress.message(fmt::format("{} diverged at step {}: loss {}", c.name, step, r.loss));
+        break;
+      }
     }
-    progress.step(step, r.loss, double(step_ms.size()) / train_s);
-    if (r.diverged) {
-      diverged = true;
-      progress.message(fmt::format("{} diverged at step {}: loss {}", c.name, step, r.loss));
-      break;
+    const int steps_completed = session.steps_done();
+    if (!diverged && !g_interrupted) evaluate(steps_completed);
+    progress.done();
+  } catch (const std::exception& e) {  // a write refused (a full disk), or a failure of normtool's own
+    progress.done();
+    files.release_reserve();
+    json summary = summary_now("failed");
+    summary["error"] = e.what();
+    try {
+      files.write_summary(summary);
+    } catch (const std::exception&) {  // the previous summary.json stays, whole
     }
+    return {summary, 1, e.what()};
   }
-  const int steps_completed = session.steps_done();
-  if (!diverged && !g_interrupted) evaluate(steps_completed);
-  progress.done();
-
-  double final_train = 0;
-  for (double l : recent_losses) final_train += l / double(recent_losses.size());
-  const double steps_per_s = train_s > 0 ? double(steps_completed) / train_s : NAN;
   const std::string status = g_interrupted ? "interrupted" : diverged ? "diverged" : "completed";
-  summary["status"] = status;
-  summary["steps_completed"] = steps_completed;
-  summary["final_train_loss"] = number_or_null(final_train);
-  summary["final_val_loss"] = number_or_null(last_val);
-  summary["best_val_loss"] = number_or_null(best_val);
-  summary["diverged"] = diverged;
-  summary["wall_s"] = elapsed_s();
-  summary["train_s"] = train_s;
-  summary["steps_per_s"] = number_or_null(steps_per_s);
-  summary["tokens_per_s"] = number_or_null(steps_per_s * B * (lm ? c.data.seq_len : 1));
-  summary["step_ms_mean"] = number_or_null(step_ms.empty() ? NAN : train_s * 1e3 / double(step_ms.size()));
-  summary["step_ms_median"] = number_or_null(median(step_ms));
-  if (!lm) summary["final_val_acc"] = number_or_null(last_val_acc);
-
+  json summary = summary_now(status);
   const std::string note = plot_curves(files.dir(), "loss", PlotStyle{.title = c.name + ": loss"}, {train_curve, val_curve});
   if (!note.empty()) {
     summary["plot"] = note;
     progress.message(note);
   }
   files.write_summary(summary);
-  return {summary, g_interrupted ? 130 : diverged ? 1 : 0};
+  return {summary, g_interrupted ? 130 : diverged ? 1 : 0, ""};
 }
 
 }  // namespace nt

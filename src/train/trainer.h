@@ -13,7 +13,12 @@ namespace nt {
 struct TrainOutcome {
   nlohmann::json summary;  // what summary.json holds
   int exit_code;           // 0 completed, 1 diverged or failed, 130 interrupted
+  std::string error;       // failed: why (a write refused names its file)
 };
+
+// A failure during the run (a write refused by a full disk, an error of normtool's own) stops
+// it with status "failed" and the error in summary.json; the 64 KiB the run files hold in
+// reserve (io/run_files.h) make room for that last summary.
 
 TrainOutcome train(const RunConfig& config, Session& session, RunFiles& files, Progress& progress);
 

@@ -1,0 +1,90 @@
+#include "io/files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+namespace nt {
+
+WriteError::WriteError(const std::string& path, int error)
+    : std::runtime_error(path + ": cannot write: " + std::strerror(error)), path_(path) {}
+WriteError::WriteError(const std::string& path, const std::string& what)
+    : std::runtime_error(path + ": cannot write: " + what), path_(path) {}
+
+namespace {
+
+// Every byte of `text` to fd; false with errno set when the disk (or anything) refuses.
+bool write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = ENOSPC;
+      return false;
+    }
+    text.remove_prefix(std::size_t(n));
+  }
+  return true;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string_view text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw WriteError(path, errno);
+  const bool written = write_all(fd, text);
+  const int write_errno = errno;
+  const bool closed = ::close(fd) == 0;  // NFS and quota report late, at close
+  const int close_errno = errno;
+  if (!written || !closed) {
+    ::unlink(tmp.c_str());
+    throw WriteError(path, !written ? write_errno : close_errno);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    throw WriteError(path, e);
+  }
+}
+
+AppendFile::AppendFile(std::string path, int64_t truncate_to) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw WriteError(path_, errno);
+  if (truncate_to >= 0 && ::ftruncate(fd_, truncate_to) != 0) throw WriteError(path_, errno);
+  size_ = ::lseek(fd_, 0, SEEK_END);
+}
+
+AppendFile::~AppendFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+AppendFile::AppendFile(AppendFile&& o) noexcept : path_(std::move(o.path_)), fd_(std::exchange(o.fd_, -1)), size_(o.size_) {}
+
+AppendFile& AppendFile::operator=(AppendFile&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(o.path_);
+    fd_ = std::exchange(o.fd_, -1);
+    size_ = o.size_;
+  }
+  return *this;
+}
+
+void AppendFile::append(std::string_view record) {
+  if (record.empty()) return;
+  if (!write_all(fd_, record)) {
+    const int e = errno;
+    if (::ftruncate(fd_, size_) != 0) {  // cut the partial record off; if even that fails, say so
+      throw WriteError(path_, std::string(std::strerror(e)) + ", and the partial record could not be removed");
+    }
+    throw WriteError(path_, e);
+  }
+  size_ += int64_t(record.size());
+}
+
+}  // namespace nt

@@ -1,0 +1,48 @@
+// Files written so that a full disk, a kill or a crash never leaves a short or torn record:
+//   write_file_atomically  the whole text to <path>.tmp, every write and the close checked, then
+//                          renamed over <path>; on any failure the temporary file is removed and
+//                          <path> keeps its previous content
+//   AppendFile             a log that grows by whole records: a record that does not fit is
+//                          cut back off (ftruncate), so the file ends at the last whole record
+// Both throw WriteError, whose message names the file and the system's reason.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace nt {
+
+class WriteError : public std::runtime_error {
+ public:
+  WriteError(const std::string& path, int error);  // "<path>: cannot write: <strerror(error)>"
+  WriteError(const std::string& path, const std::string& what);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void write_file_atomically(const std::string& path, std::string_view text);
+
+class AppendFile {
+ public:
+  AppendFile() = default;
+  // Opens `path` for appending, created if missing; `truncate_to` >= 0 first cuts it to that
+  // many bytes (a resumed run drops what followed its checkpoint).
+  AppendFile(std::string path, int64_t truncate_to = -1);
+  ~AppendFile();
+  AppendFile(AppendFile&& other) noexcept;
+  AppendFile& operator=(AppendFile&& other) noexcept;
+
+  void append(std::string_view record);  // all of it, or nothing and a WriteError
+  int64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  int64_t size_ = 0;
+};
+
+}  // namespace nt
