@@ -141,10 +141,10 @@ TEST(HostileInput, FullDiskStopsTheRunWithWholeFilesAndATruthfulSummary) {
 TEST(HostileInput, FullDiskLeavesASweepsPreviousAggregate) {
   TempDir d;
   fs::create_directories(d.path);
-  // a sweep completes, the disk is filled, the sweep runs again with its results reused: writing
-  // aggregate.md fails, and the previous one stays whole
+  // a sweep completes (each job with its final checkpoint), the disk is filled, the sweep runs
+  // again with its results reused: writing aggregate.md fails, and the previous one stays whole
   const auto r = in_namespace(
-      d, "mkdir -p " + (d / "disk") + " && mount -t tmpfs -o size=400k tmpfs " + (d / "disk") +
+      d, "mkdir -p " + (d / "disk") + " && mount -t tmpfs -o size=4m tmpfs " + (d / "disk") +
              " || { echo 'cannot mount a tmpfs'; exit 99; }\n" + kBinary + " sweep --config configs/smoke/lm-none-pre.json seed=1,2 --out " +
              (d / "disk/sweep") + " >/dev/null 2>&1 || { echo 'first sweep failed'; exit 98; }\ncp " +
              (d / "disk/sweep/aggregate.md") + " " + (d / "before.md") + "\nhead -c 10000000 /dev/zero > " +

@@ -1,17 +1,24 @@
 // `normtool run`: resolve the config, load the data, create the run directory, train.
-// Exit status: 0 completed; 1 diverged or failed (files still written); 2 bad usage, config or
-// data, found before anything is written (main.cpp); 130 interrupted (summary says "interrupted").
+// `normtool run --resume DIR`: continue a stopped run from its checkpoint (train/checkpoint.h).
+// Exit status: 0 completed (or, resumed, already finished); 1 diverged or failed (files still
+// written); 2 bad usage, config or data, found before anything is written (main.cpp), or a
+// checkpoint that does not fit; 130 interrupted by SIGINT or SIGTERM (summary says
+// "interrupted", a checkpoint is written).
 #include "cli/run.h"
 
+#include <filesystem>
 #include <fmt/core.h>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "core/errors.h"
 #include "core/machine.h"
 #include "core/threads.h"
 #include "io/console.h"
 #include "io/paths.h"
 #include "io/run_files.h"
+#include "train/checkpoint.h"
 #include "train/memory.h"
 #include "train/session.h"
 #include "train/trainer.h"
@@ -25,27 +32,21 @@ struct RunOptions {
   std::vector<std::string> sets;       // --set key.path=value
   std::vector<std::string> positional; // key.path=value
   std::string out;
+  std::string resume;                  // a run directory to continue
   bool print_config = false;
 };
 
-int run(const RunOptions& o) {
-  std::vector<std::string> overrides = o.sets;
-  overrides.insert(overrides.end(), o.positional.begin(), o.positional.end());
-  const RunConfig config = load_config_file(find_config(o.config), overrides);
-  if (o.print_config) {
-    fmt::print("{}\n", config_to_json(config).dump(2));
-    return 0;
-  }
-  check_memory(config);     // refused with the figures, before anything is allocated
-  if (config.train.threads > max_math_threads())
-    fmt::print(stderr, "warning: train.threads = {} is more than 4 per core on this {}-core machine; using {}\n",
-               config.train.threads, cpu_cores(), max_math_threads());
-  Session session(config);  // the data and the model, before anything is written
-  RunFiles files(o.out.empty() ? default_run_dir(config.name) : o.out);
-  files.write_config(config_to_json(config));
-  install_interrupt_handlers();
-  Progress progress(config.name, config.train.steps, config.train.log_every);
-  const TrainOutcome r = train(config, session, files, progress);
+// The status summary.json gives the run in dir ("" when there is none or it does not parse).
+std::string recorded_status(const std::string& dir, int& steps) {
+  std::ifstream in(std::filesystem::path(dir) / "summary.json");
+  const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
+  if (!s.is_object()) return "";
+  steps = s.value("steps_completed", 0);
+  return s.value("status", "");
+}
+
+// Prints the run's one-line result; returns its exit code.
+int report(const RunConfig& config, const RunFiles& files, const TrainOutcome& r) {
   const auto& s = r.summary;
   if (!r.error.empty()) {
     fmt::print(stderr, "error: {}: run failed at step {}: {}\n", files.dir(), s["steps_completed"].get<int>(), r.error);
@@ -59,6 +60,67 @@ int run(const RunOptions& o) {
   return r.exit_code;
 }
 
+void warn_threads(const RunConfig& config) {
+  if (config.train.threads > max_math_threads())
+    fmt::print(stderr, "warning: train.threads = {} is more than 4 per core on this {}-core machine; using {}\n",
+               config.train.threads, cpu_cores(), max_math_threads());
+}
+
+// `run --resume DIR`: the run in DIR continues from its checkpoint, with DIR/config.json.
+int resume(const RunOptions& o) {
+  const std::string& dir = o.resume;
+  if (!o.config.empty() || !o.out.empty() || !o.sets.empty() || !o.positional.empty())
+    throw UsageError(fmt::format("--resume {}: takes no --config, --out or overrides (the run continues with its own "
+                                 "config.json; start a new run to change it)", dir));
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) throw UsageError(fmt::format("--resume {}: no such run directory", dir));
+  const std::string config_file = (std::filesystem::path(dir) / "config.json").string();
+  if (!std::filesystem::exists(config_file, ec))
+    throw UsageError(fmt::format("--resume {}: no config.json there: not a run directory", dir));
+  const RunConfig config = load_config_file(config_file, {});
+  int steps = 0;
+  const std::string status = recorded_status(dir, steps);
+  if (status == "completed" || status == "diverged") {
+    fmt::print("{}: already {} after {} steps; nothing to resume\n", dir, status, steps);
+    return 0;
+  }
+  if (!has_checkpoint(dir))
+    throw UsageError(fmt::format("--resume {}: no {} there: the run stopped before its first checkpoint "
+                                 "(train.checkpoint_every = {}; 0 writes one only when the run stops by itself, "
+                                 "by SIGINT or by SIGTERM); start it again",
+                                 dir, kCheckpointFile, config.train.checkpoint_every));
+  check_memory(config);
+  warn_threads(config);
+  Session session(config);
+  RunRecords records;
+  const LogSizes sizes = load_checkpoint(dir, config_to_json(config), session, records);
+  ++records.resumes;
+  RunFiles files(dir, sizes);
+  install_interrupt_handlers();
+  fmt::print(stderr, "{}: resuming at step {} of {}\n", dir, session.steps_done(), config.train.steps);
+  Progress progress(config.name, config.train.steps, config.train.log_every);
+  return report(config, files, train(config, session, files, progress, std::move(records)));
+}
+
+int run(const RunOptions& o) {
+  if (!o.resume.empty()) return resume(o);
+  std::vector<std::string> overrides = o.sets;
+  overrides.insert(overrides.end(), o.positional.begin(), o.positional.end());
+  const RunConfig config = load_config_file(find_config(o.config), overrides);
+  if (o.print_config) {
+    fmt::print("{}\n", config_to_json(config).dump(2));
+    return 0;
+  }
+  check_memory(config);     // refused with the figures, before anything is allocated
+  warn_threads(config);
+  Session session(config);  // the data and the model, before anything is written
+  RunFiles files(o.out.empty() ? default_run_dir(config.name) : o.out);
+  files.write_config(config_to_json(config));
+  install_interrupt_handlers();
+  Progress progress(config.name, config.train.steps, config.train.log_every);
+  return report(config, files, train(config, session, files, progress));
+}
+
 }  // namespace
 
 void setup_run(CLI::App& app, int& exit_code) {
@@ -69,6 +131,8 @@ void setup_run(CLI::App& app, int& exit_code) {
       ->allow_extra_args(false);
   sub->add_option("overrides", o->positional, "overrides as key.path=value (Hydra style)");
   sub->add_option("-o,--out", o->out, "run directory (default runs/<name>-<YYYYmmdd-HHMMSS>)");
+  sub->add_option("--resume", o->resume,
+                  "continue the stopped run in this directory from its checkpoint (train.checkpoint_every)");
   sub->add_flag("--print-config", o->print_config, "print the resolved config and exit");
   sub->callback([o, &exit_code] { exit_code = run(*o); });
 }

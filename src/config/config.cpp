@@ -184,6 +184,7 @@ std::vector<Field> fields_of(RunConfig& c) {
   integer("train.eval_every", c.train.eval_every, 1);
   integer("train.eval_batches", c.train.eval_batches, 1);
   integer("train.stats_every", c.train.stats_every, 0);
+  integer("train.checkpoint_every", c.train.checkpoint_every, 0);
   integer("train.threads", c.train.threads, 0, 1024);
   return f;
 }

@@ -92,6 +92,7 @@ struct TrainConfig {
   int eval_every = 100;
   int eval_batches = 20;
   int stats_every = 100;     // 0 = no statistics
+  int checkpoint_every = 0;  // steps between checkpoints; 0 = only when the run stops (end, SIGINT, SIGTERM)
   int threads = 0;           // 0 = all cores
 };
 

@@ -2,6 +2,8 @@
 // so that the same seed draws the same numbers with any standard library. Each consumer
 // (init, data order, data generation) derives its own stream: Rng(seed, stream_id).
 #pragma once
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -32,6 +34,10 @@ class Rng {
   }
 
   double uniform() { return double(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+
+  // The stream's position, for checkpoints: set_state(state()) continues the same sequence.
+  std::array<uint64_t, 4> state() const { return {s_[0], s_[1], s_[2], s_[3]}; }
+  void set_state(const std::array<uint64_t, 4>& s) { std::copy(s.begin(), s.end(), s_); }
 
   double normal() {  // Box-Muller, one value per call
     const double u1 = 1.0 - uniform(), u2 = uniform();

@@ -42,6 +42,12 @@ class Mlp final : public Model {
     return out_(g, h);
   }
 
+  std::vector<std::vector<float>*> buffers() override {
+    std::vector<std::vector<float>*> out;
+    for (Layer& l : layers_) l.norm.add_buffers(out);
+    return out;
+  }
+
  private:
   struct Layer {
     Linear linear;

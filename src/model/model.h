@@ -27,6 +27,9 @@ class Model {
   virtual Tensor<float> logits(Graph<float>& g, const Batch& batch) = 0;
 
   ParamStore<float>& params() { return params_; }
+  // State that is not a parameter but changes in training (BatchNorm's running statistics), in
+  // a fixed order: what a checkpoint saves beside the parameters.
+  virtual std::vector<std::vector<float>*> buffers() = 0;
   const std::vector<SiteCapture>& sites() const { return sites_; }
 
  protected:

@@ -19,6 +19,11 @@ class NormSite {
   // Gains to 1, biases to 0 (after ParamStore::finalize).
   void init(ParamStore<float>& params);
 
+  // The running mean and variance (batchnorm), else nothing.
+  void add_buffers(std::vector<std::vector<float>*>& out) {
+    if (!running_mean_.empty()) out.insert(out.end(), {&running_mean_, &running_var_});
+  }
+
   // y = norm(x), recording {in, out} in `sites`. mask (rows) marks real tokens or is nullptr.
   Tensor<float> operator()(Graph<float>& g, Tensor<float> x, const float* mask, std::vector<SiteCapture>& sites);
 

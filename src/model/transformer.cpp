@@ -88,6 +88,13 @@ class Transformer final : public Model {
     return head_(g, x);
   }
 
+  std::vector<std::vector<float>*> buffers() override {
+    std::vector<std::vector<float>*> out;
+    for (Block& b : blocks_) b.attn_norm.add_buffers(out), b.ffn_norm.add_buffers(out);
+    if (final_norm_) final_norm_->add_buffers(out);
+    return out;
+  }
+
  private:
   struct Block {
     NormSite attn_norm;

@@ -45,6 +45,18 @@ void OptimizerState::step(float* p, const float* g, double lr) {
   });
 }
 
+void OptimizerState::save(ByteWriter& w) const {
+  w.put(int32_t(t_));
+  w.put_array(m_);
+  w.put_array(v_);
+}
+
+void OptimizerState::load(ByteReader& r) {
+  t_ = r.get<int32_t>();
+  r.get_array(m_.data(), m_.size());
+  r.get_array(v_.data(), v_.size());
+}
+
 double global_norm(const float* g, std::size_t n) {
   // float squares in Eigen's vectorized reduction over blocks of 4096, the blocks added in double:
   // the relative error stays near 1e-7 for any n

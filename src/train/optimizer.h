@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "io/binary.h"
 
 namespace nt {
 
@@ -16,6 +17,10 @@ class OptimizerState {
  public:
   OptimizerState(const TrainConfig& config, std::size_t n);
   void step(float* p, const float* g, double lr);  // one update of all n parameters
+
+  // The moments and the step count (train/checkpoint.h).
+  void save(ByteWriter& w) const;
+  void load(ByteReader& r);
 
  private:
   TrainConfig c_;

@@ -101,6 +101,30 @@ StepResult Session::step_on(const Batch& batch, const std::function<void()>& ins
   return r;
 }
 
+void Session::save_state(ByteWriter& w) {
+  w.put(int32_t(t_));
+  w.put(first_loss_);
+  for (uint64_t s : rng_.state()) w.put(s);
+  w.put_array(params().data(), params().numel());
+  optimizer_.save(w);
+  const std::vector<std::vector<float>*> buffers = model_->buffers();
+  w.put(uint32_t(buffers.size()));
+  for (const std::vector<float>* b : buffers) w.put_array(*b);
+}
+
+void Session::load_state(ByteReader& r) {
+  t_ = r.get<int32_t>();
+  first_loss_ = r.get<double>();
+  std::array<uint64_t, 4> s;
+  for (uint64_t& x : s) x = r.get<uint64_t>();
+  rng_.set_state(s);
+  r.get_array(params().data(), params().numel());
+  optimizer_.load(r);
+  const std::vector<std::vector<float>*> buffers = model_->buffers();
+  if (r.get<uint32_t>() != buffers.size()) throw std::length_error("another number of BatchNorm buffers");
+  for (std::vector<float>* b : buffers) r.get_array(b->data(), b->size());
+}
+
 Evaluation Session::evaluate(int batches) {
   const int n = batches > 0 ? std::min(batches, eval_batches_) : eval_batches_;
   double loss_sum = 0;

@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "core/graph.h"
 #include "data/dataset.h"
+#include "io/binary.h"
 #include "model/model.h"
 #include "train/optimizer.h"
 
@@ -60,6 +61,13 @@ class Session {
   BatchLoss forward_backward(const Batch& batch);      // training mode; gradients in params().grad()
   BatchLoss forward(const Batch& batch, bool training);  // no gradient (batchnorm: batch statistics when training)
   void update(double lr);                              // clip, then one optimizer step with this lr
+
+  // Everything the next step depends on beyond the config: the step count and first loss, the
+  // data stream's position, the parameters, the optimizer's moments and step count, BatchNorm's
+  // running statistics (train/checkpoint.h frames it). load_state throws std::exception on a
+  // stream that does not hold this session's shapes.
+  void save_state(ByteWriter& w);
+  void load_state(ByteReader& r);
 
   // Eval mode over the first `batches` validation batches (every one when 0).
   Evaluation evaluate(int batches = 0);

@@ -11,6 +11,7 @@
 
 #include "core/gemm.h"
 #include "io/plot.h"
+#include "train/checkpoint.h"
 #include "train/memory.h"
 #include "train/schedule.h"
 #include "train/site_stats.h"
@@ -40,7 +41,7 @@ void install_interrupt_handlers() {
   std::signal(SIGTERM, on_interrupt);
 }
 
-TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progress& progress) {
+TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progress& progress, RunRecords records) {
   const TrainConfig& tr = c.train;
   const auto wall_start = Clock::now();
   const Dataset& data = session.data();
@@ -50,21 +51,33 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
   const std::size_t P = ps.numel();
 
   // Buffers sized once, outside the loop.
-  std::vector<double> step_ms;
-  step_ms.reserve(std::min(tr.steps, 1 << 16));
-  std::vector<double> recent_losses;  // the last log_every batch losses
-  recent_losses.reserve(tr.log_every + 1);
-  double train_s = 0;                 // summed step time
+  RunRecords& rec = records;
+  rec.step_ms.reserve(std::min(tr.steps, 1 << 16));
+  rec.recent_losses.reserve(tr.log_every + 1);
   std::vector<float> before_update(P);
   std::vector<double> param_grad_norms(ps.count());
   std::vector<double> stat_mean, stat_std;
-  Curve train_curve{"train", {}, {}}, val_curve{"validation", {}, {}};
+  auto& [step_ms, recent_losses, train_s, best_val, last_val, last_val_acc, ms_since_log, steps_since_log, saved_wall_s,
+         resumes, train_curve, val_curve] = rec;
+  const double wall_before = saved_wall_s;  // the run's earlier parts
 
-  double best_val = INFINITY, last_val = NAN, last_val_acc = NAN;
-  double ms_since_log = 0;
-  int steps_since_log = 0;
   bool diverged = false;
-  auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - wall_start).count(); };
+  auto elapsed_s = [&] { return wall_before + std::chrono::duration<double>(Clock::now() - wall_start).count(); };
+
+  const json config_json = config_to_json(c);
+  int checkpoints = 0;
+  double checkpoint_ms = 0;
+  int64_t checkpoint_bytes = 0;
+  int checkpoint_step = -1;
+  auto checkpoint = [&](const LogSizes& sizes) {
+    saved_wall_s = elapsed_s();
+    const CheckpointWrite w = save_checkpoint(files.dir(), config_json, session, rec, sizes);
+    saved_wall_s = wall_before;
+    ++checkpoints;
+    checkpoint_ms += w.ms;
+    checkpoint_bytes = w.bytes;
+    checkpoint_step = session.steps_done();
+  };
 
   // summary.json as the run stands: written at the start, at every log and evaluation step and
   // at the end, so that a run killed at any moment leaves a truthful steps_completed
@@ -87,6 +100,10 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
               {"params", P}, {"train_rows", data.train_rows()}, {"val_rows", data.val_rows()},
               {"memory_estimate_bytes", estimate_memory(c).total()}};
     if (!lm) s["final_val_acc"] = number_or_null(last_val_acc);
+    if (resumes > 0) s["resumes"] = resumes;
+    if (checkpoints > 0)
+      s["checkpoint"] = {{"step", checkpoint_step}, {"bytes", checkpoint_bytes},
+                         {"ms_mean", checkpoint_ms / checkpoints}, {"written", checkpoints}};
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     s["peak_rss_bytes"] = int64_t(usage.ru_maxrss) * 1024;
@@ -104,7 +121,7 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
     if (!lm) line["acc"] = last_val_acc = e.acc;
     files.metric(line);
     files.write_summary(summary_now("running"));
-    val_curve.points.emplace_back(double(step), last_val);
+    val_curve.emplace_back(double(step), last_val);
     progress.message(lm ? fmt::format("{} step {}: val loss {:.4f}", c.name, step, last_val)
                         : fmt::format("{} step {}: val loss {:.4f}, acc {:.4f}", c.name, step, last_val, last_val_acc));
   };
@@ -141,9 +158,14 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
 
   try {
     files.write_summary(summary_now("running"));
-    for (int step = 0; step < tr.steps && !g_interrupted; ++step) {
-      if (step % tr.eval_every == 0) evaluate(step);
+    const int first_step = session.steps_done();
+    LogSizes top;  // where the logs stood at the top of the step: what a checkpoint records
+    for (int step = first_step; step < tr.steps; ++step) {
+      top = files.sizes();
       if (g_interrupted) break;
+      if (tr.checkpoint_every > 0 && step > first_step && step % tr.checkpoint_every == 0) checkpoint(top);
+      if (step % tr.eval_every == 0) evaluate(step);
+      if (g_interrupted) break;  // the checkpoint below cuts the evaluation's line off again
       const bool stats_step = tr.stats_every > 0 && step % tr.stats_every == 0;
       const StepResult r = session.step([&] {
         if (stats_step) record_statistics(step);
@@ -162,7 +184,7 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
         if (!lm) line["acc"] = double(r.correct) / B;
         files.metric(line);
         files.write_summary(summary_now("running"));
-        train_curve.points.emplace_back(double(step), r.loss);
+        train_curve.emplace_back(double(step), r.loss);
         ms_since_log = 0;
         steps_since_log = 0;
       }
@@ -174,6 +196,10 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
       }
     }
     const int steps_completed = session.steps_done();
+    if (!diverged && (g_interrupted || steps_completed == tr.steps)) {
+      if (!g_interrupted) top = files.sizes();
+      checkpoint(top);
+    }
     if (!diverged && !g_interrupted) evaluate(steps_completed);
     progress.done();
   } catch (const std::exception& e) {  // a write refused (a full disk), or a failure of normtool's own
@@ -189,7 +215,8 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
   }
   const std::string status = g_interrupted ? "interrupted" : diverged ? "diverged" : "completed";
   json summary = summary_now(status);
-  const std::string note = plot_curves(files.dir(), "loss", PlotStyle{.title = c.name + ": loss"}, {train_curve, val_curve});
+  const std::string note = plot_curves(files.dir(), "loss", PlotStyle{.title = c.name + ": loss"},
+                                       {Curve{"train", train_curve, {}}, Curve{"validation", val_curve, {}}});
   if (!note.empty()) {
     summary["plot"] = note;
     progress.message(note);

@@ -6,6 +6,7 @@
 #include "config/config.h"
 #include "io/console.h"
 #include "io/run_files.h"
+#include "train/checkpoint.h"
 #include "train/session.h"
 
 namespace nt {
@@ -20,10 +21,15 @@ struct TrainOutcome {
 // it with status "failed" and the error in summary.json; the 64 KiB the run files hold in
 // reserve (io/run_files.h) make room for that last summary.
 
-TrainOutcome train(const RunConfig& config, Session& session, RunFiles& files, Progress& progress);
+// Trains from the session's current step to train.steps. A resumed run passes the records its
+// checkpoint restored (train/checkpoint.h); checkpoints are written every train.checkpoint_every
+// steps and when the run stops (at the end, on SIGINT or SIGTERM; not when it diverges or fails).
+TrainOutcome train(const RunConfig& config, Session& session, RunFiles& files, Progress& progress,
+                   RunRecords records = {});
 
-// SIGINT/SIGTERM set a flag the loop checks after each step; the run then writes its summary
-// with status "interrupted".
+// SIGINT and SIGTERM (a scheduler's preemption) alike set a flag the loop checks at the top of
+// each step; the run then writes a checkpoint and its summary with status "interrupted", and
+// exits 130.
 void install_interrupt_handlers();
 
 }  // namespace nt

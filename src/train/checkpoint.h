@@ -1,0 +1,69 @@
+// checkpoint.bin: everything the next step of a run depends on, so that `normtool run --resume`
+// continues a stopped run exactly (at one thread, the logs come out byte-identical apart from
+// their timing fields to those of a run that never stopped).
+//
+//   "NTCKPT\0\0"  magic                          u32  format version (kCheckpointFormat)
+//   u64  FNV-1a hash of the resolved config      str  the resolved config (JSON), to name a
+//                                                     differing key
+//   the session (train/session.h: step count, first loss, data stream, parameters, optimizer
+//   moments and step count, BatchNorm running statistics), the trainer's records (RunRecords)
+//   and where the logs stood (LogSizes)
+//   u32  CRC-32 (zlib) of all that precedes
+//
+// Written whole to checkpoint.bin.tmp, then renamed over checkpoint.bin (io/files.h), so a
+// kill at any moment leaves the previous checkpoint or the new one, never a torn one.
+// A checkpoint is taken at the top of a step, before that step's evaluation: the state after
+// `step` updates and the logs as they stood then; lines written after it are cut off on resume.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/binary.h"
+#include "io/run_files.h"
+#include "train/session.h"
+
+namespace nt {
+
+inline constexpr uint32_t kCheckpointFormat = 1;
+inline constexpr const char* kCheckpointFile = "checkpoint.bin";
+
+// What the trainer has recorded so far: what summary.json and loss.png are made from.
+struct RunRecords {
+  std::vector<double> step_ms;        // every step's time
+  std::vector<double> recent_losses;  // the last log_every batch losses
+  double train_s = 0;                 // summed step time
+  double best_val = INFINITY, last_val = NAN, last_val_acc = NAN;
+  double ms_since_log = 0;
+  int steps_since_log = 0;
+  double wall_s = 0;                  // the wall time of the run's earlier parts, when resumed
+  int resumes = 0;
+  std::vector<std::pair<double, double>> train_curve, val_curve;  // (step, loss)
+
+  void save(ByteWriter& w) const;
+  void load(ByteReader& r);
+};
+
+// The checkpoint's size and the time it took to write.
+struct CheckpointWrite {
+  int64_t bytes = 0;
+  double ms = 0;
+};
+
+bool has_checkpoint(const std::string& dir);
+
+// Writes <dir>/checkpoint.bin atomically (a WriteError naming it when the disk refuses).
+CheckpointWrite save_checkpoint(const std::string& dir, const nlohmann::json& config, Session& session,
+                                const RunRecords& records, const LogSizes& sizes);
+
+// Restores session and records from <dir>/checkpoint.bin and returns where the logs stood. An
+// InputError when it cannot be used: not a checkpoint, another format version, a corrupt file,
+// another config (naming the keys that differ), logs shorter than it records.
+LogSizes load_checkpoint(const std::string& dir, const nlohmann::json& config, Session& session,
+                         RunRecords& records);
+
+}  // namespace nt
