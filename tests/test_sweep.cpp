@@ -1,6 +1,8 @@
 // Sweeps (grid order, resume, aggregate) and the exact claims' reproduction.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "claims/claim.h"
 #include "core/errors.h"
 #include "helpers.h"
@@ -64,6 +66,28 @@ TEST(SweepCli, RunsResumesAndAggregates) {
   EXPECT_NE(again.output.find("#0 : model.norm.type=none seed=1 -> completed (already)"), std::string::npos);
   EXPECT_NE(again.output.find("#2 : model.norm.type=batchnorm seed=1 -> completed\n"), std::string::npos) << again.output;
   EXPECT_EQ(std::filesystem::last_write_time(d / "0/summary.json"), kept);
+}
+
+TEST(SweepCli, AnInterruptedJobResumesFromItsCheckpoint) {
+  TempDir d;
+  const std::string cmd = "sweep --config " + std::string(NORMTOOL_SOURCE_DIR) +
+                          "/configs/smoke/lm-layernorm-pre.json seed=1 --set train.steps=4000 --out " + d.str();
+  // SIGTERM to the sweep reaches the job, which checkpoints where it stands
+  const auto stopped = run_normtool(cmd + " >/dev/null 2>&1 & pid=$!; while [ $(cat " + (d / "0/metrics.jsonl") +
+                                    " 2>/dev/null | wc -l) -lt 20 ]; do sleep 0.02; done; kill -TERM $pid; wait $pid");
+  EXPECT_EQ(stopped.exit_code, 130) << stopped.output;
+  const auto before = read_json(d / "0/summary.json");
+  ASSERT_EQ(before["status"], "interrupted");
+  ASSERT_TRUE(std::filesystem::exists(d / "0/checkpoint.bin"));
+  const auto again = run_normtool(cmd);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  const auto after = read_json(d / "0/summary.json");
+  EXPECT_EQ(after["status"], "completed");
+  EXPECT_EQ(after["resumes"], 1);
+  std::ifstream log(d / "logs/0.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("resuming at step " + std::to_string(before["steps_completed"].get<int>())), std::string::npos)
+      << text;
 }
 
 TEST(Reproduce, EveryExactClaimPasses) {

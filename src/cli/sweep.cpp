@@ -1,15 +1,25 @@
-// `normtool sweep`: expand a grid of overrides, run it (resumably) as parallel processes,
-// and print the aggregate over seeds. Exit status: 0 when every job completed or diverged
-// (a result), 1 when a job failed, 2 on bad usage or a bad config, 130 when interrupted.
+// `normtool sweep`: expand a grid of overrides, run it (resumably) as parallel processes or as a
+// Slurm job array (--launcher slurm), and aggregate over seeds; --status and --aggregate read a
+// sweep directory wherever its jobs ran. Exit status: 0 when every job completed or diverged (a
+// result), or the array was submitted; 1 when a job failed; 2 on bad usage or a bad config; 75
+// (--aggregate) when jobs are still pending or running; 130 when interrupted.
 #include "cli/sweep.h"
 
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
 #include "config/config.h"
+#include "core/errors.h"
+#include "io/files.h"
 #include "io/paths.h"
-#include "train/memory.h"
+#include "sweep/slurm.h"
 #include "sweep/sweep.h"
+#include "train/memory.h"
 
 namespace nt::cli {
 
@@ -24,9 +34,54 @@ struct SweepOptions {
   int threads = 1;
   bool dry_run = false;
   bool force = false;
+  std::string launcher = "local";  // local | slurm | print
+  SlurmOptions slurm;
+  std::string status, aggregate;   // --status DIR, --aggregate DIR
 };
 
+int show_status(const std::string& dir) {
+  std::string job_id;
+  const std::vector<SweepJob> jobs = sweep_status(dir, &job_id);
+  fmt::print("sweep {}: {} jobs{}\n", dir, jobs.size(), job_id.empty() ? "" : ", Slurm job " + job_id);
+  std::map<std::string, int> counts;
+  for (const SweepJob& j : jobs) {
+    ++counts[j.status];
+    std::ifstream in(std::filesystem::path(j.dir) / "summary.json");
+    const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
+    std::string detail;
+    if (s.is_object() && s.contains("steps_completed")) {
+      detail = fmt::format("step {}", s["steps_completed"].get<int>());
+      if (s.contains("final_val_loss") && s["final_val_loss"].is_number())
+        detail += fmt::format(", val loss {:.4f}", s["final_val_loss"].get<double>());
+    }
+    fmt::print("#{:<3} {:<44} {:<11} {}\n", j.index, j.label(), j.status, detail);
+  }
+  std::string line;
+  for (const auto& [status, n] : counts) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", n, status);
+  fmt::print("{}\n", line);
+  return 0;
+}
+
+int write_aggregate(const std::string& dir) {
+  const std::vector<SweepJob> jobs = sweep_status(dir);
+  int unfinished = 0;
+  for (const SweepJob& j : jobs) unfinished += j.status == "running" || j.status == "pending" || j.status == "not run";
+  if (unfinished) {
+    fmt::print(stderr, "sweep {}: {} of {} jobs are not finished (normtool sweep --status {}); aggregate.md not written\n",
+               dir, unfinished, jobs.size(), dir);
+    return 75;  // EX_TEMPFAIL: try again later
+  }
+  write_aggregate(dir, jobs);
+  fmt::print("{}sweep: {} jobs -> {}/aggregate.md\n", aggregate_table(jobs), jobs.size(), dir);
+  int failed = 0;
+  for (const SweepJob& j : jobs) failed += j.status != "completed" && j.status != "diverged";
+  return failed ? 1 : 0;
+}
+
 int run(const SweepOptions& o) {
+  if (!o.status.empty()) return show_status(o.status);
+  if (!o.aggregate.empty()) return write_aggregate(o.aggregate);
+  if (o.axes.empty()) throw UsageError("sweep: give the grid (key.path=v1,v2 ...), or --status DIR / --aggregate DIR");
   SweepSpec spec;
   spec.config = find_config(o.config);
   spec.fixed = o.sets;
@@ -48,6 +103,21 @@ int run(const SweepOptions& o) {
     for (const SweepJob& j : jobs) fmt::print("#{} : {}\n", j.index, j.label());
     return 0;
   }
+  if (o.launcher != "local") {
+    const SlurmSubmission s = submit_sweep(spec, o.slurm, self_executable(), o.launcher == "slurm");
+    if (s.to_run == 0) {
+      fmt::print("sweep: every one of the {} jobs is done; nothing to submit (normtool sweep --aggregate {})\n",
+                 s.jobs.size(), spec.out);
+      return 0;
+    }
+    if (o.launcher == "print") {
+      fmt::print("sweep: {} of {} jobs in {} (not submitted; sbatch it yourself)\n", s.to_run, s.jobs.size(), s.script);
+      return 0;
+    }
+    fmt::print("sweep: {} of {} jobs submitted as Slurm job array {} ({}); follow with normtool sweep --status {}, "
+               "then normtool sweep --aggregate {}\n", s.to_run, s.jobs.size(), s.job_id, s.script, spec.out, spec.out);
+    return 0;
+  }
   const auto done = run_sweep(spec, self_executable());
   fmt::print("{}", aggregate_table(done));
   fmt::print("sweep: {} jobs -> {} (sweep.json, aggregate.md)\n", done.size(), spec.out);
@@ -65,7 +135,7 @@ void setup_sweep(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<SweepOptions>();
   CLI::App* sub = app.add_subcommand("sweep", "Run a grid of configs (resumable), aggregated over seeds");
   sub->add_option("-c,--config", o->config, "the base JSON config");
-  sub->add_option("axes", o->axes, "grid axes: key.path=v1,v2,... (the last varies fastest)")->required();
+  sub->add_option("axes", o->axes, "grid axes: key.path=v1,v2,... (the last varies fastest)");
   sub->add_option("-s,--set", o->sets, "an override for every job")->allow_extra_args(false);
   sub->add_option("-j,--jobs", o->jobs, "parallel processes")->capture_default_str()->check(CLI::Range(1, 64));
   sub->add_option("--threads", o->threads, "math threads per job (train.threads)")->capture_default_str()->check(CLI::Range(1, 64));
@@ -73,6 +143,22 @@ void setup_sweep(CLI::App& app, int& exit_code) {
   sub->add_flag("--dry-run", o->dry_run, "list the jobs and exit");
   sub->add_flag("--force", o->force,
                 "run in a directory that holds another grid's sweep: jobs whose config differs are run again");
+  sub->add_option("--launcher", o->launcher,
+                  "local: processes here; slurm: a job array submitted with sbatch; print: write sweep.sbatch only")
+      ->capture_default_str()->check(CLI::IsMember({"local", "slurm", "print"}));
+  sub->add_option("--partition", o->slurm.partition, "Slurm: the partition (sbatch --partition)");
+  sub->add_option("--time", o->slurm.time, "Slurm: each task's time limit (sbatch --time), e.g. 02:00:00");
+  sub->add_option("--cpus-per-task", o->slurm.cpus_per_task, "Slurm: CPUs per task (default: --threads)")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--max-parallel", o->slurm.max_parallel, "Slurm: at most this many tasks at once (the array's %K)")
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--signal-lead", o->slurm.signal_lead_s,
+                  "Slurm: SIGTERM this many seconds before the time limit, to checkpoint and requeue")
+      ->capture_default_str()->check(CLI::Range(10, 65535));
+  sub->add_option("--sbatch-arg", o->slurm.extra, "Slurm: a further sbatch argument, e.g. --sbatch-arg=--account=ml "
+                                                   "(repeatable)")->allow_extra_args(false);
+  sub->add_option("--status", o->status, "show each job's state in this sweep directory, and exit");
+  sub->add_option("--aggregate", o->aggregate, "write aggregate.md of this sweep directory once its jobs are done");
   sub->callback([o, &exit_code] { exit_code = run(*o); });
 }
 

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -23,6 +24,8 @@
 #include "config/config.h"
 #include "core/errors.h"
 #include "io/files.h"
+#include "sweep/slurm.h"
+#include "train/checkpoint.h"
 
 namespace nt {
 
@@ -89,13 +92,29 @@ bool reusable(const SweepSpec& spec, const SweepJob& job, const std::string& sta
   }
 }
 
-// Starts `binary run ...` for one job with stdout and stderr in its log; returns the pid. The
-// job dies with the sweep.
-pid_t launch(const SweepSpec& spec, const SweepJob& job, const std::string& binary, const fs::path& log) {
+// Whether the job's directory holds a checkpoint of this job's config that a run can resume.
+bool resumable(const SweepSpec& spec, const SweepJob& job) {
+  if (!has_checkpoint(job.dir)) return false;
+  std::ifstream in(fs::path(job.dir) / "config.json");
+  const json recorded = json::parse(in, nullptr, false);
+  try {
+    return recorded == config_to_json(load_config_file(spec.config, job_overrides(spec, job)));
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+// Starts `binary run ...` for one job (`run --resume` when `resume`) with stdout and stderr in its
+// log; returns the pid. The job dies with the sweep.
+pid_t launch(const SweepSpec& spec, const SweepJob& job, bool resume, const std::string& binary, const fs::path& log) {
   std::vector<std::string> args{binary, "run"};
-  if (!spec.config.empty()) args.insert(args.end(), {"--config", spec.config});
-  for (const auto& o : job_overrides(spec, job)) args.insert(args.end(), {"--set", o});
-  args.insert(args.end(), {"--out", job.dir});
+  if (resume) {
+    args.insert(args.end(), {"--resume", job.dir});
+  } else {
+    if (!spec.config.empty()) args.insert(args.end(), {"--config", spec.config});
+    for (const auto& o : job_overrides(spec, job)) args.insert(args.end(), {"--set", o});
+    args.insert(args.end(), {"--out", job.dir});
+  }
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(fmt::format("sweep: fork failed: {}", std::strerror(errno)));
@@ -105,7 +124,7 @@ pid_t launch(const SweepSpec& spec, const SweepJob& job, const std::string& bina
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | (resume ? O_APPEND : O_TRUNC), 0644);
     if (fd >= 0) {
       dup2(fd, 1);
       dup2(fd, 2);
@@ -208,20 +227,50 @@ std::vector<SweepJob> expand(const SweepSpec& spec) {
   return jobs;
 }
 
-std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary, bool quiet) {
-  std::vector<SweepJob> jobs = expand(spec);
+namespace {
+
+json read_sweep_json(const fs::path& out) {
+  std::ifstream in(out / "sweep.json");
+  return json::parse(in, nullptr, false);
+}
+
+// The sweep directory, created and locked, and checked to hold this grid (or none).
+std::unique_ptr<DirectoryLock> claim_directory(const SweepSpec& spec, const std::vector<SweepJob>& jobs) {
   const fs::path out(spec.out);
   std::error_code ec;
   fs::create_directories(out / "logs", ec);
   if (ec) throw UsageError(fmt::format("--out {}: cannot create the sweep directory: {}", spec.out, ec.message()));
-  const DirectoryLock lock(out);
-  const json before = [&] {
-    std::ifstream in(out / "sweep.json");
-    return json::parse(in, nullptr, false);
-  }();
+  auto lock = std::make_unique<DirectoryLock>(out);
+  const json before = read_sweep_json(out);
   if (before.is_object() && grid_of(before) != grid_of(sweep_json(spec, jobs)) && !spec.replace_grid)
     throw UsageError(fmt::format("--out {}: holds a sweep of another grid or config (its sweep.json); choose another "
                                  "--out, or pass --force to rerun every job whose config differs", spec.out));
+  if (before.is_object() && before.value("launcher", "") == "slurm") {
+    const auto active = slurm_task_states(before.value("slurm_job_id", ""));
+    if (!active.empty())
+      throw UsageError(fmt::format("--out {}: Slurm job {} of this sweep still has {} task(s) queued or running; wait "
+                                   "for it (normtool sweep --status {}), or scancel it", spec.out,
+                                   before.value("slurm_job_id", ""), active.size(), spec.out));
+  }
+  return lock;
+}
+
+}  // namespace
+
+JobPlan plan_job(const SweepSpec& spec, SweepJob& job) {
+  const std::string status = status_of(job.dir);
+  if (reusable(spec, job, status)) {
+    job.status = status;
+    return JobPlan::keep;
+  }
+  return resumable(spec, job) ? JobPlan::resume : JobPlan::fresh;
+}
+
+std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary, bool quiet) {
+  std::vector<SweepJob> jobs = expand(spec);
+  const fs::path out(spec.out);
+  std::error_code ec;
+  const auto lock = claim_directory(spec, jobs);
   g_stop = false;
   struct sigaction sa {};
   sa.sa_handler = on_sweep_interrupt;  // no SA_RESTART: waitpid returns to see the stop
@@ -246,17 +295,16 @@ std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary
     if (!quiet) fmt::print(stderr, "#{} : {} -> {}\n", j.index, j.label(), j.status);
   };
   for (SweepJob& j : jobs) {
-    const std::string before_status = status_of(j.dir);
-    if (reusable(spec, j, before_status)) {
-      j.status = before_status;
-      if (!quiet) fmt::print(stderr, "#{} : {} -> {} (already)\n", j.index, j.label(), before_status);
+    const JobPlan plan = plan_job(spec, j);
+    if (plan == JobPlan::keep) {
+      if (!quiet) fmt::print(stderr, "#{} : {} -> {} (already)\n", j.index, j.label(), j.status);
       continue;
     }
     if (g_stop) break;
-    fs::remove_all(j.dir, ec);  // a half-done job, or another config's, starts over
+    if (plan == JobPlan::fresh) fs::remove_all(j.dir, ec);  // a half-done job, or another config's, starts over
     while (int(running.size()) >= std::max(1, spec.jobs)) reap_one();
     if (g_stop) break;
-    const pid_t pid = launch(spec, j, binary, out / "logs" / (std::to_string(j.index) + ".log"));
+    const pid_t pid = launch(spec, j, plan == JobPlan::resume, binary, out / "logs" / (std::to_string(j.index) + ".log"));
     running[pid] = j.index;
   }
   while (!running.empty()) reap_one();
@@ -266,6 +314,83 @@ std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary
   sigaction(SIGTERM, &old_term, nullptr);
   write_file_atomically((out / "sweep.json").string(), sweep_json(spec, jobs).dump(2) + "\n");
   write_file_atomically((out / "aggregate.md").string(), aggregate_table(jobs));
+  return jobs;
+}
+
+SlurmSubmission submit_sweep(const SweepSpec& spec, const SlurmOptions& options, const std::string& binary,
+                             bool submit) {
+  if (spec.out.find_first_of(" \t\n%") != std::string::npos)
+    throw UsageError(fmt::format("--out \"{}\": a Slurm sweep directory may not hold spaces or %", spec.out));
+  SlurmSubmission s;
+  s.jobs = expand(spec);
+  const auto lock = claim_directory(spec, s.jobs);
+  std::vector<SweepJob> to_run;
+  for (SweepJob& j : s.jobs) {
+    const JobPlan plan = plan_job(spec, j);
+    if (plan == JobPlan::keep) continue;
+    if (plan == JobPlan::fresh) {
+      std::error_code ec;
+      fs::remove_all(j.dir, ec);
+    }
+    j.status = plan == JobPlan::resume ? "pending (resumes)" : "pending";
+    to_run.push_back(j);
+  }
+  json doc = sweep_json(spec, s.jobs);
+  doc["launcher"] = "slurm";
+  if (!to_run.empty()) {
+    s.script = write_sbatch(spec, to_run, options, binary);
+    doc["sbatch"] = s.script;
+    if (submit) s.job_id = submit_sbatch(s.script);
+    doc["slurm_job_id"] = s.job_id;
+  }
+  s.to_run = int(to_run.size());
+  write_file_atomically((fs::path(spec.out) / "sweep.json").string(), doc.dump(2) + "\n");
+  return s;
+}
+
+SweepSpec spec_of_directory(const std::string& dir) {
+  const json doc = read_sweep_json(dir);
+  if (!doc.is_object() || !doc.contains("grid"))
+    throw UsageError(fmt::format("{}: no sweep.json there: not a sweep directory", dir));
+  SweepSpec spec;
+  spec.out = dir;
+  try {
+    spec.config = doc.at("config").get<std::string>();
+    spec.fixed = doc.at("fixed").get<std::vector<std::string>>();
+    for (const json& a : doc.at("grid")) spec.axes.push_back({a.at("key"), a.at("values").get<std::vector<std::string>>()});
+    spec.threads_per_job = doc.at("threads_per_job");
+    spec.jobs = doc.value("parallel_jobs", 1);
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("{}/sweep.json: unreadable: {}", dir, e.what()));
+  }
+  return spec;
+}
+
+void write_aggregate(const std::string& dir, const std::vector<SweepJob>& jobs) {
+  json doc = read_sweep_json(dir);
+  if (doc.is_object() && doc["jobs"].is_array())
+    for (json& j : doc["jobs"])
+      if (j.value("index", -1) >= 0 && j.value("index", -1) < int(jobs.size())) j["status"] = jobs[j["index"].get<int>()].status;
+  write_file_atomically((fs::path(dir) / "sweep.json").string(), doc.dump(2) + "\n");
+  write_file_atomically((fs::path(dir) / "aggregate.md").string(), aggregate_table(jobs));
+}
+
+std::vector<SweepJob> sweep_status(const std::string& dir, std::string* slurm_job_id) {
+  const SweepSpec spec = spec_of_directory(dir);
+  const json doc = read_sweep_json(dir);
+  const std::string job_id = doc.value("slurm_job_id", "");
+  if (slurm_job_id) *slurm_job_id = job_id;
+  const std::map<int, std::string> slurm = slurm_task_states(job_id);
+  std::vector<SweepJob> jobs = expand(spec);
+  for (SweepJob& j : jobs) {
+    const std::string recorded = status_of(j.dir);
+    const auto it = slurm.find(j.index);
+    const std::string state = it == slurm.end() ? "" : it->second;
+    if (state == "RUNNING" || state == "COMPLETING") j.status = "running";
+    else if (!state.empty()) j.status = "pending";  // PENDING, REQUEUED, CONFIGURING, ...
+    else if (!recorded.empty()) j.status = recorded == "running" ? "stopped" : recorded;
+    else j.status = doc.value("launcher", "") == "slurm" && !job_id.empty() ? "failed" : "not run";
+  }
   return jobs;
 }
 

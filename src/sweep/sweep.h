@@ -23,6 +23,8 @@
 
 namespace nt {
 
+struct SlurmOptions;
+
 struct SweepAxis {
   std::string key;
   std::vector<std::string> values;  // as typed; parsed like any override
@@ -61,6 +63,30 @@ std::vector<std::string> job_overrides(const SweepSpec& spec, const SweepJob& jo
 // Runs the jobs not done yet (binary: the normtool executable); returns them with their status.
 // Stops launching on SIGINT and returns what ran.
 std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary, bool quiet = false);
+
+// What a sweep does with a job: keep its result (completed or diverged, of this config), resume
+// it from its checkpoint (of this config), or run it afresh (its directory removed first). plan_job
+// sets the kept job's status.
+enum class JobPlan { keep, resume, fresh };
+JobPlan plan_job(const SweepSpec& spec, SweepJob& job);
+
+// The jobs not done yet as one Slurm job array (sweep/slurm.h): <out>/sweep.sbatch, submitted
+// with sbatch unless !submit (--launcher print); sweep.json records the launcher and the job id.
+struct SlurmSubmission {
+  std::vector<SweepJob> jobs;  // every job of the grid
+  int to_run = 0;              // the array's tasks; 0: every job was done, nothing submitted
+  std::string script, job_id;
+};
+SlurmSubmission submit_sweep(const SweepSpec& spec, const SlurmOptions& options, const std::string& binary,
+                             bool submit = true);
+
+// The sweep in `dir` as its sweep.json describes it (a UsageError when there is none).
+SweepSpec spec_of_directory(const std::string& dir);
+// Each job's state: completed, diverged, failed, interrupted, stopped (its process died), from
+// its run directory; running or pending from Slurm while the array has the task; not run.
+std::vector<SweepJob> sweep_status(const std::string& dir, std::string* slurm_job_id = nullptr);
+// Records the jobs' statuses in <dir>/sweep.json and writes <dir>/aggregate.md (both atomically).
+void write_aggregate(const std::string& dir, const std::vector<SweepJob>& jobs);
 
 // Mean +- std over seeds per grid point, as a markdown table; and the sweep.json document.
 std::string aggregate_table(const std::vector<SweepJob>& jobs);

@@ -1,0 +1,121 @@
+#include "sweep/slurm.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/format.h>
+#include <sstream>
+#include <stdexcept>
+
+#include "io/files.h"
+
+namespace nt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Output {
+  int status;
+  std::string text;
+};
+
+Output capture(const std::string& command) {
+  Output o{-1, ""};
+  std::FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (!p) return o;
+  std::array<char, 4096> buf;
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) o.text.append(buf.data(), n);
+  const int s = pclose(p);
+  o.status = WIFEXITED(s) ? WEXITSTATUS(s) : -1;
+  return o;
+}
+
+std::string absolute(const std::string& path) { return path.empty() ? path : fs::absolute(path).lexically_normal().string(); }
+
+}  // namespace
+
+std::string shell_quote(const std::string& text) {
+  std::string q = "'";
+  for (char c : text) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string write_sbatch(const SweepSpec& spec, const std::vector<SweepJob>& jobs, const SlurmOptions& o,
+                         const std::string& binary) {
+  const std::string out = absolute(spec.out);
+  std::string indices;
+  for (const SweepJob& j : jobs) indices += (indices.empty() ? "" : ",") + std::to_string(j.index);
+  std::string s = "#!/bin/bash\n# written by normtool sweep --launcher slurm: one array task per grid job (sweep.json)\n";
+  s += fmt::format("#SBATCH --job-name=normtool-{}\n", fs::path(out).filename().string());
+  s += fmt::format("#SBATCH --array={}{}\n", indices, o.max_parallel > 0 ? fmt::format("%{}", o.max_parallel) : "");
+  s += fmt::format("#SBATCH --cpus-per-task={}\n", o.cpus_per_task > 0 ? o.cpus_per_task : spec.threads_per_job);
+  s += "#SBATCH --ntasks=1\n";
+  if (!o.partition.empty()) s += fmt::format("#SBATCH --partition={}\n", o.partition);
+  if (!o.time.empty()) s += fmt::format("#SBATCH --time={}\n", o.time);
+  s += fmt::format("#SBATCH --output={}/logs/%a.log\n#SBATCH --open-mode=append\n", out);
+  s += fmt::format("#SBATCH --chdir={}\n", absolute(fs::current_path().string()));
+  s += "#SBATCH --requeue\n";
+  s += fmt::format("#SBATCH --signal=B:TERM@{}\n", o.signal_lead_s);
+  for (const std::string& e : o.extra) s += "#SBATCH " + e + "\n";
+  s += "set -u\n";
+  s += fmt::format("normtool={}\n", shell_quote(absolute(binary)));
+  s += fmt::format("dir={}/\"$SLURM_ARRAY_TASK_ID\"\n", shell_quote(out));
+  s += "case \"$SLURM_ARRAY_TASK_ID\" in\n";
+  for (const SweepJob& j : jobs) {
+    std::string args;
+    if (!spec.config.empty()) args += " --config " + shell_quote(absolute(spec.config));
+    for (const std::string& v : job_overrides(spec, j)) args += " --set " + shell_quote(v);
+    s += fmt::format("  {}) args=({}) ;;  # {}\n", j.index, args.substr(1), j.label());
+  }
+  s += "  *) echo \"no job $SLURM_ARRAY_TASK_ID in this sweep\" >&2; exit 2 ;;\nesac\n";
+  s += R"(echo "task $SLURM_ARRAY_TASK_ID of job ${SLURM_ARRAY_JOB_ID:-?} on $(hostname), restart ${SLURM_RESTART_COUNT:-0}"
+if [ -f "$dir/checkpoint.bin" ] && [ -f "$dir/config.json" ]; then
+  cmd=("$normtool" run --resume "$dir")
+else
+  rm -rf "$dir"
+  cmd=("$normtool" run "${args[@]}" --out "$dir")
+fi
+# SIGTERM (the time limit is near, or a preemption): normtool checkpoints and exits 130, and the
+# task goes back to the queue to resume from that checkpoint
+"${cmd[@]}" &
+pid=$!
+trap 'kill -TERM $pid 2>/dev/null; wait $pid; code=$?; if [ $code -eq 130 ]; then scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}" || true; fi; exit $code' TERM
+wait $pid
+code=$?
+exit $code
+)";
+  const std::string path = (fs::path(out) / "sweep.sbatch").string();
+  write_file_atomically(path, s);
+  fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+  return path;
+}
+
+std::string submit_sbatch(const std::string& script) {
+  const Output o = capture("sbatch --parsable " + shell_quote(script));
+  std::string id = o.text;
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  if (o.status != 0 || id.empty() || id.find_first_not_of("0123456789;") != std::string::npos)
+    throw std::runtime_error(fmt::format("sbatch {} failed (exit {}): {}", script, o.status, id.empty() ? "no output" : id));
+  return id.substr(0, id.find(';'));  // "id;cluster" on a federation
+}
+
+std::map<int, std::string> slurm_task_states(const std::string& job_id) {
+  std::map<int, std::string> states;
+  if (job_id.empty()) return states;
+  const Output o = capture("squeue --noheader --array --format='%i %T' --jobs=" + shell_quote(job_id));
+  if (o.status != 0) return states;
+  std::istringstream lines(o.text);
+  for (std::string id, state; lines >> id >> state;) {
+    const auto underscore = id.find('_');
+    if (underscore == std::string::npos) continue;
+    const std::string task = id.substr(underscore + 1);
+    if (task.find_first_not_of("0123456789") != std::string::npos) continue;  // "[1-3%2]" is expanded by --array
+    states[std::stoi(task)] = state;
+  }
+  return states;
+}
+
+}  // namespace nt
