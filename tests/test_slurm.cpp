@@ -159,6 +159,33 @@ TEST(Slurm, ARequeuedTaskResumesFromItsCheckpointToTheSameResult) {
   EXPECT_EQ(s["final_val_loss"], read_json(d / "reference/summary.json")["final_val_loss"]);
 }
 
+// reproduce --launcher slurm: C2's sweeps as job arrays, C5 (one process) as an array task, E4
+// here; --collect assembles the report once Slurm has run them.
+TEST(Slurm, AReproductionSubmittedToSlurmIsCollectedIntoAReport) {
+  const std::string why = slurm_unavailable();
+  ASSERT_TRUE(why.empty()) << why;
+  TempDir d;
+  const auto t0 = Clock::now();
+  const CommandResult submitted = run_normtool("reproduce E4 C2 C5 --quick --launcher slurm --out " + (d / "r"));
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
+  EXPECT_NE(submitted.output.find("C2  PENDING       2 sweep(s) on Slurm"), std::string::npos) << submitted.output;
+  EXPECT_NE(submitted.output.find("C5  SUBMITTED     task 0 of Slurm job"), std::string::npos) << submitted.output;
+  CommandResult collected{75, ""};
+  while (collected.exit_code == 75 && Clock::now() - t0 < std::chrono::seconds(400)) {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    collected = run_normtool("reproduce --collect " + (d / "r"));
+  }
+  ASSERT_EQ(collected.exit_code, 0) << collected.output;
+  std::cout << "submission to report took " << std::chrono::duration<double>(Clock::now() - t0).count() << " s\n";
+  const json verdicts = read_json(d / "r/verdicts.json");
+  for (const char* id : {"E4", "C2", "C5"}) EXPECT_TRUE(verdicts.dump().find(std::string("\"") + id + "\"") != std::string::npos) << id << " missing: " << verdicts.dump();
+  std::ifstream report(d / "r/REPORT.md");
+  const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("RMS / LN final validation loss"), std::string::npos);
+  EXPECT_NE(text.find("train-mode minus eval-mode accuracy at batch 4"), std::string::npos);
+  EXPECT_EQ(text.find("failed to run"), std::string::npos) << text;
+}
+
 TEST(Slurm, PrintWritesTheScriptWithTheSiteOptionsWithoutSubmitting) {
   TempDir d;
   const CommandResult r = run_normtool(

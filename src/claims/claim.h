@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/stats.h"
+#include "sweep/slurm.h"
 
 namespace nt {
 
@@ -17,6 +18,11 @@ struct ClaimContext {
   int jobs = 2;            // parallel training runs
   std::vector<int> seeds;  // the training claims' seeds
   std::string seeds_axis() const;  // the sweep axis "seed=1,2,3"
+  // On Slurm (reproduce --launcher slurm): each sweep not done yet is submitted as a job array
+  // (or left to the array already queued) and named in *pending, and its runs come back empty;
+  // the claim's result then means nothing until a later `reproduce --collect` finds every sweep done.
+  const SlurmOptions* slurm = nullptr;
+  std::vector<std::string>* pending = nullptr;
 };
 
 // One quantity of a training claim: a value per seed (or per timing round), the mean with its
@@ -62,6 +68,7 @@ struct Claim {
   const char* source;     // the source and its own figures
   const char* setup;      // the experiment at this scale, one paragraph
   bool exact;             // computed directly (no training, no seeds)
+  bool sweeps;            // its runs are sweeps of `normtool run` (on a cluster, Slurm job arrays)
   ClaimResult (*run)(const ClaimContext&);
 };
 

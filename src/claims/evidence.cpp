@@ -23,6 +23,27 @@ std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& na
   spec.out = (fs::path(ctx.out) / name).string();
   spec.jobs = ctx.jobs;
   spec.replace_grid = true;  // a rerun with other seeds reuses the runs whose config matches
+  if (ctx.slurm) {
+    std::vector<SweepJob> jobs = expand(spec);
+    bool done = true;
+    for (SweepJob& j : jobs) done &= plan_job(spec, j) == JobPlan::keep;
+    if (!done) {
+      std::string job_id;
+      std::vector<SweepJob> state = fs::exists(fs::path(spec.out) / "sweep.json") ? sweep_status(spec.out, &job_id)
+                                                                                   : std::vector<SweepJob>{};
+      bool queued = false;
+      for (const SweepJob& j : state) queued |= j.status == "pending" || j.status == "running";
+      if (!queued) job_id = submit_sweep(spec, *ctx.slurm, ctx.binary).job_id;
+      ctx.pending->push_back(fmt::format("{} (Slurm job {})", spec.out, job_id));
+      std::vector<RunRecord> empty;
+      for (const SweepJob& j : jobs) {
+        RunRecord r{j.dir, {}, json::object(), {}, {}, {}};
+        for (const auto& [k, v] : j.overrides) r.overrides[k] = v;
+        empty.push_back(std::move(r));
+      }
+      return empty;
+    }
+  }
   const auto jobs = run_sweep(spec, ctx.binary, /*quiet=*/true);
   std::vector<RunRecord> runs;
   for (const SweepJob& j : jobs) {

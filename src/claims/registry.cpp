@@ -41,22 +41,22 @@ const std::vector<Claim>& all_claims() {
        "A layer y = norm(W x): W 48x64 ~ N(0, 1/64), x 32x64 ~ N(0, 1), delta 3, seed 1, no pre-norm bias and no "
        "gain or bias after the norm; the six transforms of the papers; the trainer's own ops in float64 with eps 0 "
        "and in float32 with eps 1e-5 (src/analysis/invariance.cpp).",
-       true, claim_e1},
+       true, false, claim_e1},
       {"E2", "gradient-scaling", "Scaling a weight matrix by delta scales a normalized layer's gradient by 1/delta",
        "||dL/dW at delta W|| delta / ||dL/dW|| = 1 ± 1e-8 for delta in {0.5, 2, 10}, LN, RMS, BN",
        "LN §5.2.2, RMS §4.2, BN §3.3 (implicit learning-rate decay)",
        "The layer of E1 with L = sum(y * R), R a fixed random matrix; float64, eps 0; LN, RMS, BN (batch "
        "statistics); delta in {0.5, 2, 10}.",
-       true, claim_e2},
+       true, false, claim_e2},
       {"E3", "jacobian-norm", "The norm's Jacobian has spectral norm 1/sigma(x) (LN) and 1/RMS(x) (RMS)",
        "| ||J||_2 sigma - 1 | < 1e-9 (LN), | ||J||_2 RMS - 1 | < 1e-9 (RMS)",
        "Xiong et al. 2020 Lemma 3; Zhang & Sennrich 2019 Eq. 9",
        "x in R^64 (N(0.5, 1) entries) at scales 0.1, 1, 10; gain 1, eps 0, float64; the full Jacobian from 64 "
        "backward passes (one-hot upstream gradients), its largest singular value by Eigen's JacobiSVD.",
-       true, claim_e3},
+       true, false, claim_e3},
       {"E4", "layernorm-standardizes", "LayerNorm standardizes each sample: [2,3,5,1,4] -> mean 0, variance 1",
        "output equals (x - 3) / sqrt(2 + 1e-5) to 1e-6", "the seed article on LayerNorm",
-       "normtool's layernorm op, no affine, eps 1e-5, in float64 and float32.", true, claim_e4},
+       "normtool's layernorm op, no affine, eps 1e-5, in float64 and float32.", true, false, claim_e4},
       {"E5", "batchnorm-running-stats",
        "BatchNorm running statistics follow the momentum rule; eval uses them; LN/RMS are the same in train and eval",
        "after one step running_mean = 0.1 mu_B, running_var = 0.9 + 0.1 m/(m-1) sigma^2_B to 1e-12; eval = affine "
@@ -64,7 +64,7 @@ const std::vector<Claim>& all_claims() {
        "Ioffe & Szegedy 2015 Alg. 2; PyTorch BatchNorm1d (momentum 0.1, unbiased running variance)",
        "One batch of m = 8 rows of 4 features (N(1.5, 2^2)), fresh running statistics (mean 0, var 1), momentum "
        "0.1, eps 1e-5, float64.",
-       true, claim_e5},
+       true, false, claim_e5},
       {"E6", "batch-dependence",
        "Under BatchNorm a sequence's outputs depend on the other sequences in its batch and on their padding; under "
        "LN/RMS they do not",
@@ -73,7 +73,7 @@ const std::vector<Claim>& all_claims() {
        "Sequence a (6 positions x 8 features) normalized in three batches: with b1, with a different b2 (scale 3, "
        "shift 1), and with b1 whose last 3 positions are zero padding (not masked); BN with batch statistics over "
        "all rows (bn_axes batch_time), float64.",
-       true, claim_e6},
+       true, false, claim_e6},
       {"E7", "post-ln-residual-energy",
        "At initialization the Post-LN residual input has E||x||^2/d ~ 3/2 at every layer, while Pre-LN's residual "
        "stream grows linearly with depth",
@@ -84,13 +84,13 @@ const std::vector<Claim>& all_claims() {
        "layers, 4 heads; E||x||^2/d of the vector entering each layer's FFN site (Post-LN) and attention site "
        "(Pre-LN: the residual stream x_l), over 2 batches of 16 x 32 tokens (synthetic-lm) for each of 16 weight "
        "initializations (seeds 1-16).",
-       true, claim_e7},
+       true, false, claim_e7},
       {"E8", "deepnorm-constants", "DeepNorm constants and init",
        "N = 12: alpha = 2.2134, beta = 0.3195 (1e-4); FFN/V/O init std = beta sqrt(2/(fan_in + fan_out)) within 3%",
        "Wang et al. 2022 (DeepNet) Table and §4",
        "A deepnorm transformer with N = 12 layers, d = 256, d_ff = 1024, built by normtool's model code; the "
        "empirical std of each weight matrix kind over the 12 layers.",
-       true, claim_e8},
+       true, false, claim_e8},
       {"C1", "normalization-speeds-convergence", "Normalization speeds convergence: LN/RMS reach a given loss in far fewer steps than none",
        "per seed, the steps none needs to reach LN's step-N validation loss, over N (2 when never within its "
        "2N steps): >= 1.5 across the interval, in both setups",
@@ -100,12 +100,12 @@ const std::vector<Claim>& all_claims() {
        "steps (quick 25); runs shared with C2 and C6. MLP: configs/mlp-fmnist.json with 6 hidden layers "
        "(256, ReLU, SGD 0.1 momentum 0.9, batch 128), N = 400 steps (quick 150), none for 2N; validation "
        "loss every 25 steps. None runs twice as long so that 'never' means 'not within 2N'. Seeds 1, 2, 3.",
-       false, claim_c1},
+       false, true, claim_c1},
       {"C2", "rmsnorm-matches-layernorm", "RMSNorm matches LayerNorm's quality",
        "per seed, RMS / LN final validation loss: the interval within [0.98, 1.02] (within 2%)",
        "Zhang & Sennrich 2019 Tables 2-4 (e.g. WMT14 BLEU: LN 22.6, RMS 22.4)",
        "The transformer runs of C1 (4-layer Pre-LN on fortunes, N steps); seeds 1, 2, 3.",
-       false, claim_c2},
+       false, true, claim_c2},
       {"C3", "rmsnorm-is-faster", "RMSNorm is faster than LayerNorm",
        "per regime, per round RMS / LN time: op (forward + backward, 4096x512) <= 0.9, training step < 1, "
        "across the interval over the rounds; the composite regime (the paper's) decides, the fused regime is "
@@ -117,7 +117,7 @@ const std::vector<Claim>& all_claims() {
        "configs/lm-tiny.json (synthetic data of the same shape) with model.norm.impl composite or fused. "
        "Every per-row norm takes part (LayerNorm, RMSNorm, pRMSNorm); 50 rounds (quick 15) after 3 warm-up "
        "rounds, each round timing every norm in turn.",
-       false, claim_c3},
+       false, false, claim_c3},
       {"C4", "batchnorm-small-batches", "BatchNorm degrades at small batch sizes; LN does not",
        "per seed: BN err(2) - BN err(32) >= 3 points and BN's change - 3 x LN's change >= 0, across the "
        "intervals",
@@ -126,7 +126,7 @@ const std::vector<Claim>& all_claims() {
        "2; BN vs LN; the same number of epochs at every batch size (1 epoch; quick 0.25), the learning rate "
        "scaled linearly with the batch (0.1 x batch/128, the rule the GN paper uses); validation error on "
        "the first 2560 test images with BN's running statistics; seeds 1, 2, 3.",
-       false, claim_c4},
+       false, true, claim_c4},
       {"C5", "batchnorm-train-vs-eval", "BatchNorm behaves differently in training and inference; with small batches eval is worse",
        "per seed, train-mode minus eval-mode accuracy on the same data: BN's differs from 0 (its interval "
        "excludes 0) and LN's is 0",
@@ -134,7 +134,7 @@ const std::vector<Claim>& all_claims() {
        "The MLP of C4 at batch 4 (lr 0.1 x 4/128) trained for 1 epoch (quick 0.25); then the first 2560 test "
        "images, in batches of 4, evaluated twice: with BN's running statistics (eval mode) and with each "
        "batch's own statistics (train mode); the same for LN; seeds 1, 2, 3.",
-       false, claim_c5},
+       false, false, claim_c5},
       {"C6", "per-position-statistics", "Per-position statistics: the std leaving LN/RMS is nearly constant across positions; without a norm the "
        "residual stream's varies strongly",
        "per seed, the coefficient of variation over positions of the post-norm std: <= 5% for LN and RMS, >= "
@@ -144,7 +144,7 @@ const std::vector<Claim>& all_claims() {
        "final) the std over the hidden dimension of the vector leaving the site (<site>.out), per position; "
        "its coefficient of variation over the 64 positions, averaged over sites. For none the site's output "
        "is its input: the residual stream. Seeds 1, 2, 3.",
-       false, claim_c6},
+       false, true, claim_c6},
       {"C7", "post-ln-gradients-at-init", "At initialization Post-LN gradients grow toward the output layer; Pre-LN's are nearly uniform",
        "Post-LN: Spearman rho(layer, grad norm) >= 0.8 and last/first >= 2; Pre-LN: max/min <= 2; across the "
        "intervals over the seeds",
@@ -153,7 +153,7 @@ const std::vector<Claim>& all_claims() {
        "d_model = 64, 4 heads, fortunes (16 x 64); Post-LN vs Pre-LN; the Frobenius norm of each block's W2 "
        "gradient averaged over 10 batches; per seed s the norms averaged over 8 inits (seeds 1000 s + k; "
        "quick 2), seeds 1, 2, 3. Ablations: model.init normal (N(0, 0.02)), and d_ff = 4d.",
-       false, claim_c7},
+       false, false, claim_c7},
       {"C8", "post-ln-needs-warmup", "Post-LN needs learning-rate warm-up; Pre-LN trains without it",
        "per seed: Post-LN no-warm-up final loss >= 1.2x its warm-up loss (a diverged run counts as ln 256), "
        "and Pre-LN no-warm-up <= 1.05x Post-LN warm-up, across the intervals; at 12 layers with Xavier init",
@@ -162,7 +162,7 @@ const std::vector<Claim>& all_claims() {
        "(0.9, 0.98), lr 2e-3; linear warm-up of 0 or 500 steps, then the constant lr; 1000 steps; Post-LN "
        "with and without warm-up, Pre-LN without; final validation loss (10 batches); seeds 1, 2, 3. "
        "Ablation: model.init normal (N(0, 0.02)). Quick: 6 layers, 200 steps, warm-up 100.",
-       false, claim_c8},
+       false, true, claim_c8},
       {"C9", "deep-post-ln-vs-deepnorm", "Deep Post-LN diverges or stalls where DeepNorm trains",
        "per seed: the largest Post-LN / DeepNorm final loss ratio over the depths >= 1.2 (a depth where "
        "Post-LN ends >= 1.2x DeepNorm's exists), and DeepNorm's loss non-increasing in depth (each depth's "
@@ -172,7 +172,7 @@ const std::vector<Claim>& all_claims() {
        "(quick 6, 12), Post-LN with model.init xavier vs DeepNorm (alpha = (2N)^(1/4), beta = (8N)^(-1/4), "
        "its own init), Adam lr 1e-3, no warm-up, 400 steps (quick 100); seeds 1, 2, 3. Ablation: Post-LN "
        "with model.init normal (N(0, 0.02)).",
-       false, claim_c9},
+       false, true, claim_c9},
       {"C10", "post-ln-model-update", "Post-LN's model update explodes early; DeepNorm's stays bounded",
        "per seed, at t = 10: Post-LN's update >= 3x DeepNorm's at depth 18, and that ratio larger at 18 than "
        "at 6 layers, across the intervals (a per-token output of norm sqrt(d) saturates near sqrt(2d) once "
@@ -184,7 +184,7 @@ const std::vector<Claim>& all_claims() {
        "50 steps (quick 10) the final hidden states F (the last block's output) on a fixed validation batch, "
        "and ||F_t - F_0|| per token at t = 1, 2, 5, 10, 20, 50; also the mean ||x||/sqrt(d) entering the "
        "norms. Seeds 1, 2, 3. Ablation: model.init normal (N(0, 0.02)).",
-       false, claim_c10},
+       false, false, claim_c10},
       {"C11", "batchnorm-smooths-landscape", "BatchNorm smooths the loss landscape (gradient predictiveness)",
        "per seed, the median over probes of max_eta ||grad(theta - eta g) - g||, none / BN: >= 3 across the "
        "interval",
@@ -193,7 +193,7 @@ const std::vector<Claim>& all_claims() {
        "(quick 300), seeds 1, 2, 3. Every 50 steps, on that step's batch: the gradient g, then the gradient "
        "after moving eta x lr x g against it for eta in 0.5, 1, 2, 4 (parameters restored after); the "
        "largest ||grad(theta - eta lr g) - g||.",
-       false, claim_c11},
+       false, false, claim_c11},
   };
   return claims;
 }

@@ -1,19 +1,28 @@
 // `normtool reproduce`: run each claim's experiment and write the report (REPORT.md,
 // verdicts.json, the plots and the runs). Claims run one after another, so a timing claim (C3)
-// never runs beside another experiment. Exit status 0 when every claim ran, whatever its
-// verdict; 1 when an experiment failed to run; 2 on bad usage.
+// never runs beside another experiment. --launcher slurm submits them to Slurm instead and
+// --collect DIR assembles the report once they ran. Exit status 0 when every claim ran, whatever
+// its verdict (or was submitted); 1 when an experiment failed to run; 2 on bad usage; 75
+// (--collect) while claims are still pending on Slurm.
 #include "cli/reproduce.h"
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fmt/ranges.h>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "claims/claim.h"
 #include "claims/report.h"
 #include "config/config.h"
 #include "core/errors.h"
+#include "io/files.h"
 #include "io/paths.h"
+#include "sweep/slurm.h"
 #include "sweep/sweep.h"
 
 namespace nt::cli {
@@ -28,7 +37,142 @@ struct ReproduceOptions {
   std::string seeds = "1,2,3";
   bool sync_readmes = false;
   bool list = false;
+  std::string launcher = "local";  // local | slurm
+  SlurmOptions slurm;
+  std::string collect;             // --collect DIR
 };
+
+constexpr int kPending = 75;  // EX_TEMPFAIL: claims still running on Slurm; collect again later
+
+// One claim run here; its result saved unless it is still waiting for Slurm.
+struct Outcome {
+  ClaimResult result;
+  std::vector<std::string> pending;  // its sweeps still queued or running
+  bool failed = false;
+};
+
+Outcome run_claim(const Claim& c, const std::string& out, const std::string& binary, bool quick, int jobs,
+                  const std::vector<int>& seeds, const SlurmOptions* slurm) {
+  Outcome o;
+  const auto t0 = std::chrono::steady_clock::now();
+  ClaimContext ctx{(std::filesystem::path(out) / (std::string(c.id) + "-" + c.slug)).string(), binary, quick, jobs, seeds};
+  ctx.slurm = slurm;
+  ctx.pending = &o.pending;
+  std::filesystem::create_directories(ctx.out);
+  try {
+    o.result = c.run(ctx);
+  } catch (const std::exception& e) {
+    o.result = ClaimResult{};
+    o.result.ran = false;
+    o.result.measured = fmt::format("the experiment failed to run: {}", e.what());
+    o.failed = o.pending.empty();  // with sweeps pending, the empty runs explain it
+  }
+  o.result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (o.pending.empty()) save_result(ctx.out, o.result);
+  return o;
+}
+
+void print_outcome(const Claim& c, const Outcome& o) {
+  if (!o.pending.empty())
+    fmt::print("{:<3} {:<13} {} sweep(s) on Slurm: {}\n", c.id, "PENDING", o.pending.size(), fmt::join(o.pending, ", "));
+  else
+    fmt::print("{:<3} {:<13} {} ({:.1f} s)\n", c.id, to_string(o.result.verdict), o.result.measured, o.result.seconds);
+  std::fflush(stdout);
+}
+
+nlohmann::json slurm_json(const SlurmOptions& s) {
+  return {{"partition", s.partition}, {"time", s.time}, {"cpus_per_task", s.cpus_per_task},
+          {"max_parallel", s.max_parallel}, {"signal_lead_s", s.signal_lead_s}, {"extra", s.extra}};
+}
+SlurmOptions slurm_of(const nlohmann::json& j) {
+  SlurmOptions s;
+  s.partition = j.value("partition", "");
+  s.time = j.value("time", "");
+  s.cpus_per_task = j.value("cpus_per_task", 0);
+  s.max_parallel = j.value("max_parallel", 0);
+  s.signal_lead_s = j.value("signal_lead_s", 120);
+  s.extra = j.value("extra", std::vector<std::string>{});
+  return s;
+}
+
+// The claims of a reproduction on Slurm, submitted (reproduce --launcher slurm) or collected
+// (--collect): exact claims here; claims that train in one process as one job array (a task
+// each); sweep claims' sweeps as job arrays. Returns 0 when every claim has its result (or, on
+// submission, was submitted), 75 while some are pending at --collect, 1 when one failed.
+int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, bool quick, int jobs,
+             const std::vector<int>& seeds, const SlurmOptions& slurm, bool collecting) {
+  namespace fs = std::filesystem;
+  const std::string binary = self_executable();
+  const fs::path manifest = fs::path(out) / "reproduce.json";
+  nlohmann::json doc;
+  if (collecting) {
+    std::ifstream in(manifest);
+    doc = nlohmann::json::parse(in, nullptr, false);
+  } else {
+    std::vector<std::string> ids;
+    for (const Claim* c : chosen) ids.push_back(c->id);
+    doc = {{"launcher", "slurm"}, {"ids", ids}, {"seeds", seeds}, {"quick", quick}, {"jobs", jobs},
+           {"slurm", slurm_json(slurm)}, {"claims_job_id", ""}, {"claims_tasks", nlohmann::json::array()}};
+  }
+  std::map<std::string, ClaimResult> done;
+  for (auto& [claim, result] : load_results(out)) done[claim->id] = result;
+  int pending = 0, failed = 0;
+  std::vector<std::vector<std::string>> commands;
+  std::vector<std::string> in_process;
+  for (const Claim* c : chosen) {
+    if (c->exact || c->sweeps) {
+      if (c->exact && done.count(c->id)) continue;
+      const Outcome o = run_claim(*c, out, binary, quick, jobs, seeds, c->exact ? nullptr : &slurm);
+      print_outcome(*c, o);
+      pending += !o.pending.empty();
+      failed += o.failed;
+      continue;
+    }
+    if (collecting) {  // a task of the claims' array
+      const auto tasks = doc.value("claims_tasks", std::vector<std::string>{});
+      const auto it = std::find(tasks.begin(), tasks.end(), std::string(c->id));
+      const auto states = slurm_task_states(doc.value("claims_job_id", ""));
+      const int task = int(it - tasks.begin());
+      if (states.count(task)) {
+        fmt::print("{:<3} {:<13} task {} of Slurm job {} is {}\n", c->id, "PENDING", task, doc.value("claims_job_id", ""),
+                   states.at(task));
+        ++pending;
+      } else if (done.count(c->id)) {
+        fmt::print("{:<3} {:<13} {}\n", c->id, to_string(done[c->id].verdict), done[c->id].measured);
+      } else {
+        fmt::print("{:<3} {:<13} the Slurm task ended without a result; see {}/logs/claims-{}.log\n", c->id, "FAILED", out,
+                   task);
+        ++failed;
+      }
+      continue;
+    }
+    std::vector<std::string> cmd{binary, "reproduce", c->id, "--out", fs::absolute(out).string(), "--seeds",
+                                 fmt::format("{}", fmt::join(seeds, ",")), "--jobs", std::to_string(jobs)};
+    if (quick) cmd.push_back("--quick");
+    commands.push_back(cmd);
+    in_process.push_back(c->id);
+  }
+  if (!commands.empty()) {
+    fs::create_directories(fs::path(out) / "logs");
+    const std::string script = (fs::path(out) / "claims.sbatch").string();
+    write_command_array(script, "claims", commands, slurm, jobs, (fs::path(out) / "logs").string());
+    const std::string id = submit_sbatch(script);
+    doc["claims_job_id"] = id;
+    doc["claims_tasks"] = in_process;
+    for (std::size_t i = 0; i < in_process.size(); ++i)
+      fmt::print("{:<3} {:<13} task {} of Slurm job {} ({})\n", in_process[i], "SUBMITTED", i, id, script);
+    pending += int(in_process.size());
+  }
+  write_file_atomically(manifest.string(), doc.dump(2) + "\n");
+  write_report(out, load_results(out));
+  if (pending) {
+    fmt::print("report so far: {}/REPORT.md; {} claim(s) pending on Slurm: collect with normtool reproduce --collect {}\n",
+               out, pending, out);
+    return collecting ? kPending : 0;
+  }
+  fmt::print("report: {}/REPORT.md\n", out);
+  return failed ? 1 : 0;
+}
 
 std::vector<int> parse_seeds(const std::string& text) {
   std::vector<int> seeds;
@@ -69,27 +213,29 @@ int run(const ReproduceOptions& o) {
   }
   if (o.ids.empty())
     for (const Claim& c : all_claims()) chosen.push_back(&c);
+  if (!o.collect.empty()) {
+    std::ifstream in(std::filesystem::path(o.collect) / "reproduce.json");
+    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    if (!doc.is_object() || doc.value("launcher", "") != "slurm")
+      throw UsageError(fmt::format("--collect {}: no reproduce.json of a reproduce --launcher slurm there", o.collect));
+    std::vector<const Claim*> claims;
+    for (const std::string& id : doc.value("ids", std::vector<std::string>{}))
+      if (const Claim* c = find_claim(id)) claims.push_back(c);
+    return on_slurm(claims, o.collect, doc.value("quick", false), doc.value("jobs", 2),
+                    doc.value("seeds", std::vector<int>{1, 2, 3}), slurm_of(doc.value("slurm", nlohmann::json::object())),
+                    /*collecting=*/true);
+  }
   const std::vector<int> seeds = parse_seeds(o.seeds);
   const std::string out = o.out.empty() ? "runs/reproduce-" + timestamp() : o.out;
+  if (o.launcher == "slurm") {
+    std::filesystem::create_directories(out);
+    return on_slurm(chosen, out, o.quick, o.jobs, seeds, o.slurm, /*collecting=*/false);
+  }
   int failed = 0;
   for (const Claim* c : chosen) {
-    const auto t0 = std::chrono::steady_clock::now();
-    ClaimContext ctx{(std::filesystem::path(out) / (std::string(c->id) + "-" + c->slug)).string(), self_executable(),
-                     o.quick, o.jobs, seeds};
-    std::filesystem::create_directories(ctx.out);
-    ClaimResult r;
-    try {
-      r = c->run(ctx);
-    } catch (const std::exception& e) {
-      r = ClaimResult{};
-      r.ran = false;
-      r.measured = fmt::format("the experiment failed to run: {}", e.what());
-      ++failed;
-    }
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    save_result(ctx.out, r);
-    fmt::print("{:<3} {:<13} {} ({:.1f} s)\n", c->id, to_string(r.verdict), r.measured, r.seconds);
-    std::fflush(stdout);
+    const Outcome r = run_claim(*c, out, self_executable(), o.quick, o.jobs, seeds, nullptr);
+    print_outcome(*c, r);
+    failed += r.failed;
   }
   write_report(out, load_results(out));  // this run's claims and any earlier ones in the directory
   fmt::print("report: {}/REPORT.md\n", out);
@@ -109,6 +255,19 @@ void setup_reproduce(CLI::App& app, int& exit_code) {
   sub->add_flag("--list", o->list, "list the claims and where their experiments are, and exit");
   sub->add_flag("--sync-readmes", o->sync_readmes,
                 "rewrite the generated header of every experiments/*/README.md from the claim registry, and exit");
+  sub->add_option("--launcher", o->launcher,
+                  "local: here; slurm: the training claims' sweeps as Slurm job arrays, the claims that train in "
+                  "one process as one array (then --collect)")
+      ->capture_default_str()->check(CLI::IsMember({"local", "slurm"}));
+  sub->add_option("--collect", o->collect,
+                  "assemble the report of a reproduce --launcher slurm in this directory (submitting what is not yet); "
+                  "exit 75 while claims are pending");
+  sub->add_option("--partition", o->slurm.partition, "Slurm: the partition");
+  sub->add_option("--time", o->slurm.time, "Slurm: each task's time limit, e.g. 04:00:00");
+  sub->add_option("--cpus-per-task", o->slurm.cpus_per_task, "Slurm: CPUs per task")->check(CLI::Range(1, 1024));
+  sub->add_option("--max-parallel", o->slurm.max_parallel, "Slurm: at most this many tasks of an array at once")
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--sbatch-arg", o->slurm.extra, "Slurm: a further sbatch argument (repeatable)")->allow_extra_args(false);
   sub->callback([o, &exit_code] { exit_code = run(*o); });
 }
 

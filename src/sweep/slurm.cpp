@@ -93,6 +93,28 @@ exit $code
   return path;
 }
 
+void write_command_array(const std::string& path, const std::string& name,
+                         const std::vector<std::vector<std::string>>& commands, const SlurmOptions& o, int cpus,
+                         const std::string& log_dir) {
+  std::string s = "#!/bin/bash\n# written by normtool: one array task per command\n";
+  s += fmt::format("#SBATCH --job-name=normtool-{}\n#SBATCH --array=0-{}{}\n", name, commands.size() - 1,
+                   o.max_parallel > 0 ? fmt::format("%{}", o.max_parallel) : "");
+  s += fmt::format("#SBATCH --ntasks=1\n#SBATCH --cpus-per-task={}\n", o.cpus_per_task > 0 ? o.cpus_per_task : cpus);
+  if (!o.partition.empty()) s += fmt::format("#SBATCH --partition={}\n", o.partition);
+  if (!o.time.empty()) s += fmt::format("#SBATCH --time={}\n", o.time);
+  s += fmt::format("#SBATCH --output={}/{}-%a.log\n#SBATCH --open-mode=append\n", absolute(log_dir), name);
+  s += fmt::format("#SBATCH --chdir={}\n", absolute(fs::current_path().string()));
+  for (const std::string& e : o.extra) s += "#SBATCH " + e + "\n";
+  s += "case \"$SLURM_ARRAY_TASK_ID\" in\n";
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    std::string line;
+    for (const std::string& a : commands[i]) line += (line.empty() ? "" : " ") + shell_quote(a);
+    s += fmt::format("  {}) exec {} ;;\n", i, line);
+  }
+  s += "esac\nexit 2\n";
+  write_file_atomically(path, s);
+}
+
 std::string submit_sbatch(const std::string& script) {
   const Output o = capture("sbatch --parsable " + shell_quote(script));
   std::string id = o.text;

@@ -33,6 +33,11 @@ struct SlurmOptions {
 std::string write_sbatch(const SweepSpec& spec, const std::vector<SweepJob>& jobs, const SlurmOptions& options,
                          const std::string& binary);
 
+// A job array whose task i runs commands[i] (argv, absolute paths), logs in <log_dir>/<name>-%a.log:
+// the reproduction's claims that train inside one process. Written to `path`.
+void write_command_array(const std::string& path, const std::string& name, const std::vector<std::vector<std::string>>& commands,
+                         const SlurmOptions& options, int cpus, const std::string& log_dir);
+
 // sbatch --parsable <script>; returns the job id. A runtime_error with sbatch's message when it fails.
 std::string submit_sbatch(const std::string& script);
 
