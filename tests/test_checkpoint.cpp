@@ -45,7 +45,8 @@ struct Logs {
   std::string stats;
 };
 Logs logs_of(const std::string& dir) {
-  Logs l{read_jsonl(dir + "/metrics.jsonl"), read_jsonl(dir + "/layers.jsonl"), read_bytes(dir + "/stats.csv")};
+  Logs l{read_jsonl(dir + "/metrics.jsonl"), read_jsonl(dir + "/layers.jsonl"),
+         read_bytes(dir + "/stats.csv") + read_bytes(dir + "/ranges.csv")};
   for (json& m : l.metrics) m.erase("step_ms"), m.erase("elapsed_s");
   return l;
 }
@@ -56,7 +57,7 @@ void expect_same_logs(const std::string& a, const std::string& b) {
   ASSERT_EQ(la.layers.size(), lb.layers.size());
   for (std::size_t i = 0; i < la.layers.size(); ++i) EXPECT_EQ(la.layers[i], lb.layers[i]) << "layers line " << i;
   EXPECT_EQ(la.stats.size(), lb.stats.size());
-  EXPECT_TRUE(la.stats == lb.stats) << "stats.csv differs";
+  EXPECT_TRUE(la.stats == lb.stats) << "stats.csv or ranges.csv differs";
   const json sa = read_json(a + "/summary.json"), sb = read_json(b + "/summary.json");
   for (const char* k : {"status", "steps_completed", "final_train_loss", "final_val_loss", "best_val_loss"})
     EXPECT_EQ(sa[k], sb[k]) << k;

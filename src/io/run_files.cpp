@@ -19,6 +19,7 @@ namespace {
 constexpr const char* kReserve = ".reserve";
 constexpr off_t kReserveBytes = 64 << 10;
 constexpr const char* kStatsHeader = "step,layer,site,position,mean,std\n";
+constexpr const char* kRangesHeader = "step,layer,site,position,max_abs,fp16_outside,int8_snr_db\n";
 }  // namespace
 
 RunFiles::RunFiles(std::string dir) : dir_(std::move(dir)) {
@@ -33,8 +34,9 @@ RunFiles::RunFiles(std::string dir) : dir_(std::move(dir)) {
     hold_reserve();
     open_logs(nullptr);
     stats_.append(kStatsHeader);
+    ranges_.append(kRangesHeader);
   } catch (const WriteError& e) {  // a directory that cannot be written: leave nothing behind
-    metrics_ = {}, layers_ = {}, stats_ = {};
+    metrics_ = {}, layers_ = {}, stats_ = {}, ranges_ = {};
     if (existed)
       for (const auto& entry : fs::directory_iterator(dir_, ec)) fs::remove_all(entry.path(), ec);
     else
@@ -59,6 +61,7 @@ void RunFiles::open_logs(const LogSizes* sizes) {
   metrics_ = AppendFile(path("metrics.jsonl"), sizes ? sizes->metrics : 0);
   layers_ = AppendFile(path("layers.jsonl"), sizes ? sizes->layers : 0);
   stats_ = AppendFile(path("stats.csv"), sizes ? sizes->stats : 0);
+  ranges_ = AppendFile(path("ranges.csv"), sizes ? sizes->ranges : 0);
 }
 
 void RunFiles::hold_reserve() {
@@ -92,10 +95,18 @@ void RunFiles::stat(int step, int layer, const char* site, int position, double 
   fmt::format_to(std::back_inserter(stats_buffer_), "{},{},{},{},{:.8g},{:.8g}\n", step, layer, site, position, mean, std);
 }
 
+void RunFiles::range(int step, int layer, const char* site, int position, double max_abs, double fp16_outside,
+                     double int8_snr_db) {
+  fmt::format_to(std::back_inserter(ranges_buffer_), "{},{},{},{},{:.8g},{:.8g},{:.8g}\n", step, layer, site, position,
+                 max_abs, fp16_outside, int8_snr_db);
+}
+
 void RunFiles::flush_stats() {
-  const std::string rows = std::move(stats_buffer_);
+  const std::string rows = std::move(stats_buffer_), range_rows = std::move(ranges_buffer_);
   stats_buffer_.clear();
+  ranges_buffer_.clear();
   stats_.append(rows);
+  ranges_.append(range_rows);
 }
 
 void RunFiles::write_summary(const nlohmann::json& summary) {
@@ -105,7 +116,7 @@ void RunFiles::write_summary(const nlohmann::json& summary) {
 
 LogSizes RunFiles::sizes() {
   flush_stats();
-  return {metrics_.size(), layers_.size(), stats_.size()};
+  return {metrics_.size(), layers_.size(), stats_.size(), ranges_.size()};
 }
 
 }  // namespace nt

@@ -2,6 +2,7 @@
 //   config.json    the resolved config, written first
 //   metrics.jsonl  one object a line          layers.jsonl  one object a line
 //   stats.csv      step,layer,site,position,mean,std; a step's rows written together
+//   ranges.csv     step,layer,site,position,max_abs,fp16_outside,int8_snr_db (train/site_stats.h)
 //   summary.json   rewritten whole and atomically at every update (io/files.h)
 // The logs grow by whole records only (io/files.h: AppendFile), so a run stopped at any moment,
 // or by a full disk, leaves files that parse and end at a whole line. A failed write throws
@@ -22,7 +23,7 @@ namespace nt {
 // Where the logs stand: their sizes in bytes (a checkpoint records them; a resumed run cuts the
 // logs back to them).
 struct LogSizes {
-  int64_t metrics = 0, layers = 0, stats = 0;
+  int64_t metrics = 0, layers = 0, stats = 0, ranges = 0;
 };
 
 class RunFiles {
@@ -42,7 +43,9 @@ class RunFiles {
   void metric(const nlohmann::json& record);
   void layer(const nlohmann::json& record);
   void stat(int step, int layer, const char* site, int position, double mean, double std);  // buffered
-  void flush_stats();
+  void range(int step, int layer, const char* site, int position, double max_abs, double fp16_outside,
+             double int8_snr_db);  // buffered, like stat()
+  void flush_stats();           // stats.csv and ranges.csv
   void write_summary(const nlohmann::json& summary);
   LogSizes sizes();  // after flushing the statistics
 
@@ -50,8 +53,8 @@ class RunFiles {
 
  private:
   std::string dir_;
-  AppendFile metrics_, layers_, stats_;
-  std::string stats_buffer_;
+  AppendFile metrics_, layers_, stats_, ranges_;
+  std::string stats_buffer_, ranges_buffer_;
   void open_logs(const LogSizes* sizes);
   void hold_reserve();
 };

@@ -105,7 +105,7 @@ CheckpointWrite save_checkpoint(const std::string& dir, const json& config, Sess
   w.put_string(text);
   session.save_state(w);
   records.save(w);
-  for (int64_t s : {sizes.metrics, sizes.layers, sizes.stats}) w.put(s);
+  for (int64_t s : {sizes.metrics, sizes.layers, sizes.stats, sizes.ranges}) w.put(s);
   w.put(crc_of(w.bytes().data(), w.bytes().size()));
   write_file_atomically((fs::path(dir) / kCheckpointFile).string(), w.bytes());
   return {int64_t(w.bytes().size()),
@@ -144,7 +144,7 @@ LogSizes load_checkpoint(const std::string& dir, const json& config, Session& se
     }
     session.load_state(r);
     records.load(r);
-    for (int64_t* s : {&sizes.metrics, &sizes.layers, &sizes.stats}) *s = r.get<int64_t>();
+    for (int64_t* s : {&sizes.metrics, &sizes.layers, &sizes.stats, &sizes.ranges}) *s = r.get<int64_t>();
     if (r.remaining() != 0) throw std::length_error("bytes after the end");
   } catch (const InputError&) {
     throw;
@@ -152,7 +152,7 @@ LogSizes load_checkpoint(const std::string& dir, const json& config, Session& se
     throw InputError(fmt::format("{}: does not fit this run's model: {}", path, e.what()));
   }
   for (const auto& [name, size] : {std::pair{"metrics.jsonl", sizes.metrics}, std::pair{"layers.jsonl", sizes.layers},
-                                   std::pair{"stats.csv", sizes.stats}}) {
+                                   std::pair{"stats.csv", sizes.stats}, std::pair{"ranges.csv", sizes.ranges}}) {
     std::error_code ec;
     const auto actual = fs::file_size(fs::path(dir) / name, ec);
     if (ec || int64_t(actual) < size)

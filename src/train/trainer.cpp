@@ -57,6 +57,7 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
   std::vector<float> before_update(P);
   std::vector<double> param_grad_norms(ps.count());
   std::vector<double> stat_mean, stat_std;
+  RangeStats ranges;
   auto& [step_ms, recent_losses, train_s, best_val, last_val, last_val_acc, ms_since_log, steps_since_log, saved_wall_s,
          resumes, train_curve, val_curve] = rec;
   const double wall_before = saved_wall_s;  // the run's earlier parts
@@ -132,8 +133,12 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
       const float* mask = batch.padded ? batch.mask.data() : nullptr;
       for (const auto& [tensor, suffix] : {std::pair{s.in, ".in"}, std::pair{s.out, ".out"}}) {
         site_statistics(tensor, batch.B, batch.T, mask, stat_mean, stat_std);
+        range_statistics(tensor, batch.B, batch.T, mask, ranges);
         const std::string site = std::string(s.place) + suffix;
-        for (int t = 0; t < batch.T; ++t) files.stat(step, s.layer, site.c_str(), t, stat_mean[t], stat_std[t]);
+        for (int t = 0; t < batch.T; ++t) {
+          files.stat(step, s.layer, site.c_str(), t, stat_mean[t], stat_std[t]);
+          files.range(step, s.layer, site.c_str(), t, ranges.max_abs[t], ranges.fp16_outside[t], ranges.int8_snr_db[t]);
+        }
       }
     }
     files.flush_stats();
