@@ -202,7 +202,9 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
     }
     const int steps_completed = session.steps_done();
     if (!diverged && (g_interrupted || steps_completed == tr.steps)) {
-      if (!g_interrupted) top = files.sizes();
+      // every step ran (a stop during the last one included): the logs as they stand; else the
+      // top of the step the stop came before
+      if (steps_completed == tr.steps) top = files.sizes();
       checkpoint(top);
     }
     if (!diverged && !g_interrupted) evaluate(steps_completed);
