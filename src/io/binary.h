@@ -26,7 +26,7 @@ class ByteWriter {
   template <class T>
   void put_array(const T* data, std::size_t n) {
     put(uint64_t(n));
-    bytes_.append(reinterpret_cast<const char*>(data), n * sizeof(T));
+    if (n) bytes_.append(reinterpret_cast<const char*>(data), n * sizeof(T));
   }
   template <class T>
   void put_array(const std::vector<T>& v) { put_array(v.data(), v.size()); }
@@ -53,14 +53,14 @@ class ByteReader {
     if (stored != n)
       throw std::length_error("an array of " + std::to_string(stored) + " values where " + std::to_string(n) +
                               " were expected");
-    std::memcpy(data, take(n * sizeof(T)), n * sizeof(T));
+    if (n) std::memcpy(data, take(n * sizeof(T)), n * sizeof(T));  // data may be null when n is 0
   }
   template <class T>
   std::vector<T> get_vector() {
     const uint64_t n = get<uint64_t>();
     if (n > remaining() / sizeof(T)) throw std::out_of_range("an array longer than the file");
     std::vector<T> v(n);
-    std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
+    if (n) std::memcpy(v.data(), take(n * sizeof(T)), n * sizeof(T));
     return v;
   }
   std::string get_string() {
