@@ -34,9 +34,9 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `normtool <args>` through the shell; args are pasted as written.
-inline CommandResult run_normtool(const std::string& args) {
-  const std::string cmd = std::string(NORMTOOL_BINARY) + " " + args + " 2>&1";
+// Runs `script` through sh, stdout and stderr together; a signal's death is 128 + its number.
+inline CommandResult run_shell(const std::string& script) {
+  const std::string cmd = script + " 2>&1";
   std::FILE* p = popen(cmd.c_str(), "r");
   CommandResult r{-1, ""};
   std::array<char, 4096> buf;
@@ -45,6 +45,9 @@ inline CommandResult run_normtool(const std::string& args) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
 }
+
+// Runs `normtool <args>` through the shell; args are pasted as written.
+inline CommandResult run_normtool(const std::string& args) { return run_shell(std::string(NORMTOOL_BINARY) + " " + args); }
 
 inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   std::vector<nlohmann::json> lines;

@@ -28,16 +28,7 @@ void expect_refused(const CommandResult& r, const std::string& needle, const std
   if (!out.empty()) EXPECT_FALSE(fs::exists(out)) << out << " was created";
 }
 
-CommandResult shell(const std::string& script) {
-  const std::string cmd = script + " 2>&1";
-  std::FILE* p = popen(cmd.c_str(), "r");
-  CommandResult r{-1, ""};
-  std::array<char, 4096> buf;
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.output.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
+CommandResult shell(const std::string& script) { return run_shell(script); }
 
 // Runs `script` (sh) as root of a new user and mount namespace, where it may mount a tmpfs.
 CommandResult in_namespace(const TempDir& d, const std::string& script) {

@@ -20,15 +20,7 @@ using Clock = std::chrono::steady_clock;
 
 const std::string kSource = NORMTOOL_SOURCE_DIR;
 
-CommandResult sh(const std::string& command) {
-  std::FILE* p = popen((command + " 2>&1").c_str(), "r");
-  CommandResult r{-1, ""};
-  std::array<char, 4096> buf;
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.output.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+CommandResult sh(const std::string& command) { return run_shell(command); }
 
 // Empty when a Slurm node is up and idle or busy; else why not.
 std::string slurm_unavailable() {

@@ -80,9 +80,8 @@ json grid_of(const json& sweep) {
           {"grid", sweep.value("grid", json())}, {"threads_per_job", sweep.value("threads_per_job", json())}};
 }
 
-// Whether the job's directory holds a result of exactly this job's config.
-bool reusable(const SweepSpec& spec, const SweepJob& job, const std::string& status) {
-  if (status != "completed" && status != "diverged") return false;
+// Whether the job's directory holds a run of exactly this job's config.
+bool of_this_config(const SweepSpec& spec, const SweepJob& job) {
   std::ifstream in(fs::path(job.dir) / "config.json");
   const json recorded = json::parse(in, nullptr, false);
   try {
@@ -92,17 +91,13 @@ bool reusable(const SweepSpec& spec, const SweepJob& job, const std::string& sta
   }
 }
 
-// Whether the job's directory holds a checkpoint of this job's config that a run can resume.
-bool resumable(const SweepSpec& spec, const SweepJob& job) {
-  if (!has_checkpoint(job.dir)) return false;
-  std::ifstream in(fs::path(job.dir) / "config.json");
-  const json recorded = json::parse(in, nullptr, false);
-  try {
-    return recorded == config_to_json(load_config_file(spec.config, job_overrides(spec, job)));
-  } catch (const InputError&) {
-    return false;
-  }
+// A result (completed or diverged) of this job's config.
+bool reusable(const SweepSpec& spec, const SweepJob& job, const std::string& status) {
+  return (status == "completed" || status == "diverged") && of_this_config(spec, job);
 }
+
+// A checkpoint of this job's config that a run can resume.
+bool resumable(const SweepSpec& spec, const SweepJob& job) { return has_checkpoint(job.dir) && of_this_config(spec, job); }
 
 // Starts `binary run ...` for one job (`run --resume` when `resume`) with stdout and stderr in its
 // log; returns the pid. The job dies with the sweep.
