@@ -1,6 +1,7 @@
 // ranges.csv's statistics (train/site_stats.h) against values worked out by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -31,6 +32,27 @@ TEST(RangeStatistics, AnOutlierCostsTheOtherValuesTheirResolution) {
   EXPECT_GT(a.int8_snr_db[0], 40.0);
   // the outlier dominates the signal, yet the other 63 values now round to 0 or 1 step of 100/127
   EXPECT_LT(b.int8_snr_db[0], a.int8_snr_db[0] - 5.0);
+}
+
+// Two tokens of the same shape, one 128x smaller (exactly: a power of two): per-token absmax quantizes both equally well,
+// one scale for the tensor leaves the small one a hundredth of the steps.
+TEST(RangeStatistics, PerTensorScaleCostsSmallTokensTheirResolutionPerTokenDoesNot) {
+  std::vector<float> x(2 * 16);
+  for (int j = 0; j < 16; ++j) x[j] = 1.0f + 0.37f * float(j % 5) - 0.9f * float(j % 3), x[16 + j] = x[j] / 128.0f;
+  RangeStats r;
+  range_statistics(Tensor<float>{x.data(), nullptr, 2, 16}, 1, 2, nullptr, r);  // B 1, T 2: a token per position
+  EXPECT_NEAR(r.int8_snr_db[0], r.int8_snr_db[1], 1e-6) << "per token: blind to the token's scale";
+  EXPECT_DOUBLE_EQ(r.int8_tensor_snr_db[0], r.int8_snr_db[0]) << "the large token sets the tensor's scale";
+  // the small token's values are within 1/128 of the range: at most one step of it either way
+  EXPECT_LT(r.int8_tensor_snr_db[1], r.int8_snr_db[1] - 30.0);
+  double signal = 0, noise = 0, max_abs = 0;
+  for (int j = 0; j < 16; ++j) max_abs = std::max(max_abs, std::abs(double(x[j])));  // 1 + 0.37 4 = 2.48
+  const double step = max_abs / 127.0;
+  for (int j = 0; j < 16; ++j) {
+    const double v = double(x[16 + j]), q = std::nearbyint(v / step) * step;
+    signal += v * v, noise += (v - q) * (v - q);
+  }
+  EXPECT_NEAR(r.int8_tensor_snr_db[1], 10 * std::log10(signal / noise), 1e-3);
 }
 
 TEST(RangeStatistics, Fp16OutsideCountsOverflowAndSubnormalsPerPositionOverRealTokens) {

@@ -19,7 +19,7 @@ namespace {
 constexpr const char* kReserve = ".reserve";
 constexpr off_t kReserveBytes = 64 << 10;
 constexpr const char* kStatsHeader = "step,layer,site,position,mean,std\n";
-constexpr const char* kRangesHeader = "step,layer,site,position,max_abs,fp16_outside,int8_snr_db\n";
+constexpr const char* kRangesHeader = "step,layer,site,position,max_abs,fp16_outside,int8_snr_db,int8_tensor_snr_db\n";
 }  // namespace
 
 RunFiles::RunFiles(std::string dir) : dir_(std::move(dir)) {
@@ -96,9 +96,9 @@ void RunFiles::stat(int step, int layer, const char* site, int position, double 
 }
 
 void RunFiles::range(int step, int layer, const char* site, int position, double max_abs, double fp16_outside,
-                     double int8_snr_db) {
-  fmt::format_to(std::back_inserter(ranges_buffer_), "{},{},{},{},{:.8g},{:.8g},{:.8g}\n", step, layer, site, position,
-                 max_abs, fp16_outside, int8_snr_db);
+                     double int8_snr_db, double int8_tensor_snr_db) {
+  fmt::format_to(std::back_inserter(ranges_buffer_), "{},{},{},{},{:.8g},{:.8g},{:.8g},{:.8g}\n", step, layer, site,
+                 position, max_abs, fp16_outside, int8_snr_db, int8_tensor_snr_db);
 }
 
 void RunFiles::flush_stats() {

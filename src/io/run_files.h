@@ -2,7 +2,8 @@
 //   config.json    the resolved config, written first
 //   metrics.jsonl  one object a line          layers.jsonl  one object a line
 //   stats.csv      step,layer,site,position,mean,std; a step's rows written together
-//   ranges.csv     step,layer,site,position,max_abs,fp16_outside,int8_snr_db (train/site_stats.h)
+//   ranges.csv     step,layer,site,position,max_abs,fp16_outside,int8_snr_db,int8_tensor_snr_db
+//                  (train/site_stats.h)
 //   summary.json   rewritten whole and atomically at every update (io/files.h)
 // The logs grow by whole records only (io/files.h: AppendFile), so a run stopped at any moment,
 // or by a full disk, leaves files that parse and end at a whole line. A failed write throws
@@ -44,7 +45,7 @@ class RunFiles {
   void layer(const nlohmann::json& record);
   void stat(int step, int layer, const char* site, int position, double mean, double std);  // buffered
   void range(int step, int layer, const char* site, int position, double max_abs, double fp16_outside,
-             double int8_snr_db);  // buffered, like stat()
+             double int8_snr_db, double int8_tensor_snr_db);  // buffered, like stat()
   void flush_stats();           // stats.csv and ranges.csv
   void write_summary(const nlohmann::json& summary);
   LogSizes sizes();  // after flushing the statistics

@@ -34,12 +34,23 @@ void range_statistics(Tensor<float> x, int B, int T, const float* mask, RangeSta
   out.max_abs.assign(T, 0.0);
   out.fp16_outside.assign(T, 0.0);
   out.int8_snr_db.assign(T, 0.0);
-  std::vector<double> signal(T, 0.0), noise(T, 0.0), values(T, 0.0);
+  out.int8_tensor_snr_db.assign(T, 0.0);
+  std::vector<double> signal(T, 0.0), noise(T, 0.0), tensor_noise(T, 0.0), values(T, 0.0);
   constexpr double kFp16Max = 65504.0, kFp16MinNormal = 0x1p-14;
+  auto real = [&](int64_t row) { return !mask || mask[row] != 0.0f; };
+  auto error = [](double v, double step) {  // x - x_q for absmax int8 with this step
+    const double q = step > 0 ? std::nearbyint(v / step) * step : 0.0;
+    return (v - q) * (v - q);
+  };
+  double tensor_max = 0;
+  for (int64_t row = 0; row < int64_t(B) * T; ++row)
+    if (real(row))
+      for (int j = 0; j < C; ++j) tensor_max = std::max(tensor_max, double(std::abs(x.data[row * C + j])));
+  const double tensor_step = tensor_max / 127.0;
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t) {
       const int64_t row = int64_t(b) * T + t;
-      if (mask && mask[row] == 0.0f) continue;
+      if (!real(row)) continue;
       const float* v = x.data + row * C;
       double amax = 0;
       for (int j = 0; j < C; ++j) amax = std::max(amax, double(std::abs(v[j])));
@@ -48,19 +59,21 @@ void range_statistics(Tensor<float> x, int B, int T, const float* mask, RangeSta
       for (int j = 0; j < C; ++j) {
         const double a = std::abs(double(v[j]));
         out.fp16_outside[t] += a > kFp16Max || (a > 0 && a < kFp16MinNormal);
-        const double q = step > 0 ? std::nearbyint(double(v[j]) / step) * step : 0.0;
         signal[t] += double(v[j]) * v[j];
-        noise[t] += (double(v[j]) - q) * (double(v[j]) - q);
+        noise[t] += error(v[j], step);
+        tensor_noise[t] += error(v[j], tensor_step);
       }
       values[t] += C;
     }
+  auto db = [](double s, double n) { return n > 0 ? 10.0 * std::log10(s / n) : INFINITY; };
   for (int t = 0; t < T; ++t) {
     if (values[t] == 0) {
-      out.max_abs[t] = out.fp16_outside[t] = out.int8_snr_db[t] = NAN;
+      out.max_abs[t] = out.fp16_outside[t] = out.int8_snr_db[t] = out.int8_tensor_snr_db[t] = NAN;
       continue;
     }
     out.fp16_outside[t] /= values[t];
-    out.int8_snr_db[t] = noise[t] > 0 ? 10.0 * std::log10(signal[t] / noise[t]) : INFINITY;
+    out.int8_snr_db[t] = db(signal[t], noise[t]);
+    out.int8_tensor_snr_db[t] = db(signal[t], tensor_noise[t]);
   }
 }
 

@@ -19,8 +19,12 @@ void site_statistics(Tensor<float> x, int B, int T, const float* mask, std::vect
 //   int8_snr_db   absmax int8 quantization of each token's vector (q = round(127 x / max|x|)),
 //                 10 log10(sum x^2 / sum (x - x_q)^2) over the position's tokens; one outlier in a
 //                 vector coarsens the step for all its values (Dettmers et al. 2022)
+//   int8_tensor_snr_db  the same with one scale for the whole tensor (max|x| over every real
+//                 token of the batch): a token far smaller than the largest loses resolution.
+//                 Per-token absmax is blind to each token's scale, per-tensor is not: only here
+//                 can narrowing the range across tokens (what a norm does) change the error
 struct RangeStats {
-  std::vector<double> max_abs, fp16_outside, int8_snr_db;
+  std::vector<double> max_abs, fp16_outside, int8_snr_db, int8_tensor_snr_db;
 };
 void range_statistics(Tensor<float> x, int B, int T, const float* mask, RangeStats& out);
 

@@ -137,7 +137,8 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
         const std::string site = std::string(s.place) + suffix;
         for (int t = 0; t < batch.T; ++t) {
           files.stat(step, s.layer, site.c_str(), t, stat_mean[t], stat_std[t]);
-          files.range(step, s.layer, site.c_str(), t, ranges.max_abs[t], ranges.fp16_outside[t], ranges.int8_snr_db[t]);
+          files.range(step, s.layer, site.c_str(), t, ranges.max_abs[t], ranges.fp16_outside[t], ranges.int8_snr_db[t],
+                      ranges.int8_tensor_snr_db[t]);
         }
       }
     }
