@@ -186,6 +186,7 @@ std::vector<Field> fields_of(RunConfig& c) {
   integer("train.stats_every", c.train.stats_every, 0);
   integer("train.checkpoint_every", c.train.checkpoint_every, 0);
   integer("train.threads", c.train.threads, 0, 1024);
+  choice("train.precision", c.train.precision, kPrecisionNames);
   return f;
 }
 
@@ -316,6 +317,11 @@ void validate_combinations(RunConfig& c, Parser& p) {
   }
   if (c.model.norm.type == NormType::batchnorm && c.model.norm.impl == NormImpl::composite)
     p.problem("model.norm.impl", "composite batchnorm keeps no running statistics: use fused");
+  if (c.train.precision == Precision::fp16 && c.model.init == Init::normal && c.model.init_std > 0 &&
+      c.model.init_std < 0x1p-24)
+    p.problem("model.init_std", fmt::format("{} is below fp16's smallest subnormal 2^-24 = 5.96e-08: with "
+                                            "train.precision fp16 nearly every initial weight would round to 0",
+                                            c.model.init_std));
   if (c.model.norm.type == NormType::batchnorm && c.model.arch == Arch::mlp && c.train.batch_size < 2)
     p.problem("train.batch_size", "batchnorm needs at least 2 rows per batch, got 1");
 }
@@ -410,5 +416,6 @@ const char* to_string(Activation v) { return kActivationNames[int(v)]; }
 const char* to_string(Layout v) { return kLayoutNames[int(v)]; }
 const char* to_string(Init v) { return kInitNames[int(v)]; }
 const char* to_string(NormImpl v) { return kNormImplNames[int(v)]; }
+const char* to_string(Precision v) { return kPrecisionNames[int(v)]; }
 
 }  // namespace nt

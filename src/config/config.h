@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/errors.h"
+#include "core/number_format.h"  // Precision, its names beside it
 #include "norms/norms.h"  // NormType, its names beside it
 #include "ops/ops.h"      // Activation, its names beside it
 
@@ -94,6 +95,9 @@ struct TrainConfig {
   int stats_every = 100;     // 0 = no statistics
   int checkpoint_every = 0;  // steps between checkpoints; 0 = only when the run stops (end, SIGINT, SIGTERM)
   int threads = 0;           // 0 = all cores
+  // The number format of activations and weights at op boundaries (core/number_format.h), master
+  // weights and optimizer state fp32; fp16 with dynamic loss scaling (train/loss_scale.h).
+  Precision precision = Precision::fp32;
 };
 
 struct RunConfig {
@@ -137,5 +141,6 @@ const char* to_string(Activation v);
 const char* to_string(Layout v);
 const char* to_string(Init v);
 const char* to_string(NormImpl v);
+const char* to_string(Precision v);
 
 }  // namespace nt

@@ -97,10 +97,10 @@ class Graph {
     return y.grad;
   }
 
-  // Seeds d(loss)/d(loss) = 1 for a (1, 1) loss (or starts from the seed()ed outputs when the loss
-  // is empty) and runs the tape backwards.
-  void backward(Tensor<T> loss) {
-    if (loss.grad) seed(loss)[0] = T(1);
+  // Seeds d(loss)/d(loss) = 1 (or loss_scale: fp16's loss scaling, train/loss_scale.h) for a (1, 1)
+  // loss (or starts from the seed()ed outputs when the loss is empty) and runs the tape backwards.
+  void backward(Tensor<T> loss, T loss_scale = T(1)) {
+    if (loss.grad) seed(loss)[0] = loss_scale;
     first_.assign(tape_.size(), 0u);
     for (const Gradient& s : grads_) {
       if (s.writer >= 0) first_[s.writer] |= 1u << s.slot;

@@ -9,10 +9,11 @@ namespace nt {
 namespace {
 
 // Multi-layer perceptron: per hidden layer  h = act(norm(W h + b)),  then logits = out(h).
-// Normalizing the summed inputs, as the BatchNorm and LayerNorm papers do.
+// Normalizing the summed inputs, as the BatchNorm and LayerNorm papers do. train.precision
+// bf16/fp16: the inputs and every value between these ops rounded to the format (ops/cast.cpp).
 class Mlp final : public Model {
  public:
-  Mlp(const RunConfig& c, int inputs, int classes) : c_(c.model) {
+  Mlp(const RunConfig& c, int inputs, int classes) : c_(c.model), precision_(c.train.precision) {
     int in = inputs;
     for (int l = 0; l < c_.n_layers; ++l) {
       layers_.push_back({{}, NormSite(params_, c_.norm, l, "norm", "hidden", c_.hidden, 1)});
@@ -38,8 +39,15 @@ class Mlp final : public Model {
     sites_.clear();
     const int D = int(batch.x.size()) / batch.B;
     Tensor<float> h{const_cast<float*>(batch.x.data()), nullptr, batch.B, D};
-    for (Layer& l : layers_) h = activation(g, l.norm(g, l.linear(g, h), nullptr, sites_), c_.activation);
-    return out_(g, h);
+    if (precision_ != Precision::fp32) {  // the inputs in the run's format too: a copy, the batch is the caller's
+      Tensor<float> copy = g.tensor(h.rows, h.cols, false);
+      std::copy_n(h.data, h.size(), copy.data);
+      h = cast(g, copy, precision_);
+    }
+    auto r = [&](Tensor<float> y) { return cast(g, y, precision_); };  // stored in the run's format
+    for (Layer& l : layers_)
+      h = r(activation(g, r(l.norm(g, r(l.linear(g, h)), nullptr, sites_)), c_.activation));
+    return r(out_(g, h));
   }
 
   std::vector<std::vector<float>*> buffers() override {
@@ -54,6 +62,7 @@ class Mlp final : public Model {
     NormSite norm;
   };
   ModelConfig c_;
+  Precision precision_;
   std::vector<Layer> layers_;
   Linear out_;
 };

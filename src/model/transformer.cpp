@@ -10,6 +10,9 @@
 // attention(x) = out(causal_sdpa(q(x), k(x), v(x))) per head: q, k, v one product, heads read in place
 // feed_forward(x) = fc2(act(fc1(x)))
 // (fc1's bias is added inside the activation, out's and fc2's inside the residual connection)
+// train.precision bf16/fp16: every value passed between these ops (each product, attention's
+// output, the activation, each residual sum, each norm's output, the logits) is rounded to the
+// format (ops/cast.cpp); inside an op (attention's scores, a norm's statistics, the loss) fp32.
 // Init (model/init.h): model.init normal or xavier for every Linear weight and both
 // embeddings, biases 0, gains 1. DeepNorm, whatever model.init says: fc1, fc2, v and out
 // Xavier normal with gain beta, q and k with gain 1 (DeepNet's recipe).
@@ -27,7 +30,8 @@ namespace {
 
 class Transformer final : public Model {
  public:
-  Transformer(const RunConfig& c, int vocab) : c_(c.model), alpha_(float(c.deepnorm_alpha())) {
+  Transformer(const RunConfig& c, int vocab)
+      : c_(c.model), alpha_(float(c.deepnorm_alpha())), precision_(c.train.precision) {
     const int C = c_.d_model, L = c_.n_layers, T = c.data.seq_len;
     const int positions = c_.norm.type == NormType::batchnorm && c_.norm.bn_axes == BnAxes::batch ? T : 1;
     tok_emb_ = params_.add("tok_emb.weight", 0, vocab, C);
@@ -65,27 +69,31 @@ class Transformer final : public Model {
     }
     const float* mask = batch.padded ? batch.mask.data() : nullptr;
     sites_.clear();
-    Tensor<float> x = add(g, embedding(g, params_.tensor(tok_emb_), batch.tokens.data(), N),
-                          embedding(g, params_.tensor(pos_emb_), positions_.data(), N));
+    auto r = [&](Tensor<float> y) { return cast(g, y, precision_); };  // stored in the run's format
+    Tensor<float> x = r(add(g, embedding(g, params_.tensor(tok_emb_), batch.tokens.data(), N),
+                            embedding(g, params_.tensor(pos_emb_), positions_.data(), N)));
     for (Block& b : blocks_) {
       // residual(alpha, x, f, b) = alpha x + f + b: attn and ffn leave their last Linear's bias b to it
-      auto attn = [&](Tensor<float> h) { return b.out.product(g, causal_self_attention(g, b.qkv(g, h), B, T, c_.n_heads)); };
-      auto ffn = [&](Tensor<float> h) {
-        return b.fc2.product(g, bias_activation(g, b.fc1.product(g, h), b.fc1.bias, c_.activation));
+      auto attn = [&](Tensor<float> h) {
+        return r(b.out.product(g, r(causal_self_attention(g, r(b.qkv(g, h)), B, T, c_.n_heads))));
       };
+      auto ffn = [&](Tensor<float> h) {
+        return r(b.fc2.product(g, r(bias_activation(g, r(b.fc1.product(g, h)), b.fc1.bias, c_.activation))));
+      };
+      auto norm = [&](NormSite& site, Tensor<float> h) { return r(site(g, h, mask, sites_)); };
       if (c_.norm.type == NormType::deepnorm) {  // x = norm(alpha * x + f(x))
-        x = b.attn_norm(g, residual(g, alpha_, x, attn(x), b.out.bias), mask, sites_);
-        x = b.ffn_norm(g, residual(g, alpha_, x, ffn(x), b.fc2.bias), mask, sites_);
+        x = norm(b.attn_norm, r(residual(g, alpha_, x, attn(x), b.out.bias)));
+        x = norm(b.ffn_norm, r(residual(g, alpha_, x, ffn(x), b.fc2.bias)));
       } else if (c_.norm.placement == Placement::post) {  // x = norm(x + f(x))
-        x = b.attn_norm(g, residual(g, 1.0f, x, attn(x), b.out.bias), mask, sites_);
-        x = b.ffn_norm(g, residual(g, 1.0f, x, ffn(x), b.fc2.bias), mask, sites_);
+        x = norm(b.attn_norm, r(residual(g, 1.0f, x, attn(x), b.out.bias)));
+        x = norm(b.ffn_norm, r(residual(g, 1.0f, x, ffn(x), b.fc2.bias)));
       } else {  // pre: x = x + f(norm(x))
-        x = residual(g, 1.0f, x, attn(b.attn_norm(g, x, mask, sites_)), b.out.bias);
-        x = residual(g, 1.0f, x, ffn(b.ffn_norm(g, x, mask, sites_)), b.fc2.bias);
+        x = r(residual(g, 1.0f, x, attn(norm(b.attn_norm, x)), b.out.bias));
+        x = r(residual(g, 1.0f, x, ffn(norm(b.ffn_norm, x)), b.fc2.bias));
       }
     }
-    if (final_norm_) x = (*final_norm_)(g, x, mask, sites_);
-    return head_(g, x);
+    if (final_norm_) x = r((*final_norm_)(g, x, mask, sites_));
+    return r(head_(g, x));
   }
 
   std::vector<std::vector<float>*> buffers() override {
@@ -130,6 +138,7 @@ class Transformer final : public Model {
 
   ModelConfig c_;
   float alpha_;
+  Precision precision_;
   int tok_emb_, pos_emb_;
   std::vector<Block> blocks_;
   std::unique_ptr<NormSite> final_norm_;

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "core/graph.h"
+#include "core/number_format.h"
 
 namespace nt {
 
@@ -65,5 +66,9 @@ template <class T> Tensor<T> causal_attention(Graph<T>& g, Tensor<T> q, Tensor<T
 // in place -> (B*T, NH*hs): equal to merge_heads(causal_attention(split_heads(q), split_heads(k),
 // split_heads(v))) without the copies.
 template <class T> Tensor<T> causal_self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int NH);
+
+// cast.cpp: x (graph memory) rounded in place to the number format p, and its gradient rounded
+// the same way in backward: a value stored between ops at train.precision. fp32: x untouched.
+Tensor<float> cast(Graph<float>& g, Tensor<float> x, Precision p);
 
 }  // namespace nt

@@ -6,7 +6,7 @@
 //   u64  FNV-1a hash of the resolved config      str  the resolved config (JSON), to name a
 //                                                     differing key
 //   the session (train/session.h: step count, first loss, data stream, parameters, optimizer
-//   moments and step count, BatchNorm running statistics), the trainer's records (RunRecords)
+//   moments and step count, BatchNorm running statistics, the loss scale), the trainer's records (RunRecords)
 //   and where the logs stood (LogSizes)
 //   u32  CRC-32 (zlib) of all that precedes
 //
@@ -29,7 +29,7 @@
 
 namespace nt {
 
-inline constexpr uint32_t kCheckpointFormat = 1;
+inline constexpr uint32_t kCheckpointFormat = 2;  // 2: fp16's loss scale
 inline constexpr const char* kCheckpointFile = "checkpoint.bin";
 
 // What the trainer has recorded so far: what summary.json and loss.png are made from.

@@ -35,7 +35,8 @@ MemoryEstimate estimate_memory(const RunConfig& c) {
     activations = B * (L * 2 * 3 * H + 3 * K + D);
   }
   MemoryEstimate e;
-  e.params = params * kFloat * (3 + states);  // weights, gradients, moments, the update-norm copy
+  // weights, gradients, moments, the update-norm copy; bf16/fp16: the fp32 masters beside the rounded weights
+  e.params = params * kFloat * (3 + states + (c.train.precision != Precision::fp32));
   e.activations = activations * kFloat * 9 / 8;
   e.data = c.data.dataset == DatasetKind::fashion_mnist ? 220 << 20 : 8 << 20;
   return e;

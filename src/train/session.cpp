@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/number_format.h"
 #include "core/threads.h"
 #include "ops/ops.h"
 #include "train/schedule.h"
@@ -33,6 +34,28 @@ BatchLoss forward_loss(Graph<float>& g, Model& model, const Batch& batch, bool c
 
 std::shared_ptr<const Dataset> load(const RunConfig& c) { return make_dataset(c); }
 
+// While it lives, the parameters hold their values rounded to the run's format (what a bf16 or
+// fp16 forward reads); master keeps the fp32 ones, put back when it ends. fp32: nothing.
+class FormatWeights {
+ public:
+  FormatWeights(ParamStore<float>& ps, Precision p, std::vector<float>& master) : ps_(ps), master_(master) {
+    if (p == Precision::fp32) return;
+    active_ = true;
+    master_.assign(ps.data(), ps.data() + ps.numel());
+    round_in_place(p, ps.data(), ps.numel());
+  }
+  ~FormatWeights() {
+    if (active_) std::copy(master_.begin(), master_.end(), ps_.data());
+  }
+  FormatWeights(const FormatWeights&) = delete;
+  FormatWeights& operator=(const FormatWeights&) = delete;
+
+ private:
+  ParamStore<float>& ps_;
+  std::vector<float>& master_;
+  bool active_ = false;
+};
+
 }  // namespace
 
 Session::Session(const RunConfig& config) : Session(config, load(config)) {}
@@ -44,6 +67,7 @@ Session::Session(const RunConfig& c, std::shared_ptr<const Dataset> data)
       eval_batches_(int(std::min<int64_t>(c.train.eval_batches, data_->val_rows() / c.train.batch_size))),
       model_(make_model(c, *data_)),
       optimizer_(c.train, model_->params().numel()),
+      scaler_(c.train.precision),
       rng_(uint64_t(c.seed), 2) {
   if (eval_batches_ < 1)
     throw DataError(fmt::format("the validation split has {} rows, fewer than train.batch_size = {}",
@@ -53,17 +77,26 @@ Session::Session(const RunConfig& c, std::shared_ptr<const Dataset> data)
 void Session::next_batch() { data_->train_batch(rng_, config_.train.batch_size, batch_); }
 
 BatchLoss Session::forward_backward(const Batch& batch) {
-  model_->params().zero_grad();
+  ParamStore<float>& ps = model_->params();
+  const Precision p = config_.train.precision;
+  ps.zero_grad();
   graph_.reset();
   graph_.set_mode(/*training=*/true, /*grad=*/true);
-  BatchLoss r = forward_loss(graph_, *model_, batch, !data_->is_lm());
-  graph_.backward(r.loss);
+  BatchLoss r;
+  {
+    FormatWeights weights(ps, p, master_);
+    r = forward_loss(graph_, *model_, batch, !data_->is_lm());
+    graph_.backward(r.loss, float(scaler_.scale()));
+  }
+  round_in_place(p, ps.grad(), ps.numel());  // the weights' gradients come out of the products in the format
+  r.overflow = !scaler_.unscale(ps.grad(), ps.numel());
   return r;
 }
 
 BatchLoss Session::forward(const Batch& batch, bool training) {
   graph_.reset();
   graph_.set_mode(training, /*grad=*/false);
+  FormatWeights weights(model_->params(), config_.train.precision, master_);
   return forward_loss(graph_, *model_, batch, !data_->is_lm());
 }
 
@@ -88,16 +121,21 @@ StepResult Session::step_on(const Batch& batch, const std::function<void()>& ins
   r.correct = b.correct;
   r.grad_norm = global_norm(ps.grad(), ps.numel());
   r.lr = learning_rate(config_.train, t_);
+  r.loss_scale = scaler_.scale();
   if (t_ == 0) first_loss_ = r.loss;
   r.diverged = !std::isfinite(r.loss) || r.loss > 1e3 * std::abs(first_loss_);
+  r.skipped = b.overflow && !r.diverged;
   r.ms = ms_since(t0);
   if (inspect) inspect();
   if (r.diverged) return r;
   t0 = Clock::now();
-  if (config_.train.grad_clip > 0) clip_to_norm(ps.grad(), ps.numel(), r.grad_norm, config_.train.grad_clip);
-  optimizer_.step(ps.data(), ps.grad(), r.lr);
+  if (!r.skipped) {
+    if (config_.train.grad_clip > 0) clip_to_norm(ps.grad(), ps.numel(), r.grad_norm, config_.train.grad_clip);
+    optimizer_.step(ps.data(), ps.grad(), r.lr);
+  }
+  scaler_.update(r.skipped);
   r.ms += ms_since(t0);
-  ++t_;
+  ++t_;  // a skipped step is a step of the schedule and of the data stream, as in PyTorch's loop
   return r;
 }
 
@@ -110,6 +148,7 @@ void Session::save_state(ByteWriter& w) {
   const std::vector<std::vector<float>*> buffers = model_->buffers();
   w.put(uint32_t(buffers.size()));
   for (const std::vector<float>* b : buffers) w.put_array(*b);
+  scaler_.save(w);
 }
 
 void Session::load_state(ByteReader& r) {
@@ -123,6 +162,7 @@ void Session::load_state(ByteReader& r) {
   const std::vector<std::vector<float>*> buffers = model_->buffers();
   if (r.get<uint32_t>() != buffers.size()) throw std::length_error("another number of BatchNorm buffers");
   for (std::vector<float>* b : buffers) r.get_array(b->data(), b->size());
+  scaler_.load(r);
 }
 
 Evaluation Session::evaluate(int batches) {

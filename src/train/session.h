@@ -4,6 +4,10 @@
 //
 //   step t:  batch <- the data stream (Rng(seed, 2))
 //            zero grad, forward (training mode), loss, backward        -> loss, gradients
+//            train.precision bf16/fp16: the forward reads the weights rounded to the format, the
+//            model rounds every value between ops (ops/cast.cpp), the gradients come back rounded;
+//            the fp32 master weights take the update. fp16: backward from scale * loss, the
+//            gradients unscaled; one that overflowed skips the step (train/loss_scale.h)
 //            grad_norm = ||gradients||  (before clipping)
 //            [inspect(): the caller reads activations and gradients; not timed]
 //            diverged = loss is NaN/inf or > 1e3 x the first step's loss -> stop, no update
@@ -20,6 +24,7 @@
 #include "data/dataset.h"
 #include "io/binary.h"
 #include "model/model.h"
+#include "train/loss_scale.h"
 #include "train/optimizer.h"
 
 namespace nt {
@@ -27,6 +32,7 @@ namespace nt {
 struct BatchLoss {
   Tensor<float> loss;   // (1, 1), mean over the counted targets
   int64_t correct = 0;  // classifier: rows whose arg-max logit is the label
+  bool overflow = false;  // fp16: a gradient overflowed (inf or NaN); gradients left scaled
 };
 
 struct StepResult {
@@ -36,6 +42,8 @@ struct StepResult {
   double ms = 0;          // wall time of the step, without inspect()
   int64_t correct = 0;    // classifier: rows predicted right
   bool diverged = false;  // no update was made
+  bool skipped = false;   // fp16: a gradient overflowed at this loss scale; no update was made
+  double loss_scale = 1;  // fp16: the scale the backward ran at (else 1)
 };
 
 struct Evaluation {
@@ -58,13 +66,14 @@ class Session {
 
   // Pieces of a step, for experiments that probe the model between steps.
   void next_batch();                                   // the stream's next batch into batch()
-  BatchLoss forward_backward(const Batch& batch);      // training mode; gradients in params().grad()
+  // Training mode; gradients (unscaled, unless overflow) in params().grad().
+  BatchLoss forward_backward(const Batch& batch);
   BatchLoss forward(const Batch& batch, bool training);  // no gradient (batchnorm: batch statistics when training)
   void update(double lr);                              // clip, then one optimizer step with this lr
 
   // Everything the next step depends on beyond the config: the step count and first loss, the
   // data stream's position, the parameters, the optimizer's moments and step count, BatchNorm's
-  // running statistics (train/checkpoint.h frames it). load_state throws std::exception on a
+  // running statistics, fp16's loss scale (train/checkpoint.h frames it). load_state throws std::exception on a
   // stream that does not hold this session's shapes.
   void save_state(ByteWriter& w);
   void load_state(ByteReader& r);
@@ -80,6 +89,7 @@ class Session {
   int steps_done() const { return t_; }   // optimizer updates so far
   int threads() const { return threads_; }
   int eval_batches() const { return eval_batches_; }  // train.eval_batches, capped by the split
+  const LossScaler& loss_scaler() const { return scaler_; }
 
  private:
   RunConfig config_;
@@ -88,6 +98,8 @@ class Session {
   int eval_batches_;
   std::unique_ptr<Model> model_;
   OptimizerState optimizer_;
+  LossScaler scaler_;
+  std::vector<float> master_;  // bf16/fp16: the fp32 weights while the forward reads rounded ones
   Graph<float> graph_;
   Batch batch_, eval_batch_;
   Rng rng_;

@@ -101,6 +101,9 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
               {"params", P}, {"train_rows", data.train_rows()}, {"val_rows", data.val_rows()},
               {"memory_estimate_bytes", estimate_memory(c).total()}};
     if (!lm) s["final_val_acc"] = number_or_null(last_val_acc);
+    s["precision"] = to_string(tr.precision);
+    if (session.loss_scaler().enabled())
+      s["loss_scale"] = {{"scale", session.loss_scaler().scale()}, {"skipped_steps", session.loss_scaler().skipped()}};
     if (resumes > 0) s["resumes"] = resumes;
     if (checkpoints > 0)
       s["checkpoint"] = {{"step", checkpoint_step}, {"bytes", checkpoint_bytes},
@@ -183,11 +186,14 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
       if (stats_step && !r.diverged) record_layers(step);
       recent_losses.push_back(r.loss);
       if (int(recent_losses.size()) > tr.log_every) recent_losses.erase(recent_losses.begin());
-      if (step % tr.log_every == 0 || step == tr.steps - 1 || r.diverged) {
+      // every skipped step (fp16: a gradient overflowed at this loss scale) gets its line
+      if (step % tr.log_every == 0 || step == tr.steps - 1 || r.diverged || r.skipped) {
         json line = {{"step", step}, {"split", "train"}, {"loss", number_or_null(r.loss)}, {"lr", r.lr},
                      {"grad_norm", number_or_null(r.grad_norm)}, {"step_ms", ms_since_log / steps_since_log},
                      {"elapsed_s", elapsed_s()}};
         if (!lm) line["acc"] = double(r.correct) / B;
+        if (session.loss_scaler().enabled()) line["loss_scale"] = r.loss_scale;
+        if (r.skipped) line["skipped"] = true;
         files.metric(line);
         files.write_summary(summary_now("running"));
         train_curve.emplace_back(double(step), r.loss);
