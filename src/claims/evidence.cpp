@@ -146,6 +146,37 @@ std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::strin
   return out;
 }
 
+std::map<std::pair<int, std::string>, PositionRanges> ranges_at(const std::string& dir, int step) {
+  std::ifstream in(fs::path(dir) / "ranges.csv");
+  if (!in) throw std::runtime_error(fmt::format("{}/ranges.csv: cannot read it", dir));
+  std::string line;
+  std::getline(in, line);  // header
+  std::vector<std::pair<int, std::string>> rows;  // (step, line)
+  int last = -1;
+  while (std::getline(in, line)) {
+    const int s = std::stoi(line.substr(0, line.find(',')));
+    rows.emplace_back(s, line);
+    last = std::max(last, s);
+  }
+  const int wanted = step < 0 ? last : step;
+  std::map<std::pair<int, std::string>, PositionRanges> out;
+  for (const auto& [s, text] : rows) {
+    if (s != wanted) continue;
+    std::stringstream ss(text);
+    std::string f[8];
+    for (auto& x : f) std::getline(ss, x, ',');
+    PositionRanges& v = out[{std::stoi(f[1]), f[2]}];
+    const std::size_t t = std::stoul(f[3]);
+    for (auto* column : {&v.max_abs, &v.fp16_outside, &v.int8_snr_db, &v.int8_tensor_snr_db})
+      if (column->size() <= t) column->resize(t + 1, NAN);
+    v.max_abs[t] = std::stod(f[4]);
+    v.fp16_outside[t] = std::stod(f[5]);
+    v.int8_snr_db[t] = std::stod(f[6]);
+    v.int8_tensor_snr_db[t] = std::stod(f[7]);
+  }
+  return out;
+}
+
 void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style, const std::vector<Curve>& curves,
                ClaimResult& result) {
   const std::string note = plot_curves(ctx.out, stem, style, curves);

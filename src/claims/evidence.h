@@ -44,6 +44,12 @@ struct PositionStats {
 };
 std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::string& dir);
 
+// ranges.csv of a run at `step` (-1: its last logged step): (layer, site) -> per position.
+struct PositionRanges {
+  std::vector<double> max_abs, fp16_outside, int8_snr_db, int8_tensor_snr_db;
+};
+std::map<std::pair<int, std::string>, PositionRanges> ranges_at(const std::string& dir, int step = -1);
+
 // Draws the plot into the claim's directory and records it in result.plots; when it cannot be
 // drawn (no gnuplot), the note goes to result.details instead.
 void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style, const std::vector<Curve>& curves,

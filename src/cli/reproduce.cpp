@@ -247,7 +247,7 @@ int run(const ReproduceOptions& o) {
 void setup_reproduce(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ReproduceOptions>();
   CLI::App* sub = app.add_subcommand("reproduce", "Rerun the claims' experiments and write a report with verdicts");
-  sub->add_option("ids", o->ids, "claims to run (E1 ... C11); default all");
+  sub->add_option("ids", o->ids, "claims to run (E1 ... C12); default all");
   sub->add_flag("--quick", o->quick, "shrunken settings (minutes, not tens of minutes)");
   sub->add_option("-j,--jobs", o->jobs, "parallel training runs")->capture_default_str()->check(CLI::Range(1, 64));
   sub->add_option("-o,--out", o->out, "report directory (default runs/reproduce-<YYYYmmdd-HHMMSS>)");
