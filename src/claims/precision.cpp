@@ -7,6 +7,7 @@
 //       none runs' residual stream; fp16's range.
 //   (b) the final validation loss at bf16 and fp16 minus fp32's, per norm, and none's gap minus
 //       LN's and RMS's: reported with intervals, no verdict (claims.md).
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -147,15 +148,21 @@ ClaimResult claim_c12(const ClaimContext& ctx) {
                            values_of(of(kNorms[k], "fp32"), "final_val_loss"));
       r.measures.push_back(measure_reported(fmt::format("{}: {} - fp32", kNorms[k], format), gap[k], group));
     }
+    const bool bf16 = std::string(format) == "bf16";
     for (int k : {1, 2}) {
       Measure m = measure_reported(fmt::format("none's gap - {}'s gap", kNorms[k]), differences(gap[0], gap[k]), group);
       const bool null_result = m.interval.lo <= 0 && m.interval.hi >= 0;
       gap_lines.push_back(fmt::format("{} none - {} {}", format, k == 1 ? "LN" : "RMS", show(m.interval, 4)));
+      const double bound = std::max(std::abs(m.interval.lo), std::abs(m.interval.hi));
       null_notes += fmt::format(
           "- {}: none's loss gap to fp32 minus {}'s: {} — {}.\n", format, kNorms[k], show(m.interval, 4),
-          null_result ? "the interval holds 0: no effect of the norm on the loss lost to the format (the null "
-                        "result floating point predicts: its relative precision does not depend on magnitude)"
-                      : "the interval excludes 0: the norm changes what the format costs");
+          !null_result ? std::string("the interval excludes 0: the norm changes what the format costs")
+          : bf16 ? fmt::format("the interval holds 0: no effect of the norm detected (none larger than {:.3f} in loss), "
+                               "the null result floating point predicts: bf16 has fp32's range and its relative "
+                               "precision does not depend on magnitude", bound)
+                 : fmt::format("the interval holds 0: no effect of the norm detected (none larger than {:.3f} in loss); "
+                               "fp16's range did not bind (the shares outside its normal range above), so only its "
+                               "relative precision acted, which does not depend on magnitude", bound));
       r.measures.push_back(m);
     }
   }
