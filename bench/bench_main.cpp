@@ -8,6 +8,7 @@
 //   build/bench/normtool_bench                         everything
 //   build/bench/normtool_bench --benchmark_filter=Norm  the norms only
 #include <benchmark/benchmark.h>
+#include <immintrin.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -19,6 +20,7 @@
 #include "core/aligned.h"
 #include "core/gemm.h"
 #include "core/graph.h"
+#include "core/number_format.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "data/dataset.h"
@@ -121,6 +123,98 @@ BENCHMARK(BM_Linear)
     ->Args({128, 784, 256, 1})->Args({128, 256, 256, 1})->Args({128, 256, 10, 1})
     ->Unit(benchmark::kMicrosecond);
 
+// ---- the AVX512-BF16 question (docs/performance.md): y = x W^T in fp32 (normtool's kernel) and with
+// VDPBF16PS on the same operands rounded to bf16, conversions and packing included, one thread ----
+void BM_ProductFp32(benchmark::State& s) {
+  set_math_threads(1);
+  const int N = int(s.range(0)), in = int(s.range(1)), out = int(s.range(2));
+  Leaf x(N, in, 1), w(out, in, 2);
+  AlignedVector<float> y(std::size_t(N) * out);
+  for (auto _ : s) {
+    gemm<float>(false, true, N, out, in, 1.0f, x.t().data, in, w.t().data, in, 0.0f, y.data(), out);
+    benchmark::DoNotOptimize(y.data());
+  }
+  s.counters["GFLOP/s"] = benchmark::Counter(2.0 * N * in * out, benchmark::Counter::kIsIterationInvariantRate,
+                                             benchmark::Counter::kIs1000);
+}
+
+#if defined(__AVX512BF16__)
+// x (N, K) and W (out, K) to bf16 (VCVTNE2PS2BF16, round to nearest even); W^T packed in panels of 32
+// columns, each (K/2) x 32 pairs (k, k+1); then 12 rows x 32 columns of fp32 sums in registers while k
+// runs two at a time (VDPBF16PS: 2 products a lane). K even, out a multiple of 32, N of 12: the shapes below.
+void bf16_product(int N, int K, int out, const float* x, const float* w, uint16_t* xb, uint32_t* wp, float* y) {
+  auto to_bf16 = [](const float* src, uint16_t* dst, int64_t n) {
+    for (int64_t i = 0; i < n; i += 32) {
+      const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(src + i + 16), _mm512_loadu_ps(src + i));
+      _mm512_storeu_si512(dst + i, __m512i(v));
+    }
+  };
+  to_bf16(x, xb, int64_t(N) * K);
+  const int K2 = K / 2;
+  static thread_local std::vector<uint16_t> wb;
+  wb.resize(std::size_t(out) * K);
+  to_bf16(w, wb.data(), int64_t(out) * K);
+  const uint32_t* w32 = reinterpret_cast<const uint32_t*>(wb.data());
+  for (int j0 = 0; j0 < out; j0 += 32)
+    for (int k = 0; k < K2; ++k)
+      for (int c = 0; c < 32; ++c) wp[int64_t(j0) * K2 + int64_t(k) * 32 + c] = w32[int64_t(j0 + c) * K2 + k];
+  const uint32_t* x32 = reinterpret_cast<const uint32_t*>(xb);
+  for (int j0 = 0; j0 < out; j0 += 32) {
+    const uint32_t* panel = wp + int64_t(j0) * K2;
+    for (int i0 = 0; i0 < N; i0 += 12) {
+      __m512 acc[12][2];
+      for (auto& r : acc) r[0] = r[1] = _mm512_setzero_ps();
+      for (int k = 0; k < K2; ++k) {
+        const __m512bh b0 = __m512bh(_mm512_loadu_si512(panel + int64_t(k) * 32));
+        const __m512bh b1 = __m512bh(_mm512_loadu_si512(panel + int64_t(k) * 32 + 16));
+        for (int r = 0; r < 12; ++r) {
+          const __m512bh a = __m512bh(_mm512_set1_epi32(int(x32[int64_t(i0 + r) * K2 + k])));
+          acc[r][0] = _mm512_dpbf16_ps(acc[r][0], a, b0);
+          acc[r][1] = _mm512_dpbf16_ps(acc[r][1], a, b1);
+        }
+      }
+      for (int r = 0; r < 12; ++r) {
+        _mm512_storeu_ps(y + int64_t(i0 + r) * out + j0, acc[r][0]);
+        _mm512_storeu_ps(y + int64_t(i0 + r) * out + j0 + 16, acc[r][1]);
+      }
+    }
+  }
+}
+
+void BM_ProductBf16(benchmark::State& s) {
+  const int N = int(s.range(0)), in = int(s.range(1)), out = int(s.range(2));
+  Leaf x(N, in, 1), w(out, in, 2);
+  std::vector<uint16_t> xb(std::size_t(N) * in);
+  std::vector<uint32_t> wp(std::size_t(out) * in / 2);
+  AlignedVector<float> y(std::size_t(N) * out), ref(std::size_t(N) * out);
+  for (auto _ : s) {
+    bf16_product(N, in, out, x.t().data, w.t().data, xb.data(), wp.data(), y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  // the same product in fp32 on the operands rounded to bf16: how far VDPBF16PS's sums are from it
+  std::vector<float> xr(x.t().data, x.t().data + x.t().size()), wr(w.t().data, w.t().data + w.t().size());
+  round_in_place(Precision::bf16, xr.data(), xr.size());
+  round_in_place(Precision::bf16, wr.data(), wr.size());
+  gemm<float>(false, true, N, out, in, 1.0f, xr.data(), in, wr.data(), in, 0.0f, ref.data(), out);
+  double err = 0, norm = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) err = std::max(err, double(std::abs(y[i] - ref[i]))), norm = std::max(norm, double(std::abs(ref[i])));
+  s.counters["GFLOP/s"] = benchmark::Counter(2.0 * N * in * out, benchmark::Counter::kIsIterationInvariantRate,
+                                             benchmark::Counter::kIs1000);
+  s.counters["max_rel_diff"] = err / norm;
+}
+#endif
+
+// lm-tiny's products (N = 16*64): 64->64 (out; q, k, v one 64->192), fc1 64->256, fc2 256->64,
+// head 64->256; lm-small's (N = 16*128): 128->128, 128->512, 512->128 (N rounded to 12's multiple)
+#define NORMTOOL_PRODUCT_SHAPES                                                                      \
+  ArgNames({"N", "in", "out"})->Args({1020, 64, 64})->Args({1020, 64, 192})->Args({1020, 64, 256})  \
+      ->Args({1020, 256, 64})->Args({2040, 128, 128})->Args({2040, 128, 512})->Args({2040, 512, 128}) \
+      ->Unit(benchmark::kMicrosecond)
+BENCHMARK(BM_ProductFp32)->NORMTOOL_PRODUCT_SHAPES;
+#if defined(__AVX512BF16__)
+BENCHMARK(BM_ProductBf16)->NORMTOOL_PRODUCT_SHAPES;
+#endif
+
 // ---- norms: forward + backward; bytes = what a fused op must at least move ----
 template <int kind>  // 0 layernorm, 1 rmsnorm, 2 batchnorm
 void BM_Norm(benchmark::State& s) {
@@ -198,6 +292,8 @@ void BM_TrainStep(benchmark::State& s, const char* config, std::vector<std::stri
                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny, "lm-tiny.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
+BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny_bf16, "lm-tiny.json", {"train.precision=bf16"})->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
+BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny_fp16, "lm-tiny.json", {"train.precision=fp16"})->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
 BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny_rmsnorm, "lm-tiny.json", {"model.norm.type=rmsnorm"})->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
 BENCHMARK_CAPTURE(BM_TrainStep, lm_small, "lm-small.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(1)->MinTime(3);
 BENCHMARK_CAPTURE(BM_TrainStep, mlp_fmnist, "mlp-fmnist.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
