@@ -55,7 +55,7 @@ Runs fortunes_runs(const ClaimContext& ctx) {
   const std::vector<std::string> fixed{"model.n_layers=4", fmt::format("train.eval_every={}", ctx.quick ? 25 : 50),
                                        "train.eval_batches=10", fmt::format("train.stats_every={}", ctx.quick ? 50 : 100)};
   return convergence_runs(ctx, (std::filesystem::path(ctx.out).parent_path() / "fortunes-transformer-runs").string(),
-                          config_path("lm-tiny.json"), fixed, ctx.quick ? 150 : 600);
+                          config_path("lm-tiny.json"), fixed, ctx.quick ? 100 : 600);
 }
 
 std::vector<const RunRecord*> of_norm(const std::vector<RunRecord>& runs, const char* norm) {
@@ -68,7 +68,7 @@ ClaimResult claim_c1(const ClaimContext& ctx) {
   ClaimResult r;
   r.seeds = ctx.seeds;
   const Runs lm = fortunes_runs(ctx);
-  const int Nm = ctx.quick ? 150 : 400;
+  const int Nm = ctx.quick ? 100 : 400;
   const Runs mlp = convergence_runs(ctx, ctx.out + "/mlp", config_path("mlp-fmnist.json"),
                                     {"model.n_layers=6", "train.eval_batches=20", "train.stats_every=0",
                                      "train.eval_every=25"},

@@ -154,7 +154,7 @@ ClaimResult claim_c7(const ClaimContext& ctx) {
   r.seeds = ctx.seeds;
   // 10 batches: the expected gradient of one init is already stable (200 batches change its norms by ~2%);
   // what varies is the init, so each seed averages 8 of them (2 in quick mode)
-  const int L = 12, batches = 10, inits = ctx.quick ? 2 : 8;
+  const int L = 12, batches = 10, inits = ctx.quick ? 1 : 8;
   // Xiong's setting: Xavier init, ReLU, a d x d feed-forward layer
   const std::vector<std::string> xiong{"model.init=xavier", "model.activation=relu", "model.d_ff=64"};
   const GradientShape main = gradient_shape(ctx, xiong, L, batches, inits);
@@ -207,7 +207,7 @@ ClaimResult claim_c7(const ClaimContext& ctx) {
 ClaimResult claim_c8(const ClaimContext& ctx) {
   ClaimResult r;
   r.seeds = ctx.seeds;
-  const int N = ctx.quick ? 200 : 1000, W = ctx.quick ? 100 : 500, L = ctx.quick ? 6 : 12;
+  const int N = ctx.quick ? 100 : 1000, W = ctx.quick ? 50 : 500, L = ctx.quick ? 6 : 12;
   // constant lr after the warm-up, so that the runs differ only by the warm-up (the README says why)
   const std::vector<std::string> fixed{"model.d_ff=128", "train.beta2=0.98", "train.lr=2e-3", "train.schedule=constant",
                                        fmt::format("train.steps={}", N), fmt::format("train.eval_every={}", N / 10),
@@ -269,7 +269,7 @@ ClaimResult claim_c9(const ClaimContext& ctx) {
   const std::vector<int> depths = ctx.quick ? std::vector<int>{6, 12} : std::vector<int>{6, 18, 36};
   // the small-init ablation without the deepest depth: the reproduction's time budget (the README says why)
   const std::vector<int> small_depths(depths.begin(), depths.end() - (ctx.quick ? 0 : 1));
-  const int N = ctx.quick ? 100 : 400;
+  const int N = ctx.quick ? 50 : 400;
   auto axis_of = [](const std::vector<int>& ds) {
     std::string axis = "model.n_layers=";
     for (int d : ds) axis += std::to_string(d) + (d == ds.back() ? "" : ",");

@@ -70,7 +70,7 @@ Curve profile_curve(const std::string& title, const std::vector<std::vector<doub
 ClaimResult claim_c12(const ClaimContext& ctx) {
   ClaimResult r;
   r.seeds = ctx.seeds;
-  const int N = ctx.quick ? 100 : 400;
+  const int N = ctx.quick ? 50 : 400;
   const std::vector<RunRecord> runs =
       sweep_runs(ctx, "runs", config_path("lm-tiny.json"),
                  {"model.n_layers=4", fmt::format("train.steps={}", N), fmt::format("train.eval_every={}", N / 4),

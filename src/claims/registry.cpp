@@ -98,9 +98,9 @@ const std::vector<Claim>& all_claims() {
        "2N steps): >= 1.5 across the interval, in both setups",
        "Zhang & Sennrich 2019 §6.1; Ba et al. 2016 §6 (curves only)",
        "Transformer: configs/lm-tiny.json with 4 layers (Pre-LN, d 64, fortunes, seq 64, batch 16, Adam "
-       "1e-3); LN and RMS for N = 600 steps (quick 150), none for 2N; validation loss (10 batches) every 50 "
+       "1e-3); LN and RMS for N = 600 steps (quick 100), none for 2N; validation loss (10 batches) every 50 "
        "steps (quick 25); runs shared with C2 and C6. MLP: configs/mlp-fmnist.json with 6 hidden layers "
-       "(256, ReLU, SGD 0.1 momentum 0.9, batch 128), N = 400 steps (quick 150), none for 2N; validation "
+       "(256, ReLU, SGD 0.1 momentum 0.9, batch 128), N = 400 steps (quick 100), none for 2N; validation "
        "loss every 25 steps. None runs twice as long so that 'never' means 'not within 2N'. Seeds 1, 2, 3.",
        false, true, claim_c1},
       {"C2", "rmsnorm-matches-layernorm", "RMSNorm matches LayerNorm's quality",
@@ -126,7 +126,7 @@ const std::vector<Claim>& all_claims() {
        "Wu & He 2018 Table 2 (ResNet-50 ImageNet error vs 32/GPU: +1.2 at 8, +3.7 at 4, +11.1 at 2); LN §6.6",
        "configs/mlp-fmnist.json (4 x 256 ReLU MLP on Fashion-MNIST, SGD momentum 0.9); batch 32, 16, 8, 4, "
        "2; BN vs LN; the same number of epochs at every batch size (half an epoch, for the time budget; quick "
-       "0.25), the learning rate "
+       "0.05), the learning rate "
        "scaled linearly with the batch (0.1 x batch/128, the rule the GN paper uses); validation error on "
        "the first 2560 test images with BN's running statistics; seeds 1, 2, 3.",
        false, true, claim_c4},
@@ -134,7 +134,7 @@ const std::vector<Claim>& all_claims() {
        "per seed, train-mode minus eval-mode accuracy on the same data: BN's differs from 0 (its interval "
        "excludes 0) and LN's is 0",
        "Ioffe & Szegedy 2015 §3.1; the seed articles",
-       "The MLP of C4 at batch 4 (lr 0.1 x 4/128) trained for 1 epoch (quick 0.25); then the first 2560 test "
+       "The MLP of C4 at batch 4 (lr 0.1 x 4/128) trained for 1 epoch (quick 0.1); then the first 2560 test "
        "images, in batches of 4, evaluated twice: with BN's running statistics (eval mode) and with each "
        "batch's own statistics (train mode); the same for LN; seeds 1, 2, 3.",
        false, false, claim_c5},
@@ -155,7 +155,7 @@ const std::vector<Claim>& all_claims() {
        "Xiong's setting at init: configs/lm-tiny.json with 12 layers, model.init xavier, ReLU, d_ff = "
        "d_model = 64, 4 heads, fortunes (16 x 64); Post-LN vs Pre-LN; the Frobenius norm of each block's W2 "
        "gradient averaged over 10 batches; per seed s the norms averaged over 8 inits (seeds 1000 s + k; "
-       "quick 2), seeds 1, 2, 3. Ablations: model.init normal (N(0, 0.02)), and d_ff = 4d.",
+       "quick 1), seeds 1, 2, 3. Ablations: model.init normal (N(0, 0.02)), and d_ff = 4d.",
        false, false, claim_c7},
       {"C8", "post-ln-needs-warmup", "Post-LN needs learning-rate warm-up; Pre-LN trains without it",
        "per seed: Post-LN no-warm-up final loss >= 1.2x its warm-up loss (a diverged run counts as ln 256), "
@@ -164,7 +164,7 @@ const std::vector<Claim>& all_claims() {
        "configs/lm-tiny.json with 12 layers (6 as well), d 64, FFN 128, 4 heads, model.init xavier; Adam "
        "(0.9, 0.98), lr 2e-3; linear warm-up of 0 or 500 steps, then the constant lr; 1000 steps; Post-LN "
        "with and without warm-up, Pre-LN without; final validation loss (10 batches); seeds 1, 2, 3. "
-       "Ablation: model.init normal (N(0, 0.02)). Quick: 6 layers, 200 steps, warm-up 100.",
+       "Ablation: model.init normal (N(0, 0.02)). Quick: 6 layers, 100 steps, warm-up 50.",
        false, true, claim_c8},
       {"C9", "deep-post-ln-vs-deepnorm", "Deep Post-LN diverges or stalls where DeepNorm trains",
        "per seed: the largest Post-LN / DeepNorm final loss ratio over the depths >= 1.2 (a depth where "
@@ -173,7 +173,7 @@ const std::vector<Claim>& all_claims() {
        "Wang et al. 2022 §3, §5 (Post-LN fails at 18L-18L on IWSLT-14; DeepNet trains 100L-100L)",
        "configs/lm-tiny.json with d 64, FFN 128, 2 heads (DeepNet's 64-128-2 tiny models), depth 6, 18, 36 "
        "(quick 6, 12), Post-LN with model.init xavier vs DeepNorm (alpha = (2N)^(1/4), beta = (8N)^(-1/4), "
-       "its own init), Adam lr 1e-3, no warm-up, 400 steps (quick 100); seeds 1, 2, 3. Ablation: Post-LN "
+       "its own init), Adam lr 1e-3, no warm-up, 400 steps (quick 50); seeds 1, 2, 3. Ablation: Post-LN "
        "with model.init normal (N(0, 0.02)) at depths 6 and 18 (36 left out for the time budget).",
        false, true, claim_c9},
       {"C10", "post-ln-model-update", "Post-LN's model update explodes early; DeepNorm's stays bounded",
@@ -209,7 +209,7 @@ const std::vector<Claim>& all_claims() {
        "The 4-layer Pre-LN transformer of C1 (configs/lm-tiny.json, d 64, fortunes, seq 64, batch 16, Adam 1e-3), "
        "none vs LN vs RMS at train.precision fp32, bf16 and fp16 (emulated: round to nearest even at every op "
        "boundary, fp32 master weights and optimizer state, fp16 with dynamic loss scaling), 400 steps (quick "
-       "100); seeds 1, 2, 3. (a) ranges.csv of the fp32 runs at the last statistics step: int8 SNR of the vector "
+       "50); seeds 1, 2, 3. (a) ranges.csv of the fp32 runs at the last statistics step: int8 SNR of the vector "
        "entering and leaving each norm (attn, ffn, final), one absmax scale per token (the claim's vector) and, "
        "reported beside, one per tensor; the share outside fp16's normal range. (b) final validation loss (10 "
        "batches) at bf16 and fp16 minus fp32's, per norm and seed.",
