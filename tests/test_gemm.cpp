@@ -2,15 +2,17 @@
 // of normtool's kernel (core/gemm_kernel.h): row counts that leave 8-, 4- and 1-row blocks,
 // widths that leave a one-vector panel and a masked tail, op(B) read in place or packed, both
 // transposes, alpha, beta (C not read when 0: it holds NaN), a bias row, strides wider than the
-// matrices, and rows split over two threads.
+// matrices, and rows split over two threads. And the math threads' subnormal flushing.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <tuple>
 #include <vector>
 
 #include "core/gemm.h"
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "core/threads.h"
 
@@ -93,6 +95,29 @@ TEST(Gemm, RowsAreTheSameForAnyThreadCount) {
   gemm(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, two.data(), N, bias.data());
   set_math_threads(1);
   EXPECT_EQ(one, two);
+}
+
+TEST(MathThreads, SubnormalsAreFlushedOnEveryThread) {
+  // core/threads.h: a subnormal operand reads as zero and a subnormal result is written as zero,
+  // on the caller and on each thread of the pool (each chunk of parallel_chunks runs on its own)
+  set_math_threads(2);
+  std::vector<float> product(8192, -1.f), operand(8192, -1.f);
+  std::vector<int> thread_of(8192, -1);
+  volatile float tiny = 1e-30f, subnormal = std::numeric_limits<float>::denorm_min();
+  parallel_chunks(8192, [&](int64_t begin, int64_t count) {
+    for (int64_t i = begin; i < begin + count; ++i) {
+      product[i] = tiny * 1e-10f;      // 1e-40: subnormal without FTZ
+      operand[i] = subnormal * 1e30f;  // 1.4e-15 without DAZ
+      thread_of[i] = omp_get_thread_num();
+    }
+  });
+  EXPECT_EQ(std::set<int>(thread_of.begin(), thread_of.end()), (std::set<int>{0, 1}));
+  for (std::size_t i = 0; i < product.size(); ++i) {
+    ASSERT_EQ(product[i], 0.f) << i;
+    ASSERT_EQ(operand[i], 0.f) << i;
+  }
+  EXPECT_EQ(tiny * 1e-10f, 0.f);
+  set_math_threads(1);
 }
 
 TEST(Gemm, TransposeMovesEveryEntryAndNothingElse) {

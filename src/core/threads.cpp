@@ -4,6 +4,9 @@
 
 #include <Eigen/Core>
 #include <omp.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -43,9 +46,24 @@ bool openblas_runs_avx512() {
 
 int max_math_threads() { return 4 * cpu_cores(); }
 
+bool flush_subnormals() {
+#if defined(__x86_64__)
+  // MXCSR is per thread; a thread the pool starts later copies its creator's (the kernel copies
+  // the FPU state on clone), so setting the pool's present threads and this one covers them all
+  constexpr unsigned kFtzDaz = _MM_FLUSH_ZERO_ON | _MM_DENORMALS_ZERO_ON;
+#pragma omp parallel
+  _mm_setcsr(_mm_getcsr() | kFtzDaz);
+  _mm_setcsr(_mm_getcsr() | kFtzDaz);
+  return (_mm_getcsr() & kFtzDaz) == kFtzDaz;
+#else
+  return false;
+#endif
+}
+
 int set_math_threads(int threads) {
   const int n = threads > 0 ? std::min(threads, max_math_threads()) : cpu_cores();
   omp_set_num_threads(n);
+  flush_subnormals();
   Eigen::setNbThreads(n);
 #ifdef NORMTOOL_OPENBLAS
   openblas_set_num_threads(n);
