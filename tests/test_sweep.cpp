@@ -90,6 +90,37 @@ TEST(SweepCli, AnInterruptedJobResumesFromItsCheckpoint) {
       << text;
 }
 
+TEST(Sweep, SweepsShareOnePoolTheMostWorkFirst) {
+  TempDir d;
+  auto spec = [&](const char* name, int steps, const char* seeds) {
+    SweepSpec s;
+    s.config = std::string(NORMTOOL_SOURCE_DIR) + "/configs/smoke/mlp-none.json";
+    s.fixed = {"train.steps=" + std::to_string(steps)};
+    s.axes = {parse_axis(std::string("seed=") + seeds)};
+    s.out = d / name;
+    return s;
+  };
+  auto finished = [&](const std::string& job) { return std::filesystem::last_write_time(d / (job + "/summary.json")); };
+  // one process: the 2000-step job of the second sweep runs first, then the first sweep's in grid order
+  const auto one = run_sweeps({spec("short", 50, "1,2"), spec("long", 2000, "1")}, 1, NORMTOOL_BINARY, true);
+  ASSERT_EQ(one.size(), 2u);
+  ASSERT_EQ(one[0].size(), 2u);
+  ASSERT_EQ(one[1].size(), 1u);
+  for (const auto& sweep : one)
+    for (const SweepJob& j : sweep) EXPECT_EQ(j.status, "completed") << j.dir;
+  EXPECT_LT(finished("long/0"), finished("short/0"));
+  EXPECT_LT(finished("short/0"), finished("short/1"));
+  EXPECT_EQ(read_json(d / "long/sweep.json")["jobs"][0]["status"], "completed");
+  EXPECT_EQ(read_json(d / "short/sweep.json")["jobs"].size(), 2u);
+  // two processes: the second sweep's job starts while the first's runs (it would wait for it
+  // if each sweep ran its own pool)
+  const auto two = run_sweeps({spec("a", 20000, "1"), spec("b", 20000, "1")}, 2, NORMTOOL_BINARY, true);
+  EXPECT_EQ(two[0][0].status, "completed");
+  EXPECT_EQ(two[1][0].status, "completed");
+  EXPECT_LT(std::filesystem::last_write_time(d / "b/0/config.json"), finished("a/0"));
+  EXPECT_LT(std::filesystem::last_write_time(d / "a/0/config.json"), finished("b/0"));
+}
+
 TEST(Reproduce, EveryExactClaimPasses) {
   for (const Claim& c : all_claims()) {
     if (!c.exact) continue;

@@ -22,8 +22,16 @@ struct RunRecord {
   int seed() const { return std::stoi(overrides.at("seed")); }
 };
 
-// Runs `axes` over `config` with `fixed` overrides into <ctx.out>/<name> (resumable) and
-// reads every job back. Throws when a job failed to run.
+// One sweep of a claim: `axes` over `config` with `fixed` overrides into <ctx.out>/<name>.
+struct SweepRequest {
+  std::string name, config;
+  std::vector<std::string> fixed, axes;
+};
+
+// Runs the sweeps (resumable) with all their jobs in one pool of ctx.jobs processes
+// (sweep/sweep.h: run_sweeps), and reads every job back, one vector per sweep in the order given.
+// Throws when a job failed to run.
+std::vector<std::vector<RunRecord>> sweep_runs(const ClaimContext& ctx, const std::vector<SweepRequest>& sweeps);
 std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& name, const std::string& config,
                                   const std::vector<std::string>& fixed, const std::vector<std::string>& axes);
 

@@ -26,6 +26,7 @@
 #include "io/files.h"
 #include "sweep/slurm.h"
 #include "train/checkpoint.h"
+#include "train/memory.h"
 
 namespace nt {
 
@@ -261,11 +262,63 @@ JobPlan plan_job(const SweepSpec& spec, SweepJob& job) {
   return resumable(spec, job) ? JobPlan::resume : JobPlan::fresh;
 }
 
+namespace {
+
+// A job's work relative to another's, to start the longest first: its multiply-adds (training
+// steps 3x a forward, evaluation batches 1x) plus the bytes each step moves through the
+// parameters and the activations (train/memory.h), which is what a small batch's step costs.
+double work_of(const RunConfig& c) {
+  const ModelConfig& m = c.model;
+  double forward_flops = 0;  // per row
+  if (m.arch == Arch::transformer) {
+    const double C = m.d_model, F = m.d_ff, T = c.data.seq_len, V = 256;
+    forward_flops = T * (2 * m.n_layers * (4 * C * C + 2 * C * F + 2 * T * C) + 2 * C * V);
+  } else {
+    const double D = c.data.dataset == DatasetKind::fashion_mnist ? 784 : 64, H = m.hidden;
+    forward_flops = 2 * (D * H + (m.n_layers - 1) * H * H + 10 * H);
+  }
+  const MemoryEstimate e = estimate_memory(c);
+  const double steps = double(c.train.steps),
+               evals = c.train.eval_every > 0 ? std::floor(steps / double(c.train.eval_every)) + 1 : 1;
+  const double step = 3 * forward_flops * double(c.train.batch_size) + 2 * double(e.params + e.activations);
+  return steps * step + evals * double(c.train.eval_batches) * forward_flops * double(c.train.batch_size);
+}
+
+}  // namespace
+
 std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary, bool quiet) {
-  std::vector<SweepJob> jobs = expand(spec);
-  const fs::path out(spec.out);
+  return run_sweeps({spec}, spec.jobs, binary, quiet).front();
+}
+
+std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& specs, int parallel,
+                                              const std::string& binary, bool quiet) {
+  std::vector<std::vector<SweepJob>> jobs;
+  std::vector<std::unique_ptr<DirectoryLock>> locks;
+  for (const SweepSpec& spec : specs) {
+    jobs.push_back(expand(spec));
+    locks.push_back(claim_directory(spec, jobs.back()));
+  }
+  // what is left to run, the most work first (a stable sort: equal jobs in grid order)
+  struct Pending {
+    int sweep, job;
+    bool resume;
+    double work;
+  };
+  std::vector<Pending> queue;
   std::error_code ec;
-  const auto lock = claim_directory(spec, jobs);
+  for (std::size_t s = 0; s < specs.size(); ++s)
+    for (SweepJob& j : jobs[s]) {
+      const JobPlan plan = plan_job(specs[s], j);
+      if (plan == JobPlan::keep) {
+        if (!quiet) fmt::print(stderr, "#{} : {} -> {} (already)\n", j.index, j.label(), j.status);
+        continue;
+      }
+      if (plan == JobPlan::fresh) fs::remove_all(j.dir, ec);  // a half-done job, or another config's, starts over
+      queue.push_back({int(s), j.index, plan == JobPlan::resume,
+                       work_of(load_config_file(specs[s].config, job_overrides(specs[s], j)))});
+    }
+  std::stable_sort(queue.begin(), queue.end(), [](const Pending& a, const Pending& b) { return a.work > b.work; });
+
   g_stop = false;
   struct sigaction sa {};
   sa.sa_handler = on_sweep_interrupt;  // no SA_RESTART: waitpid returns to see the stop
@@ -273,7 +326,7 @@ std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
-  std::map<pid_t, int> running;  // pid -> job index
+  std::map<pid_t, std::pair<int, int>> running;  // pid -> (sweep, job)
   bool forwarded = false;
   auto reap_one = [&] {
     if (g_stop && !forwarded) {  // a SIGTERM to the sweep alone reaches its jobs too
@@ -283,32 +336,31 @@ std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
     if (pid <= 0) return;
-    SweepJob& j = jobs[running.at(pid)];
+    const auto [s, index] = running.at(pid);
+    SweepJob& j = jobs[s][index];
     running.erase(pid);
     j.status = status_of(j.dir);
     if (j.status.empty() || j.status == "running") j.status = "failed";
     if (!quiet) fmt::print(stderr, "#{} : {} -> {}\n", j.index, j.label(), j.status);
   };
-  for (SweepJob& j : jobs) {
-    const JobPlan plan = plan_job(spec, j);
-    if (plan == JobPlan::keep) {
-      if (!quiet) fmt::print(stderr, "#{} : {} -> {} (already)\n", j.index, j.label(), j.status);
-      continue;
-    }
+  for (const Pending& p : queue) {
     if (g_stop) break;
-    if (plan == JobPlan::fresh) fs::remove_all(j.dir, ec);  // a half-done job, or another config's, starts over
-    while (int(running.size()) >= std::max(1, spec.jobs)) reap_one();
+    while (int(running.size()) >= std::max(1, parallel)) reap_one();
     if (g_stop) break;
-    const pid_t pid = launch(spec, j, plan == JobPlan::resume, binary, out / "logs" / (std::to_string(j.index) + ".log"));
-    running[pid] = j.index;
+    const SweepJob& j = jobs[p.sweep][p.job];
+    const pid_t pid = launch(specs[p.sweep], j, p.resume, binary,
+                             fs::path(specs[p.sweep].out) / "logs" / (std::to_string(j.index) + ".log"));
+    running[pid] = {p.sweep, p.job};
   }
   while (!running.empty()) reap_one();
-  for (SweepJob& j : jobs)
-    if (j.status.empty()) j.status = "not run";
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
-  write_file_atomically((out / "sweep.json").string(), sweep_json(spec, jobs).dump(2) + "\n");
-  write_file_atomically((out / "aggregate.md").string(), aggregate_table(jobs));
+  for (std::size_t s = 0; s < specs.size(); ++s) {
+    for (SweepJob& j : jobs[s])
+      if (j.status.empty()) j.status = "not run";
+    write_file_atomically((fs::path(specs[s].out) / "sweep.json").string(), sweep_json(specs[s], jobs[s]).dump(2) + "\n");
+    write_file_atomically((fs::path(specs[s].out) / "aggregate.md").string(), aggregate_table(jobs[s]));
+  }
   return jobs;
 }
 
