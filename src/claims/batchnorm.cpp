@@ -20,15 +20,23 @@ ClaimResult claim_c4(const ClaimContext& ctx) {
   std::map<std::pair<std::string, int>, std::vector<double>> err;  // (norm, batch) -> per seed, in points
   std::map<std::string, Curve> curves{{"batchnorm", Curve{"batchnorm", {}, {}}}, {"layernorm", Curve{"layernorm", {}, {}}}};
   r.details = "| batch | lr | steps | BN val error (%) | LN val error (%) |\n|---|---|---|---|---|\n";
+  auto steps_at = [&](int B) { return int(epochs * 60000 / B); };
+  auto lr_at = [](int B) { return 0.1 * B / 128; };  // the linear scaling rule from mlp-fmnist's 0.1 at batch 128
+  std::vector<SweepRequest> sweeps;
   for (int B : batches) {
-    const int steps = int(epochs * 60000 / B);
-    const double lr = 0.1 * B / 128;  // the linear scaling rule from mlp-fmnist's 0.1 at batch 128
-    const auto runs = sweep_runs(ctx, fmt::format("batch-{}", B), config_path("mlp-fmnist.json"),
-                                 {fmt::format("train.batch_size={}", B), fmt::format("train.lr={}", lr),
-                                  fmt::format("train.steps={}", steps), fmt::format("train.eval_every={}", steps / 4),
-                                  fmt::format("train.eval_batches={}", 2560 / B),
-                                  fmt::format("train.log_every={}", std::max(1, steps / 50)), "train.stats_every=0"},
-                                 {"model.norm.type=batchnorm,layernorm", ctx.seeds_axis()});
+    const int steps = steps_at(B);
+    sweeps.push_back({fmt::format("batch-{}", B), config_path("mlp-fmnist.json"),
+                      {fmt::format("train.batch_size={}", B), fmt::format("train.lr={}", lr_at(B)),
+                       fmt::format("train.steps={}", steps), fmt::format("train.eval_every={}", steps / 4),
+                       fmt::format("train.eval_batches={}", ctx.eval_batches(2560 / B)),
+                       fmt::format("train.log_every={}", std::max(1, steps / 50)), "train.stats_every=0"},
+                      {"model.norm.type=batchnorm,layernorm", ctx.seeds_axis()}});
+  }
+  const auto all = sweep_runs(ctx, sweeps);
+  for (std::size_t k = 0; k < batches.size(); ++k) {
+    const int B = batches[k], steps = steps_at(B);
+    const double lr = lr_at(B);
+    const auto& runs = all[k];
     for (const char* norm : {"batchnorm", "layernorm"}) {
       for (double acc : values_of(select(runs, {{"model.norm.type", norm}}), "final_val_acc"))
         err[{norm, B}].push_back(100 * (1 - acc));

@@ -3,6 +3,7 @@
 // READMEs are generated from it (report.h). Its run function measures and returns a verdict
 // with the evidence: for a training claim, each quantity per seed with its 95% interval.
 #pragma once
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ struct ClaimContext {
   int jobs = 2;            // parallel training runs
   std::vector<int> seeds;  // the training claims' seeds
   std::string seeds_axis() const;  // the sweep axis "seed=1,2,3"
+  // A run's validation batches: `full`, or a fifth of them in quick mode (which only shows that
+  // the claim runs: evaluation was a third of its time)
+  int eval_batches(int full) const { return quick ? std::max(1, full / 5) : full; }
   // On Slurm (reproduce --launcher slurm): each sweep not done yet is submitted as a job array
   // (or left to the array already queued) and named in *pending, and its runs come back empty;
   // the claim's result then means nothing until a later `reproduce --collect` finds every sweep done.

@@ -45,15 +45,17 @@ Runs convergence_runs(ClaimContext ctx, const std::string& dir, const std::strin
   auto normed = fixed, none = fixed;
   normed.push_back(fmt::format("train.steps={}", N));
   none.push_back(fmt::format("train.steps={}", 2 * N));
-  return {N, sweep_runs(ctx, "normed", config, normed, {"model.norm.type=layernorm,rmsnorm", ctx.seeds_axis()}),
-          sweep_runs(ctx, "none", config, none, {"model.norm.type=none", ctx.seeds_axis()})};
+  auto runs = sweep_runs(ctx, {{"normed", config, normed, {"model.norm.type=layernorm,rmsnorm", ctx.seeds_axis()}},
+                               {"none", config, none, {"model.norm.type=none", ctx.seeds_axis()}}});
+  return {N, std::move(runs[0]), std::move(runs[1])};
 }
 
 // The 4-layer Pre-LN transformer on fortunes of C1, C2 and C6: a sibling of the claims'
 // directories, so that each claim reuses the runs.
 Runs fortunes_runs(const ClaimContext& ctx) {
   const std::vector<std::string> fixed{"model.n_layers=4", fmt::format("train.eval_every={}", ctx.quick ? 25 : 50),
-                                       "train.eval_batches=10", fmt::format("train.stats_every={}", ctx.quick ? 50 : 100)};
+                                       fmt::format("train.eval_batches={}", ctx.eval_batches(10)),
+                                       fmt::format("train.stats_every={}", ctx.quick ? 50 : 100)};
   return convergence_runs(ctx, (std::filesystem::path(ctx.out).parent_path() / "fortunes-transformer-runs").string(),
                           config_path("lm-tiny.json"), fixed, ctx.quick ? 100 : 600);
 }
@@ -70,7 +72,7 @@ ClaimResult claim_c1(const ClaimContext& ctx) {
   const Runs lm = fortunes_runs(ctx);
   const int Nm = ctx.quick ? 100 : 400;
   const Runs mlp = convergence_runs(ctx, ctx.out + "/mlp", config_path("mlp-fmnist.json"),
-                                    {"model.n_layers=6", "train.eval_batches=20", "train.stats_every=0",
+                                    {"model.n_layers=6", fmt::format("train.eval_batches={}", ctx.eval_batches(20)), "train.stats_every=0",
                                      "train.eval_every=25"},
                                     Nm);
   for (const auto& [runs, stem, title] : {std::tuple{&lm, "transformer-val-loss", "4-layer Pre-LN transformer on fortunes"},

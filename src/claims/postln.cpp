@@ -211,7 +211,7 @@ ClaimResult claim_c8(const ClaimContext& ctx) {
   // constant lr after the warm-up, so that the runs differ only by the warm-up (the README says why)
   const std::vector<std::string> fixed{"model.d_ff=128", "train.beta2=0.98", "train.lr=2e-3", "train.schedule=constant",
                                        fmt::format("train.steps={}", N), fmt::format("train.eval_every={}", N / 10),
-                                       "train.eval_batches=10", "train.stats_every=0"};
+                                       fmt::format("train.eval_batches={}", ctx.eval_batches(10)), "train.stats_every=0"};
   struct Setting {
     std::string name, group;
     int layers;
@@ -220,16 +220,22 @@ ClaimResult claim_c8(const ClaimContext& ctx) {
   std::vector<Setting> settings{{fmt::format("{} layers, Xavier", L), "", L, "xavier"},
                                 {fmt::format("{} layers, N(0, 0.02)", L), kSmallInit, L, "normal"}};
   if (!ctx.quick) settings.push_back({"6 layers, Xavier", "6 layers (Xavier)", 6, "xavier"});
-  std::vector<Curve> curves;
-  r.details = "| setting | Post-LN, no warm-up | Post-LN, warm-up | Pre-LN, no warm-up |\n|---|---|---|---|\n";
+  std::vector<SweepRequest> sweeps;  // per setting: Post-LN with and without warm-up, Pre-LN without
   for (const Setting& s : settings) {
     auto o = fixed;
     o.insert(o.end(), {fmt::format("model.n_layers={}", s.layers), std::string("model.init=") + s.init});
     const std::string dir = fmt::format("{}-layers-{}", s.layers, s.init);
-    const auto post = sweep_runs(ctx, dir + "-post", config_path("lm-tiny.json"), o,
-                                 {"model.norm.placement=post", fmt::format("train.warmup_steps=0,{}", W), ctx.seeds_axis()});
-    const auto pre = sweep_runs(ctx, dir + "-pre", config_path("lm-tiny.json"), o,
-                                {"model.norm.placement=pre", "train.warmup_steps=0", ctx.seeds_axis()});
+    sweeps.push_back({dir + "-post", config_path("lm-tiny.json"), o,
+                      {"model.norm.placement=post", fmt::format("train.warmup_steps=0,{}", W), ctx.seeds_axis()}});
+    sweeps.push_back({dir + "-pre", config_path("lm-tiny.json"), o,
+                      {"model.norm.placement=pre", "train.warmup_steps=0", ctx.seeds_axis()}});
+  }
+  const auto runs = sweep_runs(ctx, sweeps);
+  std::vector<Curve> curves;
+  r.details = "| setting | Post-LN, no warm-up | Post-LN, warm-up | Pre-LN, no warm-up |\n|---|---|---|---|\n";
+  for (std::size_t k = 0; k < settings.size(); ++k) {
+    const Setting& s = settings[k];
+    const auto &post = runs[2 * k], &pre = runs[2 * k + 1];
     const auto post0 = select(post, {{"train.warmup_steps", "0"}}),
                postw = select(post, {{"train.warmup_steps", std::to_string(W)}}), pre0 = select(pre, {});
     const auto l_post0 = final_losses(post0), l_postw = final_losses(postw), l_pre0 = final_losses(pre0);
@@ -278,12 +284,14 @@ ClaimResult claim_c9(const ClaimContext& ctx) {
   const std::string depth_axis = axis_of(depths);
   const std::vector<std::string> fixed{"model.d_ff=128", "model.n_heads=2", "model.norm.placement=post", "train.lr=1e-3",
                                        fmt::format("train.steps={}", N), fmt::format("train.eval_every={}", N / 4),
-                                       "train.eval_batches=10", "train.stats_every=0"};
+                                       fmt::format("train.eval_batches={}", ctx.eval_batches(10)), "train.stats_every=0"};
   // DeepNorm keeps its own init (Xavier with beta) whatever model.init says: one set of its runs serves both
-  const auto runs = sweep_runs(ctx, "depths", config_path("lm-tiny.json"), fixed,
-                               {"model.norm.type=layernorm,deepnorm", "model.init=xavier", depth_axis, ctx.seeds_axis()});
-  const auto small = sweep_runs(ctx, "depths-small-init", config_path("lm-tiny.json"), fixed,
-                                {"model.norm.type=layernorm", "model.init=normal", axis_of(small_depths), ctx.seeds_axis()});
+  const auto both = sweep_runs(
+      ctx, {{"depths", config_path("lm-tiny.json"), fixed,
+             {"model.norm.type=layernorm,deepnorm", "model.init=xavier", depth_axis, ctx.seeds_axis()}},
+            {"depths-small-init", config_path("lm-tiny.json"), fixed,
+             {"model.norm.type=layernorm", "model.init=normal", axis_of(small_depths), ctx.seeds_axis()}}});
+  const auto &runs = both[0], &small = both[1];
   auto losses = [&](const std::vector<RunRecord>& set, const char* norm, int depth) {
     return final_losses(select(set, {{"model.norm.type", norm}, {"model.n_layers", std::to_string(depth)}}));
   };

@@ -74,7 +74,7 @@ ClaimResult claim_c12(const ClaimContext& ctx) {
   const std::vector<RunRecord> runs =
       sweep_runs(ctx, "runs", config_path("lm-tiny.json"),
                  {"model.n_layers=4", fmt::format("train.steps={}", N), fmt::format("train.eval_every={}", N / 4),
-                  "train.eval_batches=10", fmt::format("train.stats_every={}", N - 1)},
+                  fmt::format("train.eval_batches={}", ctx.eval_batches(10)), fmt::format("train.stats_every={}", N - 1)},
                  {"model.norm.type=none,layernorm,rmsnorm", "train.precision=fp32,bf16,fp16", ctx.seeds_axis()});
   auto of = [&](const char* norm, const char* format) {
     return select(runs, {{"model.norm.type", norm}, {"train.precision", format}});
