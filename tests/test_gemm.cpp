@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -118,6 +120,25 @@ TEST(MathThreads, SubnormalsAreFlushedOnEveryThread) {
   }
   EXPECT_EQ(tiny * 1e-10f, 0.f);
   set_math_threads(1);
+}
+
+TEST(MathThreads, TheWaitPolicySpinsABoundedTime) {
+  // core/threads.h: OpenMP threads spin between a step's regions, but not for minutes
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const char* spins = std::getenv("GOMP_SPINCOUNT");
+  const std::string saved_policy = policy ? policy : "", saved_spins = spins ? spins : "";
+  unsetenv("OMP_WAIT_POLICY");
+  unsetenv("GOMP_SPINCOUNT");
+  tune_math_environment();
+  EXPECT_STREQ(std::getenv("OMP_WAIT_POLICY"), "active");
+  EXPECT_STREQ(std::getenv("GOMP_SPINCOUNT"), "3M");
+  setenv("OMP_WAIT_POLICY", "passive", 1);  // the user's choice is left as it is, spins included
+  unsetenv("GOMP_SPINCOUNT");
+  tune_math_environment();
+  EXPECT_STREQ(std::getenv("OMP_WAIT_POLICY"), "passive");
+  EXPECT_EQ(std::getenv("GOMP_SPINCOUNT"), nullptr);
+  for (const auto& [name, value] : {std::pair{"OMP_WAIT_POLICY", saved_policy}, std::pair{"GOMP_SPINCOUNT", saved_spins}})
+    value.empty() ? unsetenv(name) : setenv(name, value.c_str(), 1);
 }
 
 TEST(Gemm, TransposeMovesEveryEntryAndNothingElse) {

@@ -23,6 +23,7 @@ bool tune_math_environment() {
   bool changed = false;
   if (!std::getenv("OMP_WAIT_POLICY")) {
     setenv("OMP_WAIT_POLICY", "active", 1);
+    if (!std::getenv("GOMP_SPINCOUNT")) setenv("GOMP_SPINCOUNT", "3M", 1);
     changed = true;
   }
 #ifdef NORMTOOL_OPENBLAS

@@ -4,11 +4,17 @@
 // they load, so a changed setting needs the process to start again (main() re-executes itself):
 //   OMP_WAIT_POLICY=active    a step is hundreds of short parallel regions; threads asleep
 //                             between them wake too late (two threads 1.3-1.8x one, spinning 1.8x)
+//   GOMP_SPINCOUNT=3M         ...but bounded: active alone spins 30 billion times (minutes) before
+//                             sleeping, and a `reproduce` whose in-process claims had used two
+//                             threads spun on through the sweeps it started, taking a core from
+//                             their runs (C8's quick runs 56 ms a step against 30). 3M spins are a
+//                             fraction of a second; a 2-thread lm-tiny step is as fast (8.2-8.5 ms)
 //   OPENBLAS_CORETYPE=SkylakeX  when the CPU has AVX-512 (F, BW, DQ, VL) and OpenBLAS did not
 //                             recognise it (Debian's 0.3.21 takes a Zen 5 for Haswell and runs AVX2
 //                             kernels: 118 GFLOP/s on one core against 239 with its AVX-512 ones)
-// Neither is touched when the user has set it. If OpenBLAS still runs AVX2 kernels on an AVX-512
-// CPU (OPENBLAS_CORETYPE set so), the products run in Eigen's AVX-512 kernels instead (core/gemm.h).
+// None is touched when the user has set it (nor GOMP_SPINCOUNT when OMP_WAIT_POLICY is the
+// user's). If OpenBLAS still runs AVX2 kernels on an AVX-512 CPU (OPENBLAS_CORETYPE set so), the
+// products run in Eigen's AVX-512 kernels instead (core/gemm.h).
 #pragma once
 
 namespace nt {
