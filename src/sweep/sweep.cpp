@@ -278,8 +278,7 @@ double work_of(const RunConfig& c) {
     forward_flops = 2 * (D * H + (m.n_layers - 1) * H * H + 10 * H);
   }
   const MemoryEstimate e = estimate_memory(c);
-  const double steps = double(c.train.steps),
-               evals = c.train.eval_every > 0 ? std::floor(steps / double(c.train.eval_every)) + 1 : 1;
+  const double steps = double(c.train.steps), evals = std::floor(steps / double(c.train.eval_every)) + 1;
   const double step = 3 * forward_flops * double(c.train.batch_size) + 2 * double(e.params + e.activations);
   return steps * step + evals * double(c.train.eval_batches) * forward_flops * double(c.train.batch_size);
 }
