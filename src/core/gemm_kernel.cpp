@@ -154,8 +154,7 @@ void gemm_kernel(bool ta, bool tb, int M, int N, int K, float alpha, const float
     rows(o, 0, M);
     return;
   }
-  // whole blocks of rows a thread, the last partial block counted (M / MR dropped it, and the
-  // last 4-8 rows of C were never written when M / MR was odd: M 128, 512, 2048 at two threads)
+  // whole blocks of rows a thread, the last partial block counted (else its rows go unwritten)
   const int64_t per = ((M + MR - 1) / MR + threads - 1) / threads * MR;
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int t = 0; t < threads; ++t) rows(o, std::min<int64_t>(M, t * per), std::min<int64_t>(M, (t + 1) * per));

@@ -39,8 +39,8 @@ int set_math_threads(int threads);
 // decays through the subnormal range between the rare batches that touch it: a batch-2 MLP's
 // step went from 1 ms to 6 ms over 15000 steps on a Xeon. Values this small never matter to
 // training, and bf16's subnormals are rounded by integer arithmetic (core/number_format.h). A
-// no-op off x86-64. True when the calling thread flushes.
-bool flush_subnormals();
+// no-op off x86-64.
+void flush_subnormals();
 int max_math_threads();
 
 }  // namespace nt
