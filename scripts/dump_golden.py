@@ -63,6 +63,14 @@ def prmsnorm():  # partial RMSNorm as the paper's code computes it (bzhangGo/rms
     dump("prmsnorm", {"N": N, "C": C, "eps": eps, "p": p}, x=x, weight=w, dout=dout, y=y, dx=x.grad, dweight=w.grad)
 
 
+def scalenorm():  # ScaleNorm (Nguyen & Salazar 2019) with one scalar gain, eps inside the root as normtool's
+    N, C, eps = 8, 16, 1e-5
+    x, g = leaf(N, C, scale=2.0, shift=0.5), leaf(1, scale=0.5, shift=4.0)
+    y = g * x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + eps)
+    dout = backward(y)
+    dump("scalenorm", {"N": N, "C": C, "eps": eps}, x=x, weight=g, dout=dout, y=y, dx=x.grad, dweight=g.grad)
+
+
 def batchnorm():
     """nn.BatchNorm1d: one training step (batch statistics, running-stat update), then eval."""
     N, C, eps, momentum = 10, 6, 1e-5, 0.1
@@ -175,5 +183,5 @@ if __name__ == "__main__":
     torch.manual_seed(20261122)
     # new cases go last: the earlier ones keep their draws and their files
     for case in (layernorm, rmsnorm, batchnorm, batchnorm_sequence, weightnorm, attention, mlp_gelu, cross_entropy,
-                 prmsnorm):
+                 prmsnorm, scalenorm):
         case()

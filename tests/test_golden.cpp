@@ -50,6 +50,19 @@ TEST(Golden, PRMSNorm) {
   ref.expect_close("dweight", w.grad.data());
 }
 
+TEST(Golden, ScaleNorm) {
+  Golden ref("scalenorm");
+  const int N = ref.config()["N"], C = ref.config()["C"];
+  auto x = ref.leaf("x", N, C), w = ref.leaf("weight", 1, 1);
+  Graph<float> g;
+  Tensor<float> y = scalenorm(g, x.tensor(), w.tensor(), float(ref.config()["eps"]));
+  seed_gradient(g, y, ref.values("dout"));
+  g.backward(Tensor<float>{});
+  ref.expect_close("y", y.data);
+  ref.expect_close("dx", x.grad.data());
+  ref.expect_close("dweight", w.grad.data());
+}
+
 TEST(Golden, BatchNormTrainThenEval) {
   Golden ref("batchnorm");
   const int N = ref.config()["N"], C = ref.config()["C"];

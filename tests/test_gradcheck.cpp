@@ -191,6 +191,14 @@ TEST(GradCheck, RMSNorm) {
                          {random_input(4, 6, 1, 2.0, 0.5), random_input(1, 6, 2, 0.5, 1.0)});
 }
 
+// One scalar gain for the whole (N, C): its gradient sums over every row and feature.
+TEST(GradCheck, ScaleNorm) {
+  expect_gradients_match([](auto& g, auto& t) { return scalenorm(g, t[0], t[1], 1e-5); },
+                         {random_input(4, 6, 1, 2.0, 0.5), random_input(1, 1, 2, 0.5, 2.0)});
+  expect_gradients_match([](auto& g, auto& t) { return scalenorm(g, t[0], Tensor<double>{}, 1e-5); },
+                         {random_input(3, 16, 3, 2.0, 0.5)});
+}
+
 // C = 10, p = 0.3: the statistic reads the first 3 features; the rest get term 1 only.
 TEST(GradCheck, PRMSNorm) {
   expect_gradients_match([](auto& g, auto& t) { return prmsnorm(g, t[0], t[1], 1e-5, 0.3); },
@@ -254,6 +262,8 @@ TEST(GradCheck, CompositeNorms) {
                          {random_input(4, 6, 1, 2.0), random_input(1, 6, 2)});
   expect_gradients_match([](auto& g, auto& t) { return prmsnorm_composite(g, t[0], t[1], 1e-5, 0.5); },
                          {random_input(4, 6, 1, 2.0), random_input(1, 6, 2)});
+  expect_gradients_match([](auto& g, auto& t) { return scalenorm_composite(g, t[0], t[1], 1e-5); },
+                         {random_input(4, 6, 1, 2.0), random_input(1, 1, 2, 0.5, 2.0)});
   expect_gradients_match(
       [](auto& g, auto& t) { return batchnorm_composite(g, t[0], t[1], t[2], 2, 1e-5, Tensor<double>{}); },
       {random_input(8, 3, 1, 2.0), random_input(1, 3, 2), random_input(1, 3, 3)});

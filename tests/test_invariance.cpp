@@ -45,6 +45,7 @@ TEST(Invariance, TheTableIsThePapers) {  // independent of the code's constant: 
   const std::map<std::string, std::string> rows{{"batchnorm", "101110"}, {"weightnorm", "101000"},
                                                 {"layernorm", "110101"}, {"rmsnorm", "100101"},
                                                 {"prmsnorm", "100101"},  // RMSNorm's (Zhang & Sennrich §4)
+                                                {"scalenorm", "100101"},  // RMSNorm's: ||a|| = sqrt(H) RMS(a)
                                                 {"none", "000000"}};
   for (const std::string& n : table_norms())
     for (Transform t : all_transforms())

@@ -107,7 +107,7 @@ TEST_P(LearnsOnFortunes, ValidationLossFarBelowUnigram) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EachNorm, LearnsOnFortunes,
-                         ::testing::Values("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm"));
+                         ::testing::Values("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm"));
 
 }  // namespace
 }  // namespace nt::test

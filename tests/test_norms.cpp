@@ -56,6 +56,35 @@ TEST(FusedVsComposite, PRMSNorm) {
                    {random_input(7, 16, 1, 3.0, 2.0), random_input(1, 16, 2)});
 }
 
+TEST(FusedVsComposite, ScaleNorm) {
+  expect_same_op([](auto& g, auto& t) { return scalenorm(g, t[0], t[1], 1e-5); },
+                 [](auto& g, auto& t) { return scalenorm_composite(g, t[0], t[1], 1e-5); },
+                 {random_input(7, 16, 1, 3.0, 2.0), random_input(1, 1, 2, 1.0, 4.0)});
+}
+
+// Every kind as apply_norm dispatches it, with the gain and bias in its description's shapes:
+// the description's two functions are the same norm.
+TEST(FusedVsComposite, EveryKindThroughItsDescription) {
+  constexpr int N = 6, C = 16;
+  for (NormType k : all_norm_types()) {
+    SCOPED_TRACE(to_string(k));
+    const NormDesc& d = norm_desc(k);
+    std::vector<Input> in{random_input(N, C, 1, 3.0, 2.0)};
+    if (d.gain != ParamShape::absent) in.push_back(random_input(1, param_count(d.gain, C), 2, 0.5, 1.0));
+    if (d.bias != ParamShape::absent) in.push_back(random_input(1, param_count(d.bias, C), 3));
+    auto norm = [&](bool composite) {
+      return [&d, composite](auto& g, auto& t) {
+        NormArgs<double> a;
+        std::size_t i = 1;
+        if (d.gain != ParamShape::absent) a.gamma = t[i++];
+        if (d.bias != ParamShape::absent) a.beta = t[i++];
+        return (composite ? d.f64.composite : d.f64.fused)(g, t[0], a);
+      };
+    };
+    expect_same_op(norm(false), norm(true), in);
+  }
+}
+
 TEST(FusedVsComposite, BiasActivationIsAddThenActivation) {
   for (const Activation a : {Activation::relu, Activation::gelu, Activation::tanh})
     expect_same_op([a](auto& g, auto& t) { return bias_activation(g, t[0], t[1], a); },
@@ -133,6 +162,25 @@ TEST(NormClosedForms, LayerNormStandardizesEachRow) {  // claim E4: [2,3,5,1,4] 
   Graph<double> g(true, false);
   Tensor<double> y = layernorm(g, Tensor<double>{x.data(), nullptr, 1, 5}, {}, {}, 1e-5);
   for (int j = 0; j < 5; ++j) EXPECT_NEAR(y.data[j], (x[j] - 3) / std::sqrt(2 + 1e-5), 1e-12);
+}
+
+// Nguyen & Salazar 2019 start the scalar gain at sqrt(C): ScaleNorm at init is RMSNorm with gain 1.
+TEST(NormClosedForms, ScaleNormAtItsInitialGainIsRMSNorm) {
+  constexpr int C = 32;
+  const double g0 = norm_desc(NormType::scalenorm).gain_init(C);
+  EXPECT_DOUBLE_EQ(g0, std::sqrt(32.0));
+  Input x = random_input(3, C, 5, 4.0, 1.0);
+  std::vector<double> gain{g0};
+  Graph<double> g(true, false);
+  const Tensor<double> xt{x.data.data(), nullptr, 3, C};
+  const Tensor<double> y = scalenorm(g, xt, Tensor<double>{gain.data(), nullptr, 1, 1}, 0.0), rms = rmsnorm(g, xt, {}, 0.0);
+  for (int64_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y.data[i], rms.data[i], 1e-12);
+  const Tensor<double> unit = scalenorm(g, xt, {}, 0.0);  // no gain: unit rows
+  for (int n = 0; n < 3; ++n) {
+    double ss = 0;
+    for (int j = 0; j < C; ++j) ss += unit.data[n * C + j] * unit.data[n * C + j];
+    EXPECT_NEAR(ss, 1.0, 1e-12);
+  }
 }
 
 TEST(NormClosedForms, RMSNormGivesUnitRootMeanSquare) {

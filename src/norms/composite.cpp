@@ -36,6 +36,13 @@ Tensor<T> prmsnorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps, d
 }
 
 template <class T>
+Tensor<T> scalenorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps) {
+  Tensor<T> y = mul(g, x, rsqrt(g, sum(g, mul(g, x, x), 1), eps));  // x / sqrt(sum(x^2) + eps)
+  if (gamma.data) y = mul(g, y, reshape(gamma, 1, 1));              // one scalar gain
+  return y;
+}
+
+template <class T>
 Tensor<T> batchnorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, int S, T eps,
                               Tensor<T> mask) {
   const int R = x.rows / S, C = x.cols;
@@ -69,6 +76,7 @@ Tensor<T> weightnorm_composite(Graph<T>& g, Tensor<T> v, Tensor<T> gain) {
   template Tensor<T> layernorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, Tensor<T>, T);           \
   template Tensor<T> rmsnorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, T);                        \
   template Tensor<T> prmsnorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, T, double);               \
+  template Tensor<T> scalenorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, T);                      \
   template Tensor<T> batchnorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, Tensor<T>, int, T, Tensor<T>); \
   template Tensor<T> weightnorm_composite(Graph<T>&, Tensor<T>, Tensor<T>);
 NT_INSTANTIATE(float)

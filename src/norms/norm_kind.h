@@ -9,7 +9,7 @@ namespace nt {
 
 // In the config's order (its error messages list the names so); each kind's name is its
 // description's (to_string below), and its file is norms/<name>.cpp (deepnorm: layernorm.cpp).
-enum class NormType : unsigned char { none, batchnorm, layernorm, rmsnorm, deepnorm, prmsnorm };
+enum class NormType : unsigned char { none, batchnorm, layernorm, rmsnorm, deepnorm, prmsnorm, scalenorm };
 
 const char* to_string(NormType k);  // "layernorm", from its description
 

@@ -33,7 +33,7 @@ const NormDesc kNone = {
 
 }  // namespace
 
-extern const NormDesc kBatchNormDesc, kLayerNormDesc, kRMSNormDesc, kDeepNormDesc, kPRMSNormDesc;
+extern const NormDesc kBatchNormDesc, kLayerNormDesc, kRMSNormDesc, kDeepNormDesc, kPRMSNormDesc, kScaleNormDesc;
 
 namespace {
 // In NormType's order.
@@ -44,8 +44,9 @@ constexpr auto kDescs = std::to_array<const NormDesc*>({
     &kRMSNormDesc,
     &kDeepNormDesc,
     &kPRMSNormDesc,
+    &kScaleNormDesc,
 });
-static_assert(kDescs.size() == std::size_t(NormType::prmsnorm) + 1, "one description per NormType, the last one last");
+static_assert(kDescs.size() == std::size_t(NormType::scalenorm) + 1, "one description per NormType, the last one last");
 constexpr auto kTypes = [] {
   std::array<NormType, kDescs.size()> t{};
   for (std::size_t i = 0; i < t.size(); ++i) t[i] = NormType(i);

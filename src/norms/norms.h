@@ -1,5 +1,5 @@
 // The normalizations, each as one unit: a file per norm (layernorm.cpp, rmsnorm.cpp,
-// prmsnorm.cpp, batchnorm.cpp, weightnorm.cpp) holding its fused op with a hand-derived backward
+// prmsnorm.cpp, scalenorm.cpp, batchnorm.cpp, weightnorm.cpp) holding its fused op with a hand-derived backward
 // and its description (NormDesc below), and the same norm composed from primitive ops
 // (composite.cpp) whose backward autograd derives; tests hold one against the other.
 //
@@ -10,7 +10,8 @@
 // composite.cpp, the declarations below, one line in norm_kind.h's enum and one in norms.cpp's list.
 //
 // Reduction axes, which is what tells the norms apart:
-//   layernorm, rmsnorm   per row (one case, one position) over its C features
+//   layernorm, rmsnorm,  per row (one case, one position) over its C features
+//   scalenorm
 //   prmsnorm             per row, the RMS over the first p C of its features
 //   batchnorm            per feature over the batch (and the positions, bn_axes batch_time)
 //   weightnorm           per output unit over its incoming weights (data-independent)
@@ -36,6 +37,11 @@ Tensor<T> layernorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, T
 // rmsnorm.cpp: y = x / sqrt(mean(x^2) + eps) * gamma, per row; no mean, no bias.
 template <class T>
 Tensor<T> rmsnorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps);
+
+// scalenorm.cpp: ScaleNorm (Nguyen & Salazar 2019), y = g x / sqrt(sum(x^2) + eps), per row,
+// with one scalar gain g (1, 1) or absent (g = 1).
+template <class T>
+Tensor<T> scalenorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps);
 
 // batchnorm.cpp: x is (R*S, C) seen as (R, S, C); statistics per (s, c) over the R rows.
 //   MLP: R = B, S = 1.  bn_axes batch_time: R = B*T, S = 1.  bn_axes batch: R = B, S = T.
@@ -73,6 +79,8 @@ template <class T>
 Tensor<T> rmsnorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps);
 template <class T>
 Tensor<T> prmsnorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps, double p);
+template <class T>
+Tensor<T> scalenorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps);
 template <class T>
 Tensor<T> batchnorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, int S, T eps,
                               Tensor<T> mask);
