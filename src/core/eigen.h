@@ -20,8 +20,6 @@ using CRowVecMap = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>;
 
 template <class T>
 MatMap<T> data_of(const Tensor<T>& t) { return MatMap<T>(t.data, t.rows, t.cols); }
-template <class T>
-MatMap<T> grad_of(const Tensor<T>& t) { return MatMap<T>(t.grad, t.rows, t.cols); }
 
 // A gradient written on first use (core/graph.h): dst = src when the node writes it first, else
 // dst += src. dst may be a .noalias() view.

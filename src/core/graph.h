@@ -45,7 +45,6 @@ class Graph {
   }
 
   bool training() const { return training_; }
-  bool grad_enabled() const { return grad_; }
   void set_mode(bool training, bool grad) {
     training_ = training;
     grad_ = grad;
