@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up on Debian 12: install the missing Debian packages (only those), then
 # configure and build normtool in build/. Safe to run again; a second run only rebuilds.
+# Arguments go to CMake's configure (scripts/test.sh passes -DNORMTOOL_WERROR=ON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,5 +29,5 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build build -j "$(nproc)"

@@ -34,7 +34,7 @@ CommandResult print_sweep(const TempDir& d, const std::string& extra) {
 }
 
 TEST(Security, SiteOptionsWithANewlineAreRefusedNamingTheOption) {
-  for (const std::string& option : {"--partition", "--time", "--sbatch-arg"}) {
+  for (const std::string option : {"--partition", "--time", "--sbatch-arg"}) {
     TempDir d;
     const CommandResult r = print_sweep(d, option + "=\"$(printf 'gpu\\ntouch " + (d / "pwned") + "')\"");
     EXPECT_EQ(r.exit_code, 2) << option << ": " << r.output;
@@ -119,7 +119,7 @@ TEST(Security, AHealthyRunWithAnUnwritableStderrCompletes) {
 }
 
 TEST(Security, ClosedStandardStreamsLeaveTheLogsClean) {
-  for (const std::string& redirect : {">&-", "2>&-", ">&- 2>&-", "<&- >&- 2>&-"}) {
+  for (const char* redirect : {">&-", "2>&-", ">&- 2>&-", "<&- >&- 2>&-"}) {
     TempDir d;
     const CommandResult r = run_shell(std::string(NORMTOOL_BINARY) + " run" + kTiny + " --out " + (d / "r") + " " +
                                       redirect + "; echo \"exit=$?\"");

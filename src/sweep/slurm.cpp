@@ -105,7 +105,10 @@ std::string write_sbatch(const SweepSpec& spec, const std::vector<SweepJob>& job
   const std::string out = absolute(spec.out), cwd = absolute(fs::current_path().string());
   check_directive_path("--out", out);
   std::string indices;
-  for (const SweepJob& j : jobs) indices += (indices.empty() ? "" : ",") + std::to_string(j.index);
+  for (const SweepJob& j : jobs) {
+    if (!indices.empty()) indices += ',';
+    indices += std::to_string(j.index);
+  }
   std::string s = "#!/bin/bash\n# written by normtool sweep --launcher slurm: one array task per grid job (sweep.json)\n";
   s += fmt::format("#SBATCH --job-name=normtool-{}\n", fs::path(out).filename().string());
   s += fmt::format("#SBATCH --array={}{}\n", indices, o.max_parallel > 0 ? fmt::format("%{}", o.max_parallel) : "");
@@ -172,7 +175,10 @@ void write_command_array(const std::string& path, const std::string& name,
   s += "case \"$SLURM_ARRAY_TASK_ID\" in\n";
   for (std::size_t i = 0; i < commands.size(); ++i) {
     std::string line;
-    for (const std::string& a : commands[i]) line += (line.empty() ? "" : " ") + script_word(a);
+    for (const std::string& a : commands[i]) {
+      if (!line.empty()) line += ' ';
+      line += script_word(a);
+    }
     s += fmt::format("  {}) exec {} ;;\n", i, line);
   }
   s += "esac\nexit 2\n";
