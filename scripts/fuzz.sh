@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libFuzzer under ASan and UBSan, one target at a time (fuzz/<target>_fuzzer.cpp): config (config
-# loading and overrides, the default), checkpoint, idx, fortunes, sbatch (fuzz/CMakeLists.txt).
+# loading and overrides, the default), checkpoint, idx, fortunes, sbatch, mo (fuzz/CMakeLists.txt).
 #
 #   scripts/fuzz.sh                          config, 1,000,000 executions (about 10 minutes on 2 cores)
 #   scripts/fuzz.sh 200000                   that many
@@ -20,8 +20,8 @@ for a in "${@:2}"; do
 done
 case $target in
   config) corpus=(fuzz/corpus configs configs/smoke configs/parity); extra=(-dict=fuzz/config.dict -max_len=4096) ;;
-  checkpoint|idx|fortunes|sbatch) corpus=("fuzz/corpus-$target"); extra=(-max_len=65536) ;;
-  *) echo "fuzz.sh: unknown target $target (config, checkpoint, idx, fortunes, sbatch)" >&2; exit 2 ;;
+  checkpoint|idx|fortunes|sbatch|mo) corpus=("fuzz/corpus-$target"); extra=(-max_len=65536) ;;
+  *) echo "fuzz.sh: unknown target $target (config, checkpoint, idx, fortunes, sbatch, mo)" >&2; exit 2 ;;
 esac
 packages=(clang libclang-rt-14-dev libomp-14-dev)
 missing=()
