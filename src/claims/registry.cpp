@@ -27,7 +27,7 @@ ClaimResult claim_c3(const ClaimContext&);
 ClaimResult claim_c4(const ClaimContext&);
 ClaimResult claim_c5(const ClaimContext&);
 ClaimResult claim_c11(const ClaimContext&);
-// postln.cpp
+// postln.cpp (C10: postln_update.cpp)
 ClaimResult claim_c7(const ClaimContext&);
 ClaimResult claim_c8(const ClaimContext&);
 ClaimResult claim_c9(const ClaimContext&);
