@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include "config/parser.h"
 #include "config/user_json.h"
 #include "data/dataset.h"  // default_gettext_catalogs
 #include "norms/norms.h"
@@ -27,18 +28,6 @@ using json = nlohmann::json;
 namespace {
 
 std::string describe(const json& v) { return describe_json(v); }
-
-// One leaf of the config: its dotted path, how to read a JSON value into the struct (returning
-// the problem, if any) and how to write it back. The list below is the single source of truth
-// for keys, types and ranges.
-struct Field {
-  std::string path;
-  std::function<std::optional<std::string>(const json&)> set;
-  std::function<json()> get;
-  std::string type, range;  // for docs/config.md: "integer", ">= 1 and <= 4096"
-  std::string meaning;      // what the key does, one or two sentences (docs/config.md, `normtool config`)
-  void means(std::string text) { meaning = std::move(text); }
-};
 
 std::string range_text(double lo, double hi, bool lo_open) {
   std::string s;
@@ -237,115 +226,6 @@ std::vector<Field> fields_of(RunConfig& c) {
   return f;
 }
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string parent_of(const std::string& path) {
-  const auto dot = path.rfind('.');
-  return dot == std::string::npos ? "" : path.substr(0, dot);
-}
-std::string last_of(const std::string& path) {
-  const auto dot = path.rfind('.');
-  return dot == std::string::npos ? path : path.substr(dot + 1);
-}
-
-class Parser {
- public:
-  Parser(std::vector<Field>& fields, std::string source) : source_(std::move(source)) {
-    for (auto& f : fields) {
-      leaves_[f.path] = &f;
-      for (std::string p = parent_of(f.path); !p.empty(); p = parent_of(p)) objects_.insert(p);
-    }
-  }
-
-  void override_path(const std::string& path) { overridden_.insert(path); }
-  void problem(const std::string& path, const std::string& what) {
-    bool from_override = false;  // the key or an object above it was overridden
-    for (const std::string& o : overridden_) from_override |= path == o || path.rfind(o + ".", 0) == 0;
-    problems_.push_back(fmt::format("{}: {} ({})", path, what, from_override ? "override" : source_));
-  }
-  std::vector<std::string>& problems() { return problems_; }
-
-  void walk(const json& node, const std::string& prefix) {
-    for (const auto& [key, value] : node.items()) {
-      const std::string path = prefix.empty() ? key : prefix + "." + key;
-      if (auto it = leaves_.find(path); it != leaves_.end()) {
-        if (auto err = it->second->set(value)) problem(path, *err);
-      } else if (objects_.count(path)) {
-        if (value.is_object()) walk(value, path);
-        else problem(path, fmt::format("expected an object, got {}", describe(value)));
-      } else {
-        problem(path, "unknown key" + suggestion(prefix, key));
-      }
-    }
-  }
-
- private:
-  std::string suggestion(const std::string& prefix, const std::string& key) const {
-    std::string best;
-    std::size_t best_d = std::max<std::size_t>(2, key.size() / 3) + 1;
-    auto consider = [&](const std::string& path) {
-      if (parent_of(path) != prefix) return;
-      const std::size_t d = edit_distance(key, last_of(path));
-      if (d < best_d) best_d = d, best = path;
-    };
-    for (const auto& [p, f] : leaves_) consider(p);
-    for (const auto& p : objects_) consider(p);
-    // a key given at the wrong level: "norm" at the top, "lr" under model, ...
-    if (best.empty())
-      for (const auto& [p, f] : leaves_)
-        if (last_of(p) == key) best = p;
-    return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
-  }
-
-  std::string source_;
-  std::map<std::string, Field*> leaves_;
-  std::set<std::string> objects_;
-  std::set<std::string> overridden_;
-  std::vector<std::string> problems_;
-};
-
-// Puts an override "a.b.c=value" into the config JSON; the walk validates it like file keys.
-// The value is JSON when it parses as JSON, else a plain string (model.norm.type=rmsnorm).
-std::optional<std::string> apply_override(json& root, const std::string& text, std::string& path) {
-  if (!valid_utf8(text)) return fmt::format("override {}: not valid UTF-8", describe(json(text)));
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) return fmt::format("override \"{}\": expected key.path=value", text);
-  path = text.substr(0, eq);
-  const std::string raw = text.substr(eq + 1);
-  UserJson parsed = parse_user_json(raw);
-  if (!parsed.problem.empty() && !parsed.syntax) return fmt::format("override \"{}\": {}", path, parsed.problem);
-  json value = parsed.problem.empty() ? std::move(parsed.value) : json(raw);
-  json* node = &root;
-  std::string walked;
-  std::stringstream parts(path);
-  std::vector<std::string> keys;
-  for (std::string k; std::getline(parts, k, '.');) keys.push_back(k);
-  if (keys.empty() || std::find(keys.begin(), keys.end(), "") != keys.end() || path.back() == '.')
-    return fmt::format("override \"{}\": expected key.path=value with no empty key", text);
-  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
-    walked += (walked.empty() ? "" : ".") + keys[i];
-    json& next = (*node)[keys[i]];
-    if (next.is_null()) next = json::object();
-    if (!next.is_object()) return fmt::format("override \"{}\": {} is not an object", text, walked);
-    node = &next;
-  }
-  (*node)[keys.back()] = value;
-  return std::nullopt;
-}
-
 void validate_combinations(RunConfig& c, Parser& p) {
   const bool lm = c.is_lm();
   if (c.model.arch == Arch::transformer && !lm)
@@ -451,72 +331,5 @@ std::vector<ConfigKey> config_keys() {
   for (const Field& f : fields_of(defaults)) keys.push_back({f.path, f.type, f.range, f.get().dump(), f.meaning});
   return keys;
 }
-
-std::string config_reference() {
-  std::string md =
-      "# The run config\n\n"
-      "<!-- generated from the field table of src/config/config.cpp by `normtool config > docs/config.md`: "
-      "edit it there -->\n\n"
-      "A run is one JSON object (`configs/*.json`); every key is optional and takes the default below. "
-      "Objects nest by the dots of the key (`{\"model\": {\"norm\": {\"type\": \"rmsnorm\"}}}`), and "
-      "`key.path=value` on the command line overrides a key (the value is JSON, or else a string). "
-      "The config is checked whole before anything runs: an unknown key (with a did-you-mean), a wrong type, a "
-      "name outside its choices or a value outside its range is an error naming the key, and exit status 2. "
-      "A run directory's `config.json` holds the resolved config, every default filled in; "
-      "`normtool run --config FILE --print-config` prints it without running.\n\n"
-      "| key | type | range | default | meaning |\n| --- | --- | --- | --- | --- |\n";
-  auto cell = [](std::string s) {
-    std::string out;
-    for (char ch : s) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
-    return out;
-  };
-  for (const ConfigKey& k : config_keys()) {
-    std::string range = k.range;
-    if (k.type == "one of") {
-      range.clear();
-      std::stringstream names(k.range);
-      for (std::string n; std::getline(names, n, '|');) range += (range.empty() ? "`" : ", `") + n + "`";
-    }
-    md += fmt::format("| `{}` | {} | {} | `{}` | {} |\n", k.path, k.type, range.empty() ? "-" : cell(range),
-                      cell(k.default_value), cell(k.meaning));
-  }
-  md += "\nCombinations are checked too: a transformer needs a language-modelling dataset and an mlp a "
-        "classification one; `model.n_heads` divides `model.d_model`; deepnorm is for transformers and always "
-        "post (its alpha and beta are filled in); composite batchnorm is refused (it keeps no running statistics); "
-        "batchnorm in an mlp needs batches of at least 2 rows.\n";
-  return md;
-}
-
-NormType default_norm_type() { return NormType::layernorm; }
-
-std::span<const char* const> norm_type_names() {
-  static const auto names = [] {
-    std::vector<const char*> v;
-    for (NormType k : all_norm_types()) v.push_back(to_string(k));
-    return v;
-  }();
-  return names;
-}
-
-std::string join_names(std::span<const char* const> names) {
-  std::string all;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i) all += '|';
-    all += names[i];
-  }
-  return all;
-}
-
-const char* to_string(DatasetKind v) { return kDatasetNames[int(v)]; }
-const char* to_string(Placement v) { return kPlacementNames[int(v)]; }
-const char* to_string(BnAxes v) { return kBnAxesNames[int(v)]; }
-const char* to_string(Arch v) { return kArchNames[int(v)]; }
-const char* to_string(Optimizer v) { return kOptimizerNames[int(v)]; }
-const char* to_string(Schedule v) { return kScheduleNames[int(v)]; }
-const char* to_string(Activation v) { return kActivationNames[int(v)]; }
-const char* to_string(Layout v) { return kLayoutNames[int(v)]; }
-const char* to_string(Init v) { return kInitNames[int(v)]; }
-const char* to_string(NormImpl v) { return kNormImplNames[int(v)]; }
-const char* to_string(Precision v) { return kPrecisionNames[int(v)]; }
 
 }  // namespace nt
