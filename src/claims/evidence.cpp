@@ -42,7 +42,7 @@ RunRecord record_of(const SweepJob& j) {
 bool done_on_slurm(const ClaimContext& ctx, const SweepSpec& spec) {
   std::vector<SweepJob> jobs = expand(spec);
   bool done = true;
-  for (SweepJob& j : jobs) done &= plan_job(spec, j) == JobPlan::keep;
+  for (SweepJob& j : jobs) done &= plan_job(j) == JobPlan::keep;
   if (done) return true;
   std::string job_id;
   std::vector<SweepJob> state =

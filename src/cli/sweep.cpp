@@ -95,7 +95,7 @@ int run(const SweepOptions& o) {
   // Every job's config must be valid, and the parallel jobs must fit in memory, before anything runs.
   for (const SweepJob& j : jobs) {
     try {
-      check_memory(load_config_file(spec.config, job_overrides(spec, j)), std::min<int>(spec.jobs, int(jobs.size())));
+      check_memory(resolved_config(j), std::min<int>(spec.jobs, int(jobs.size())));
     } catch (const InputError& e) {
       throw UsageError(fmt::format("job #{} ({}): {}", j.index, j.label(), e.what()));
     }

@@ -54,23 +54,19 @@ json grid_of(const json& sweep) {
 }
 
 // Whether the job's directory holds a run of exactly this job's config.
-bool of_this_config(const SweepSpec& spec, const SweepJob& job) {
+bool of_this_config(const SweepJob& job) {
   std::ifstream in(fs::path(job.dir) / "config.json");
   const json recorded = json::parse(in, nullptr, false);
-  try {
-    return recorded == config_to_json(load_config_file(spec.config, job_overrides(spec, job)));
-  } catch (const InputError&) {
-    return false;
-  }
+  return job.config && recorded == config_to_json(*job.config);
 }
 
 // A result (completed or diverged) of this job's config.
-bool reusable(const SweepSpec& spec, const SweepJob& job, const std::string& status) {
-  return (status == "completed" || status == "diverged") && of_this_config(spec, job);
+bool reusable(const SweepJob& job, const std::string& status) {
+  return (status == "completed" || status == "diverged") && of_this_config(job);
 }
 
 // A checkpoint of this job's config that a run can resume.
-bool resumable(const SweepSpec& spec, const SweepJob& job) { return has_checkpoint(job.dir) && of_this_config(spec, job); }
+bool resumable(const SweepJob& job) { return has_checkpoint(job.dir) && of_this_config(job); }
 
 // Starts `binary run ...` for one job (`run --resume` when `resume`) with stdout and stderr in its
 // log; returns the pid. The job dies with the sweep.
@@ -107,104 +103,7 @@ pid_t launch(const SweepSpec& spec, const SweepJob& job, bool resume, const std:
   return pid;
 }
 
-struct Stat {
-  double mean = NAN, std = NAN;
-  int n = 0;
-};
-
-Stat stat_of(const std::vector<double>& v) {
-  Stat s;
-  for (double x : v)
-    if (std::isfinite(x)) ++s.n;
-  if (s.n == 0) return s;
-  s.mean = 0;
-  for (double x : v)
-    if (std::isfinite(x)) s.mean += x / s.n;
-  double var = 0;
-  for (double x : v)
-    if (std::isfinite(x)) var += (x - s.mean) * (x - s.mean);
-  s.std = s.n > 1 ? std::sqrt(var / (s.n - 1)) : 0.0;
-  return s;
-}
-
-std::string show(const Stat& s, int digits = 4) {
-  if (s.n == 0) return "n/a";
-  return s.n > 1 ? fmt::format("{:.{}f} ± {:.{}f}", s.mean, digits, s.std, digits) : fmt::format("{:.{}f}", s.mean, digits);
-}
-
 }  // namespace
-
-std::string SweepJob::label() const {
-  std::string s;
-  for (const auto& [k, v] : overrides) s += (s.empty() ? "" : " ") + k + "=" + v;
-  return s;
-}
-
-std::string SweepJob::group_label() const {
-  std::string s;
-  for (const auto& [k, v] : overrides)
-    if (k != "seed") s += (s.empty() ? "" : " ") + k + "=" + v;
-  return s.empty() ? "(all)" : s;
-}
-
-SweepAxis parse_axis(const std::string& text) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw UsageError(fmt::format("sweep axis \"{}\": expected key.path=v1,v2,...", text));
-  SweepAxis a{text.substr(0, eq), {}};
-  std::stringstream ss(text.substr(eq + 1));
-  for (std::string v; std::getline(ss, v, ',');) {
-    if (v.empty()) throw UsageError(fmt::format("sweep axis \"{}\": an empty value", text));
-    a.values.push_back(v);
-  }
-  return a;
-}
-
-std::vector<std::string> job_overrides(const SweepSpec& spec, const SweepJob& job) {
-  std::vector<std::string> o{fmt::format("train.threads={}", spec.threads_per_job)};
-  o.insert(o.end(), spec.fixed.begin(), spec.fixed.end());
-  for (const auto& [k, v] : job.overrides) o.push_back(k + "=" + v);
-  return o;
-}
-
-std::vector<SweepJob> expand(const SweepSpec& spec) {
-  double count = 1;  // as a double: a 30^6 grid must not overflow before it is refused
-  std::string sizes;
-  for (std::size_t a = 0; a < spec.axes.size(); ++a) {  // a key or value given twice would duplicate and mislabel jobs
-    const SweepAxis& axis = spec.axes[a];
-    for (std::size_t b = 0; b < a; ++b)
-      if (spec.axes[b].key == axis.key)
-        throw UsageError(fmt::format("sweep axis {}: the key is given twice; give its values once ({}=v1,v2,...)",
-                                     axis.key, axis.key));
-    for (std::size_t i = 0; i < axis.values.size(); ++i)
-      for (std::size_t k = 0; k < i; ++k)
-        if (axis.values[k] == axis.values[i])
-          throw UsageError(fmt::format("sweep axis {}: the value {} is given twice", axis.key, axis.values[i]));
-  }
-  for (const SweepAxis& axis : spec.axes) {
-    count *= double(axis.values.size());
-    sizes += (sizes.empty() ? "" : " x ") + std::to_string(axis.values.size());
-  }
-  if (count > double(kMaxSweepJobs))
-    throw UsageError(fmt::format("the grid has {} = {:.0f} jobs, more than {}: split it into several sweeps", sizes,
-                                 count, kMaxSweepJobs));
-  std::vector<SweepJob> jobs(1);
-  for (const SweepAxis& axis : spec.axes) {  // the first axis outermost, the last varying fastest
-    std::vector<SweepJob> next;
-    for (const SweepJob& j : jobs)
-      for (const std::string& v : axis.values) {
-        SweepJob k = j;
-        k.overrides.emplace_back(axis.key, v);
-        next.push_back(std::move(k));
-      }
-    jobs = std::move(next);
-  }
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    jobs[i].index = int(i);
-    jobs[i].dir = (fs::path(spec.out) / std::to_string(i)).string();
-  }
-  return jobs;
-}
 
 namespace {
 
@@ -253,13 +152,13 @@ void refuse_busy_jobs(const std::vector<SweepSpec>& specs, const std::vector<std
 
 }  // namespace
 
-JobPlan plan_job(const SweepSpec& spec, SweepJob& job) {
+JobPlan plan_job(SweepJob& job) {
   const std::string status = status_of(job.dir);
-  if (reusable(spec, job, status)) {
+  if (reusable(job, status)) {
     job.status = status;
     return JobPlan::keep;
   }
-  return resumable(spec, job) ? JobPlan::resume : JobPlan::fresh;
+  return resumable(job) ? JobPlan::resume : JobPlan::fresh;
 }
 
 namespace {
@@ -300,7 +199,7 @@ std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& spec
   std::error_code ec;
   for (std::size_t s = 0; s < specs.size(); ++s)
     for (SweepJob& j : jobs[s]) {
-      const JobPlan plan = plan_job(specs[s], j);
+      const JobPlan plan = plan_job(j);
       if (plan == JobPlan::keep) {
         if (!quiet) eprint("#{} : {} -> {} (already)\n", j.index, j.label(), j.status);
         continue;
@@ -308,7 +207,7 @@ std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& spec
       if (plan == JobPlan::fresh) fresh.emplace_back(int(s), j.index);
       j.status = "pending";
       queue.push_back({int(s), j.index, plan == JobPlan::resume,
-                       work_of(load_config_file(specs[s].config, job_overrides(specs[s], j)))});
+                       work_of(resolved_config(j))});
     }
   refuse_busy_jobs(specs, jobs);
   for (const auto& [s, index] : fresh) fs::remove_all(jobs[s][index].dir, ec);  // a half-done job, or another config's, starts over
@@ -387,7 +286,7 @@ SlurmSubmission submit_sweep(const SweepSpec& spec, const SlurmOptions& options,
     refuse_busy_jobs({spec}, all);
   }
   for (SweepJob& j : s.jobs) {
-    const JobPlan plan = plan_job(spec, j);
+    const JobPlan plan = plan_job(j);
     if (plan == JobPlan::keep) continue;
     if (plan == JobPlan::fresh) {
       std::error_code ec;
@@ -453,41 +352,6 @@ std::vector<SweepJob> sweep_status(const std::string& dir, std::string* slurm_jo
     else j.status = doc.value("launcher", "") == "slurm" && !job_id.empty() ? "failed" : "not run";
   }
   return jobs;
-}
-
-std::string aggregate_table(const std::vector<SweepJob>& jobs) {
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<json>> groups;
-  for (const SweepJob& j : jobs) {
-    const std::string g = j.group_label();
-    if (!groups.count(g)) order.push_back(g);
-    groups[g].push_back(read_summary(j.dir));  // an InputError naming a hand-edited file
-  }
-  bool classification = false;
-  for (const auto& [g, summaries] : groups)
-    for (const auto& s : summaries) classification |= s.is_object() && s.contains("final_val_acc");
-  std::string t = classification ? "| grid point | runs | final train loss | final val loss | final val acc | steps/s | diverged |\n"
-                                   "| --- | --- | --- | --- | --- | --- | --- |\n"
-                                 : "| grid point | runs | final train loss | final val loss | steps/s | diverged |\n"
-                                   "| --- | --- | --- | --- | --- | --- |\n";
-  for (const std::string& g : order) {
-    std::vector<double> train, val, acc, speed;
-    int done = 0, diverged = 0;
-    for (const json& s : groups[g]) {
-      if (!s.is_object()) continue;
-      auto num = [&](const char* k) { return s.contains(k) && s[k].is_number() ? s[k].get<double>() : NAN; };
-      done += s.value("status", "") == "completed" || s.value("status", "") == "diverged";
-      diverged += s.value("diverged", false);
-      train.push_back(num("final_train_loss"));
-      val.push_back(num("final_val_loss"));
-      acc.push_back(num("final_val_acc"));
-      speed.push_back(num("steps_per_s"));
-    }
-    t += fmt::format("| {} | {}/{} | {} | {} | ", g, done, groups[g].size(), show(stat_of(train)), show(stat_of(val)));
-    if (classification) t += show(stat_of(acc)) + " | ";
-    t += fmt::format("{} | {} |\n", show(stat_of(speed), 1), diverged);
-  }
-  return t;
 }
 
 json sweep_json(const SweepSpec& spec, const std::vector<SweepJob>& jobs) {

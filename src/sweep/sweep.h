@@ -15,6 +15,7 @@
 // (PR_SET_PDEATHSIG), and a SIGINT or SIGTERM to the sweep reaches them.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,7 @@
 
 namespace nt {
 
+struct RunConfig;
 struct SlurmOptions;
 
 struct SweepAxis {
@@ -35,6 +37,10 @@ struct SweepJob {
   std::vector<std::pair<std::string, std::string>> overrides;  // (key, value), grid order
   std::string dir;
   std::string status;  // completed, diverged, interrupted, failed, skipped-... after running
+  // The job's resolved config (the base file with job_overrides), derived once by expand; null
+  // when the overrides make it invalid, and config_error then says why.
+  std::shared_ptr<const RunConfig> config;
+  std::string config_error;
   std::string label() const;          // "key=v1 other=a seed=1"
   std::string group_label() const;    // the same without seed: one grid point
 };
@@ -54,8 +60,10 @@ struct SweepSpec {
 // "key=v1,v2" -> axis; throws std::invalid_argument naming the bad argument.
 SweepAxis parse_axis(const std::string& text);
 
-// The jobs of the grid, in order; a UsageError beyond kMaxSweepJobs.
+// The jobs of the grid, in order, each with its resolved config; a UsageError beyond kMaxSweepJobs.
 std::vector<SweepJob> expand(const SweepSpec& spec);
+// A job's resolved config, or the InputError that says why its overrides make it invalid.
+const RunConfig& resolved_config(const SweepJob& job);
 
 // The overrides a job runs with: train.threads, the fixed ones, then the job's.
 std::vector<std::string> job_overrides(const SweepSpec& spec, const SweepJob& job);
@@ -75,7 +83,7 @@ std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& spec
 // it from its checkpoint (of this config), or run it afresh (its directory removed first). plan_job
 // sets the kept job's status.
 enum class JobPlan { keep, resume, fresh };
-JobPlan plan_job(const SweepSpec& spec, SweepJob& job);
+JobPlan plan_job(SweepJob& job);
 
 // The jobs not done yet as one Slurm job array (sweep/slurm.h): <out>/sweep.sbatch, submitted
 // with sbatch unless !submit (--launcher print); sweep.json records the launcher and the job id.
