@@ -61,6 +61,137 @@ TEST(Pictures, AnMlpRunDrawsItsStatisticsByLayer) {
   EXPECT_EQ(tsv.at("std leaving the norm (out): hidden").size(), 2u);  // n_layers points
 }
 
+// A plain CSV file read here, apart from the code that draws: header -> column, then the rows.
+struct Csv {
+  std::map<std::string, std::size_t> column;
+  std::vector<std::vector<std::string>> rows;
+  double num(const std::vector<std::string>& row, const std::string& name) const { return std::stod(row.at(column.at(name))); }
+};
+Csv read_plain_csv(const std::string& path) {
+  Csv t;
+  std::ifstream in(path);
+  std::string line;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> cells;
+    std::stringstream ss(l);
+    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+    return cells;
+  };
+  std::getline(in, line);
+  const auto header = split(line);
+  for (std::size_t i = 0; i < header.size(); ++i) t.column[header[i]] = i;
+  while (std::getline(in, line))
+    if (!line.empty()) t.rows.push_back(split(line));
+  return t;
+}
+
+// the drawn data: (x, y) rows, to the printed precision (6 significant digits)
+void expect_points(const std::vector<std::vector<double>>& drawn, const std::map<double, double>& want,
+                   const std::string& what) {
+  SCOPED_TRACE(what);
+  ASSERT_EQ(drawn.size(), want.size());
+  auto it = want.begin();
+  for (const auto& row : drawn) {
+    ASSERT_GE(row.size(), 2u);
+    EXPECT_EQ(row[0], it->first);
+    EXPECT_NEAR(row[1], it->second, 1e-5 * std::max(1.0, std::abs(it->second)));
+    ++it;
+  }
+}
+
+// Every transformer picture's data (stats.tsv, layers.tsv, ranges.tsv) against the run files it
+// was drawn from, recomputed here: layers.jsonl's per-parameter gradient norms combined per layer,
+// ranges.csv's largest |x| over positions and its mean SNR, stats.csv's std by position.
+TEST(Pictures, ATransformerRunsPicturesHoldItsRunFilesValues) {
+  TempDir tmp;
+  const std::string run = tmp / "run";
+  ASSERT_EQ(run_normtool("run --config " + smoke("lm-layernorm-pre.json") + " --out " + run).exit_code, 0);
+
+  std::map<int, std::map<double, double>> layer_sq;  // layer -> step -> sum of squared gradient norms
+  for (const auto& j : test::read_jsonl(run + "/layers.jsonl"))
+    if (j["grad_norm"].is_number())
+      layer_sq[j["layer"].get<int>()][j["step"].get<double>()] += std::pow(j["grad_norm"].get<double>(), 2);
+  const auto layers = read_tsv(run + "/layers.tsv");
+  ASSERT_EQ(layer_sq.size(), 3u);  // two blocks and the output layer
+  for (auto& [layer, steps] : layer_sq) {
+    for (auto& [step, sq] : steps) sq = std::sqrt(sq);
+    expect_points(layers.at(fmt::format("gradient norm of each layer's parameters: layer {}", layer)), steps,
+                  fmt::format("layers.tsv, layer {}", layer));
+  }
+
+  const Csv ranges = read_plain_csv(run + "/ranges.csv");
+  double last = 0;
+  for (const auto& r : ranges.rows) last = std::max(last, ranges.num(r, "step"));
+  std::map<std::string, std::map<double, double>> largest, snr;  // site -> layer -> value
+  std::map<std::string, std::map<double, int>> positions;
+  for (const auto& r : ranges.rows) {
+    if (ranges.num(r, "step") != last) continue;
+    const std::string site = r.at(ranges.column.at("site"));
+    const double layer = ranges.num(r, "layer");
+    double& m = largest[site].try_emplace(layer, 0.0).first->second;
+    m = std::max(m, ranges.num(r, "max_abs"));
+    snr[site][layer] += ranges.num(r, "int8_snr_db");
+    ++positions[site][layer];
+  }
+  ASSERT_TRUE(largest.count("ffn.out"));
+  const auto drawn = read_tsv(run + "/ranges.tsv");
+  for (auto& [site, by_layer] : largest) {
+    expect_points(drawn.at("largest |x|: " + site), by_layer, "ranges.tsv, largest |x| at " + site);
+    if (site == "final.in") continue;  // a zero-variance position has no finite SNR: checked where all are finite
+    for (auto& [layer, sum] : snr[site]) sum /= positions[site][layer];
+    expect_points(drawn.at("int8 SNR, one absmax scale per token: " + site), snr[site], "ranges.tsv, SNR at " + site);
+  }
+
+  const Csv stats = read_plain_csv(run + "/stats.csv");
+  last = 0;
+  for (const auto& r : stats.rows) last = std::max(last, stats.num(r, "step"));
+  std::map<double, double> std_by_position;
+  for (const auto& r : stats.rows)
+    if (stats.num(r, "step") == last && stats.num(r, "layer") == 1 && r.at(stats.column.at("site")) == "ffn.out")
+      std_by_position[stats.num(r, "position")] = stats.num(r, "std");
+  ASSERT_EQ(std_by_position.size(), 32u);  // the smoke config's positions
+  expect_points(read_tsv(run + "/stats.tsv").at("std leaving the norm (out): layer 1 ffn"), std_by_position,
+                "stats.tsv, std leaving layer 1's ffn norm");
+
+  for (const char* png : {"stats.png", "layers.png", "ranges.png"}) expect_picture(fs::path(run) / png);
+}
+
+// sweep.tsv: per grid point, the mean over its seeds' validation losses at each step, and the band
+// mean -+ one sample standard deviation, recomputed from the jobs' metrics.jsonl.
+TEST(Pictures, ASweepDrawsTheMeanAndSpreadOverSeedsOfItsRunsValidationLoss) {
+  TempDir tmp;
+  const std::string out = tmp / "sweep";
+  const auto r = run_normtool("sweep --config " + smoke("lm-layernorm-pre.json") +
+                              " model.norm.type=layernorm,rmsnorm seed=1,2 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::map<double, std::vector<double>> rms;  // step -> the rmsnorm jobs' validation losses
+  const auto sweep = test::read_json(out + "/sweep.json");
+  for (const auto& job : sweep["jobs"]) {
+    if (job["overrides"]["model.norm.type"] != "rmsnorm") continue;
+    for (const auto& m : test::read_jsonl(out + "/" + std::to_string(job["index"].get<int>()) + "/metrics.jsonl"))
+      if (m["split"] == "val") rms[m["step"].get<double>()].push_back(m["loss"].get<double>());
+  }
+  ASSERT_EQ(rms.size(), 3u);  // steps 0, 30, 60
+  std::map<double, double> mean, lo, hi;
+  for (const auto& [step, v] : rms) {
+    ASSERT_EQ(v.size(), 2u);
+    const double m = (v[0] + v[1]) / 2, sd = std::abs(v[0] - v[1]) / std::sqrt(2.0);
+    mean[step] = m, lo[step] = m - sd, hi[step] = m + sd;
+  }
+  const auto drawn = read_tsv(out + "/sweep.tsv");
+  const auto& curve = drawn.at("model.norm.type=rmsnorm (2 runs)");
+  expect_points(curve, mean, "sweep.tsv, mean");
+  std::vector<std::vector<double>> lows, highs;
+  for (const auto& row : curve) {
+    ASSERT_EQ(row.size(), 4u);
+    lows.push_back({row[0], row[2]});
+    highs.push_back({row[0], row[3]});
+  }
+  expect_points(lows, lo, "sweep.tsv, mean - sd");
+  expect_points(highs, hi, "sweep.tsv, mean + sd");
+  expect_picture(fs::path(out) / "sweep.png");
+}
+
 TEST(Pictures, CompareLaysRunsSideBySide) {
   TempDir tmp;
   const std::string a = tmp / "ln", b = tmp / "rms", out = tmp / "cmp";
@@ -86,7 +217,8 @@ TEST(Pictures, CompareLaysRunsSideBySide) {
   EXPECT_NEAR(val.back()[1], summary["final_val_loss"].get<double>(), 1e-5);
   const CsvTable stats = read_csv(a + "/stats.csv");
   const auto profile = site_profiles(stats, last_step(stats), "std").at({1, "ffn.out"});
-  const auto& curve = read_tsv(out + "/std.tsv").at(fmt::format("std by position, layer 1 ffn.out: ln (step {})", last_step(stats)));
+  const auto std_tsv = read_tsv(out + "/std.tsv");
+  const auto& curve = std_tsv.at(fmt::format("std by position, layer 1 ffn.out: ln (step {})", last_step(stats)));
   ASSERT_EQ(curve.size(), profile.size());
   EXPECT_NEAR(curve[5][1], profile[5].second, 1e-5);
   std::ifstream md(fs::path(out) / "compare.md");
