@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "norms/norm_kind.h"
 #include "core/errors.h"
 #include "core/machine.h"
 #include "core/threads.h"
@@ -122,13 +123,26 @@ int resume(const RunOptions& o) {
   return report(config, files, train(config, session, files, progress, std::move(records)));
 }
 
+// The resolved config, and under "derived" what it resolves to beyond its own keys: DeepNorm's
+// constants per stack (an encoder-decoder has two pairs, model.norm.alpha / beta one).
+nlohmann::json with_derived(const RunConfig& c) {
+  nlohmann::json j = config_to_json(c);
+  if (c.model.norm.type != NormType::deepnorm) return j;
+  auto pair = [](DeepNorm d) { return nlohmann::json{{"alpha", d.alpha}, {"beta", d.beta}}; };
+  if (c.model.arch == Arch::encoder_decoder)
+    j["derived"]["deepnorm"] = {{"encoder", pair(c.deepnorm(Stack::encoder))}, {"decoder", pair(c.deepnorm(Stack::decoder))}};
+  else
+    j["derived"]["deepnorm"] = {{c.model.arch == Arch::encoder ? "encoder" : "decoder", pair(c.deepnorm())}};
+  return j;
+}
+
 int run(const RunOptions& o) {
   if (o.resume_given) return resume(o);
   std::vector<std::string> overrides = o.sets;
   overrides.insert(overrides.end(), o.positional.begin(), o.positional.end());
   const RunConfig config = load_config_file(find_config(o.config), overrides);
   if (o.print_config) {
-    fmt::print("{}\n", config_to_json(config).dump(2));
+    fmt::print("{}\n", with_derived(config).dump(2));
     return 0;
   }
   check_memory(config);     // refused with the figures, before anything is allocated
@@ -153,7 +167,7 @@ void setup_run(CLI::App& app, int& exit_code) {
   sub->add_option("-o,--out", o->out, "run directory (default runs/<name>-<YYYYmmdd-HHMMSS>)");
   CLI::Option* resume_option = sub->add_option("--resume", o->resume,
                   "continue the stopped run in this directory from its checkpoint (train.checkpoint_every)");
-  sub->add_flag("--print-config", o->print_config, "print the resolved config and exit");
+  sub->add_flag("--print-config", o->print_config, "print the resolved config (with \"derived\": the DeepNorm constants it resolves to) and exit");
   sub->callback([o, resume_option, &exit_code] {
     o->resume_given = resume_option->count() > 0;
     exit_code = run(*o);

@@ -106,6 +106,21 @@ std::vector<Field> fields_of(RunConfig& c) {
     f.back().type = "number or null", f.back().range = "> 0, or null";
     return f.back();
   };
+  auto optional_integer = [&](std::string path, std::optional<int>& ref, double lo, double hi) -> Field& {
+    f.push_back({path,
+                 [&ref, lo, hi](const json& v) -> std::optional<std::string> {
+                   if (v.is_null()) return ref = std::nullopt, std::nullopt;
+                   const bool integral = v.is_number_integer() ||
+                                         (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+                   if (!integral || v.get<double>() < lo || v.get<double>() > hi)
+                     return fmt::format("expected null or an integer {}, got {}", range_text(lo, hi, false), describe(v));
+                   ref = int(v.get<double>());
+                   return std::nullopt;
+                 },
+                 [&ref] { return ref ? json(*ref) : json(nullptr); }, {}, {}, {}});
+    f.back().type = "integer or null", f.back().range = range_text(lo, hi, false) + ", or null";
+    return f.back();
+  };
   auto boolean = [&](std::string path, bool& ref) -> Field& {
     f.push_back({path,
                  [&ref](const json& v) -> std::optional<std::string> {
@@ -184,9 +199,11 @@ std::vector<Field> fields_of(RunConfig& c) {
       .means("seq2seq (gettext-de, synthetic-seq2seq): the longest source and target, in bytes; longer pairs are skipped.");
   stems("data.catalogs", c.data.catalogs)
       .means("gettext-de: the message catalogs (file stems of data.path) to read; null: the documented default list.");
-  choice("model.arch", c.model.arch, kArchNames).means("transformer: decoder-only and causal; mlp: hidden layers Linear -> norm -> activation.");
+  number("data.mask_prob", c.data.mask_prob, 0, 1, true)
+      .means("encoder (masked LM): the share of each row's real positions it predicts; a chosen position's input is byte 1 (MASK) 80% of the time, a random byte 10%, kept 10%.");
+  choice("model.arch", c.model.arch, kArchNames).means("transformer: decoder-only and causal; mlp: hidden layers Linear -> norm -> activation; encoder: bidirectional, a BERT-style masked LM; encoder-decoder: an encoder over the source and a causal decoder with cross-attention (seq2seq datasets).");
   integer("model.d_model", c.model.d_model, 1, 8192).means("Transformer width (embedding and residual stream).");
-  integer("model.n_layers", c.model.n_layers, 1, 1000).means("Transformer blocks, or hidden layers of the mlp.");
+  integer("model.n_layers", c.model.n_layers, 1, 1000).means("Transformer blocks (an encoder-decoder's encoder blocks), or hidden layers of the mlp.");
   integer("model.n_heads", c.model.n_heads, 1, 1024).means("Attention heads; must divide model.d_model.");
   integer("model.d_ff", c.model.d_ff, 1, 65536).means("Transformer feed-forward width.");
   integer("model.hidden", c.model.hidden, 1, 65536).means("Width of the mlp's hidden layers.");
@@ -199,11 +216,14 @@ std::vector<Field> fields_of(RunConfig& c) {
   boolean("model.norm.affine", c.model.norm.affine).means("A learnable gain after the norm (and a bias, except for rmsnorm and prmsnorm).");
   number("model.norm.momentum", c.model.norm.momentum, 0, 1).means("batchnorm: the weight of the new batch in the running mean and variance (the running variance is unbiased).");
   choice("model.norm.bn_axes", c.model.norm.bn_axes, kBnAxesNames).means("batchnorm in a transformer: batch_time normalizes each feature over the batch and the positions; batch over the batch only, per position.");
-  optional_number("model.norm.alpha", c.model.norm.alpha).means("deepnorm: the residual scale; null: DeepNet's decoder-only (2N)^(1/4), N = model.n_layers.");
-  optional_number("model.norm.beta", c.model.norm.beta).means("deepnorm: the init gain of the feed-forward, value and output projections; null: (8N)^(-1/4).");
+  optional_number("model.norm.alpha", c.model.norm.alpha).means("deepnorm: the residual scale of every stack; null: DeepNet's constant for the architecture and stack (docs/deepnorm.md), e.g. (2N)^(1/4) for a decoder-only or encoder-only model of N = model.n_layers blocks.");
+  optional_number("model.norm.beta", c.model.norm.beta).means("deepnorm: the init gain of the feed-forward, value and output projections (cross-attention's too) of every stack; null: DeepNet's constant for the architecture and stack, e.g. (8N)^(-1/4) for a single stack.");
   number("model.norm.p", c.model.norm.p, 0, 1, true).means("prmsnorm: the share of the features its RMS is computed from (the first max(1, floor(p d))).");
   choice("model.norm.impl", c.model.norm.impl, kNormImplNames).means("fused: normtool's kernels; composite: the norm composed from primitive ops, as a framework without fused kernels runs it (same values, other speed; not for batchnorm).");
-  boolean("model.final_norm", c.model.final_norm).means("A norm before the output layer in pre placement.");
+  boolean("model.final_norm", c.model.final_norm).means("A norm at the end of each stack in pre placement (before the output layer; an encoder-decoder's encoder output too).");
+  boolean("model.embed_norm", c.model.embed_norm).means("A norm of the summed embeddings before the first block (BERT, BLOOM), in every stack; site embed.");
+  optional_integer("model.n_dec_layers", c.model.n_dec_layers, 1, 1000)
+      .means("encoder-decoder: the decoder blocks; null: model.n_layers. Other architectures: must be null.");
   integer("train.steps", c.train.steps, 1).means("Optimizer updates of the run.");
   integer("train.batch_size", c.train.batch_size, 1, 1 << 20).means("Rows per batch, drawn with replacement.");
   choice("train.optimizer", c.train.optimizer, kOptimizerNames).means("sgd (with train.momentum), adam, or adamw (decoupled weight decay).");
@@ -228,23 +248,41 @@ std::vector<Field> fields_of(RunConfig& c) {
 
 void validate_combinations(RunConfig& c, Parser& p) {
   const bool lm = c.is_lm();
-  if (c.model.arch == Arch::transformer && !lm)
-    p.problem("model.arch", fmt::format("transformer needs a language-modelling dataset (fortunes|synthetic-lm), "
-                                        "got data.dataset \"{}\"", to_string(c.data.dataset)));
+  if ((c.model.arch == Arch::transformer || c.model.arch == Arch::encoder) && !lm)
+    p.problem("model.arch", fmt::format("{} needs a language-modelling dataset (fortunes|synthetic-lm), "
+                                        "got data.dataset \"{}\"", to_string(c.model.arch), to_string(c.data.dataset)));
   if (c.model.arch == Arch::mlp && (lm || c.is_seq2seq()))
     p.problem("model.arch", fmt::format("mlp needs a classification dataset (fashion-mnist|synthetic-classify), "
                                         "got data.dataset \"{}\"", to_string(c.data.dataset)));
+  if (c.model.arch == Arch::encoder_decoder && !c.is_seq2seq())
+    p.problem("model.arch", fmt::format("encoder-decoder needs a seq2seq dataset (gettext-de|synthetic-seq2seq), "
+                                        "got data.dataset \"{}\"", to_string(c.data.dataset)));
+  if (c.is_seq2seq() && c.model.arch != Arch::encoder_decoder)
+    p.problem("model.arch", fmt::format("the seq2seq dataset {} needs model.arch encoder-decoder, got \"{}\"",
+                                        to_string(c.data.dataset), to_string(c.model.arch)));
+  if (c.model.arch == Arch::encoder_decoder && !c.model.n_dec_layers) c.model.n_dec_layers = c.model.n_layers;
+  if (c.model.arch != Arch::encoder_decoder && c.model.n_dec_layers)
+    p.problem("model.n_dec_layers", fmt::format("counts the decoder blocks of an encoder-decoder, not of model.arch "
+                                                "\"{}\": leave it null", to_string(c.model.arch)));
+  if (c.model.arch == Arch::mlp && c.model.embed_norm)
+    p.problem("model.embed_norm", "the mlp has no embeddings to normalize");
+  if (c.model.arch == Arch::encoder_decoder && c.model.norm.type == NormType::batchnorm &&
+      c.model.norm.bn_axes == BnAxes::batch)
+    p.problem("model.norm.bn_axes", "batch (per position) needs fixed-length rows; an encoder-decoder's are padded "
+                                    "to each batch's longest: use batch_time");
   if (c.data.catalogs && c.data.dataset != DatasetKind::gettext_de)
     p.problem("data.catalogs", fmt::format("only gettext-de reads catalogs, got data.dataset \"{}\"",
                                            to_string(c.data.dataset)));
   if (c.data.dataset == DatasetKind::gettext_de && !c.data.catalogs) c.data.catalogs = default_gettext_catalogs();
-  if (c.model.arch == Arch::transformer && c.model.d_model % c.model.n_heads != 0)
+  if (c.model.arch != Arch::mlp && c.model.d_model % c.model.n_heads != 0)
     p.problem("model.n_heads", fmt::format("must divide model.d_model = {}, got {}", c.model.d_model, c.model.n_heads));
   if (c.model.norm.type == NormType::deepnorm) {
     if (c.model.arch == Arch::mlp) p.problem("model.norm.type", "deepnorm is a transformer residual scheme, not for mlp");
     c.model.norm.placement = Placement::post;  // the spec: deepnorm is always post, whatever placement says
-    c.model.norm.alpha = c.deepnorm_alpha();
-    c.model.norm.beta = c.deepnorm_beta();
+    if (c.model.arch != Arch::encoder_decoder) {  // one stack, one pair: shown resolved
+      c.model.norm.alpha = c.deepnorm_alpha();
+      c.model.norm.beta = c.deepnorm_beta();
+    }  // encoder-decoder: a pair per stack, run --print-config shows both (deepnorm_of)
   }
   if (c.model.norm.type == NormType::batchnorm && c.model.norm.impl == NormImpl::composite)
     p.problem("model.norm.impl", "composite batchnorm keeps no running statistics: use fused");
@@ -259,11 +297,21 @@ void validate_combinations(RunConfig& c, Parser& p) {
 
 }  // namespace
 
-double RunConfig::deepnorm_alpha() const {
-  return model.norm.alpha ? *model.norm.alpha : std::pow(2.0 * model.n_layers, 0.25);
+DeepNorm deepnorm_single_stack(int N) { return {std::pow(2.0 * N, 0.25), std::pow(8.0 * N, -0.25)}; }
+DeepNorm deepnorm_encdec_encoder(int N, int M) {
+  const double nm = std::pow(double(N), 4) * M;
+  return {0.81 * std::pow(nm, 1.0 / 16), 0.87 * std::pow(nm, -1.0 / 16)};
 }
-double RunConfig::deepnorm_beta() const {
-  return model.norm.beta ? *model.norm.beta : std::pow(8.0 * model.n_layers, -0.25);
+DeepNorm deepnorm_encdec_decoder(int, int M) { return {std::pow(3.0 * M, 0.25), std::pow(12.0 * M, -0.25)}; }
+double torchscale_encoder_beta(int N, int M) { return 1.15 * std::pow(std::pow(double(N), 4) * M, -1.0 / 16); }
+double glm130b_alpha(int N) { return std::sqrt(2.0 * N); }
+
+DeepNorm RunConfig::deepnorm(Stack stack) const {
+  const int N = model.n_layers, M = model.dec_layers();
+  const DeepNorm paper = model.arch != Arch::encoder_decoder ? deepnorm_single_stack(N)
+                         : stack == Stack::encoder          ? deepnorm_encdec_encoder(N, M)
+                                                            : deepnorm_encdec_decoder(N, M);
+  return {model.norm.alpha ? *model.norm.alpha : paper.alpha, model.norm.beta ? *model.norm.beta : paper.beta};
 }
 
 ConfigError::ConfigError(std::vector<std::string> problems)

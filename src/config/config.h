@@ -28,8 +28,9 @@ inline constexpr const char* kDatasetNames[] = {"fortunes",           "fashion-m
                                                 "synthetic-classify", "gettext-de",    "synthetic-seq2seq"};
 enum class Layout { packed, padded };
 inline constexpr const char* kLayoutNames[] = {"packed", "padded"};
-enum class Arch { transformer, mlp };
-inline constexpr const char* kArchNames[] = {"transformer", "mlp"};
+// transformer: decoder-only causal LM; encoder: bidirectional masked LM (BERT); encoder-decoder: seq2seq
+enum class Arch { transformer, mlp, encoder, encoder_decoder };
+inline constexpr const char* kArchNames[] = {"transformer", "mlp", "encoder", "encoder-decoder"};
 enum class Init { normal, xavier };
 inline constexpr const char* kInitNames[] = {"normal", "xavier"};
 enum class Placement { pre, post };
@@ -58,6 +59,7 @@ struct DataConfig {
   // gettext-de: the catalog stems to read; unset = the documented default list (resolved into
   // the config when the dataset is gettext-de, so config.json shows it)
   std::optional<std::vector<std::string>> catalogs;
+  double mask_prob = 0.15;     // encoder: share of the real positions the masked LM predicts
 };
 
 struct NormConfig {
@@ -84,8 +86,30 @@ struct ModelConfig {
   Init init = Init::normal;  // normal: N(0, init_std) everywhere; xavier: Glorot normal, embeddings N(0, 1)
   double init_std = 0.02;
   NormConfig norm;
-  bool final_norm = true;    // a norm before the output layer in pre placement
+  bool final_norm = true;    // a norm before the output layer in pre placement (of each stack)
+  bool embed_norm = false;   // a norm of the summed embeddings before the first block (BERT, BLOOM)
+  std::optional<int> n_dec_layers;  // encoder-decoder: decoder blocks; unset = n_layers (= encoder blocks)
+  int dec_layers() const { return n_dec_layers ? *n_dec_layers : n_layers; }
 };
+
+// DeepNorm's two constants for one stack: x = LN(alpha x + f(x)), and beta the Xavier-normal gain
+// of fc1, fc2 and every attention's v and out (q and k gain 1).
+struct DeepNorm {
+  double alpha, beta;
+};
+// DeepNet (Wang et al. 2022, Figure 2 and its table), N encoder and M decoder blocks:
+//   encoder-only (N) and decoder-only (M = N)   alpha = (2N)^(1/4),            beta = (8N)^(-1/4)
+//   encoder-decoder, encoder                    alpha = 0.81 (N^4 M)^(1/16),   beta = 0.87 (N^4 M)^(-1/16)
+//   encoder-decoder, decoder                    alpha = (3M)^(1/4),            beta = (12M)^(-1/4)
+DeepNorm deepnorm_single_stack(int N);
+DeepNorm deepnorm_encdec_encoder(int N, int M);
+DeepNorm deepnorm_encdec_decoder(int N, int M);
+// Two departures from the paper met in code (docs/deepnorm.md), selectable as explicit
+// model.norm.alpha / model.norm.beta: torchscale's encoder beta 1.15 (N^4 M)^(-1/16)
+// (architecture/encoder.py), and GLM-130B's alpha (2N)^(1/2) (its code, N = layers).
+double torchscale_encoder_beta(int N, int M);
+double glm130b_alpha(int N);
+enum class Stack { encoder, decoder };
 
 struct TrainConfig {
   int steps = 500;
@@ -120,8 +144,12 @@ struct RunConfig {
   bool is_seq2seq() const {
     return data.dataset == DatasetKind::gettext_de || data.dataset == DatasetKind::synthetic_seq2seq;
   }
-  double deepnorm_alpha() const;  // the configured value or DeepNet's decoder-only default
-  double deepnorm_beta() const;
+  // DeepNorm's constants for a stack of this config's model: model.norm.alpha / beta where given
+  // (both stacks), else DeepNet's for the architecture (see DeepNorm above). A single-stack model
+  // (transformer, encoder) has one pair, whichever stack is asked.
+  DeepNorm deepnorm(Stack stack = Stack::decoder) const;
+  double deepnorm_alpha() const { return deepnorm().alpha; }  // a single-stack model's
+  double deepnorm_beta() const { return deepnorm().beta; }
 };
 
 // All the problems of one config, one line each ("model.norm.type: expected one of ...").

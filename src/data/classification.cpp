@@ -73,11 +73,17 @@ DataSizes data_sizes(const DataConfig& c) {
 
 std::unique_ptr<Dataset> make_dataset(const RunConfig& c) {
   const std::string& path = c.data.path;
+  // encoder: BERT's masked LM over the rows unshifted (data/masked_lm.cpp)
+  auto lm = [&](std::vector<std::string> docs) -> std::unique_ptr<Dataset> {
+    if (c.model.arch != Arch::encoder) return make_lm_dataset(std::move(docs), c.data);
+    return make_masked_lm_dataset(make_lm_dataset(std::move(docs), c.data, /*shift=*/false), c.data.mask_prob,
+                                  uint64_t(c.seed));
+  };
   switch (c.data.dataset) {
     case DatasetKind::fortunes:
-      return make_lm_dataset(fortunes_documents(path.empty() ? "/usr/share/games/fortunes" : path), c.data);
+      return lm(fortunes_documents(path.empty() ? "/usr/share/games/fortunes" : path));
     case DatasetKind::synthetic_lm:
-      return make_lm_dataset(synthetic_lm_documents(uint64_t(c.seed)), c.data);
+      return lm(synthetic_lm_documents(uint64_t(c.seed)));
     case DatasetKind::fashion_mnist:
       return make_classification_dataset(fashion_mnist(path.empty() ? "/usr/share/datasets/fashion-mnist" : path));
     case DatasetKind::synthetic_classify:

@@ -34,12 +34,17 @@ struct Batch {
   std::vector<int32_t> tokens;    // lm (B*T): input bytes;  seq2seq (B*T): BOS + target
   std::vector<int32_t> targets;   // lm (B*T): next bytes;  seq2seq (B*T): target + EOS;  classification (B): labels
   std::vector<float> mask;        // (B*T): 1 where the target counts, 0 on padding
+  std::vector<float> token_mask;  // encoder (B*T): 1 on real tokens (attention keys, statistics), 0 on padding;
+                                  // empty when every token is real (mask: 1 on the chosen positions only)
   AlignedVector<float> x;         // classification (B, D)
   bool padded = false;            // some mask entries are 0 (always set for seq2seq)
   int S = 0;                      // seq2seq: source positions per row
   std::vector<int32_t> src;       // seq2seq (B*S): source bytes
   std::vector<float> src_mask;    // seq2seq (B*S): 1 on real source bytes, 0 on padding
   int64_t real_targets() const;
+  // the real tokens (norm statistics, attention keys): token_mask where set, else mask on padded
+  // rows; nullptr when every token is real
+  const float* real_tokens() const { return !token_mask.empty() ? token_mask.data() : padded ? mask.data() : nullptr; }
 };
 
 // What a seq2seq corpus was built from, for summary.json ("data"): two machines with the same
@@ -61,6 +66,8 @@ class Dataset {
   virtual const CorpusFingerprint* fingerprint() const { return nullptr; }
   virtual int input_dim() const = 0;  // lm, seq2seq: vocabulary (kByteVocabulary); classification: features
   virtual int classes() const = 0;    // lm, seq2seq: the vocabulary
+  // lines carry "acc": the share of counted targets predicted right (classification, seq2seq, masked LM)
+  virtual bool reports_accuracy() const { return !is_lm(); }
   virtual int64_t train_rows() const = 0;
   virtual int64_t val_rows() const = 0;
   // Rows drawn with replacement from the training split.
@@ -100,7 +107,10 @@ class DataError : public InputError {
 // The pieces, for tests and for the README's documentation of the synthetic sets.
 std::vector<std::string> fortunes_documents(const std::string& dir);
 std::vector<std::string> synthetic_lm_documents(uint64_t seed);
-std::unique_ptr<Dataset> make_lm_dataset(std::vector<std::string> docs, const DataConfig& config);
+// shift false: rows of seq_len bytes, targets = tokens, mask = the real bytes (a masked LM's rows)
+std::unique_ptr<Dataset> make_lm_dataset(std::vector<std::string> docs, const DataConfig& config, bool shift = true);
+// BERT's masking over the unshifted rows of `rows` (data/masked_lm.cpp); `seed` masks the validation rows
+std::unique_ptr<Dataset> make_masked_lm_dataset(std::unique_ptr<Dataset> rows, double mask_prob, uint64_t seed);
 
 // Seq2seq (data/gettext.cpp, data/seq2seq.cpp).
 struct Seq2SeqPair {

@@ -8,6 +8,8 @@
 //           target at position t counts when t + 1 < the row's real length. Training rows
 //           are documents drawn with replacement; validation rows the first documents.
 // Row r of length L gives tokens = bytes [0, L-1) and targets = bytes [1, L).
+// Without shift (a masked LM's rows, data/masked_lm.cpp): L = seq_len wherever seq_len + 1 stands
+// above, tokens = targets = bytes [0, L), mask = 1 on the row's real bytes.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -39,7 +41,8 @@ namespace {
 
 class LmDataset final : public Dataset {
  public:
-  LmDataset(std::vector<std::string> docs, const DataConfig& c) : T_(c.seq_len), layout_(c.layout) {
+  LmDataset(std::vector<std::string> docs, const DataConfig& c, bool shift)
+      : T_(c.seq_len), L_(c.seq_len + shift), shift_(shift), layout_(c.layout) {
     const std::string source = fmt::format("{}{}", kDatasetNames[int(c.dataset)], c.path.empty() ? "" : " at " + c.path);
     if (docs.size() < 2)
       throw DataError(fmt::format("{}: the corpus has {} document(s), fewer than the 2 a training and a validation "
@@ -52,14 +55,15 @@ class LmDataset final : public Dataset {
     if (layout_ == Layout::packed) {
       train_stream_ = join(train_docs_);
       val_stream_ = join(val_docs_);
-      if (int64_t(train_stream_.size()) <= T_ + 1)
-        throw DataError(fmt::format("{}: the training text ({} bytes) is shorter than one row of seq_len + 1 = {}",
-                                    source, train_stream_.size(), T_ + 1));
+      if (int64_t(train_stream_.size()) <= L_)
+        throw DataError(fmt::format("{}: the training text ({} bytes) is shorter than one row of {} = {}", source,
+                                    train_stream_.size(), shift_ ? "seq_len + 1" : "seq_len", L_));
     } else {  // a document of one byte has no target: a split of only such rows would train on nothing
       for (const auto* split : {&train_docs_, &val_docs_})
-        if (std::none_of(split->begin(), split->end(), [](const std::string& d) { return d.size() >= 2; }))
-          throw DataError(fmt::format("{}: no document of the {} split has 2 bytes, so with data.layout = padded no "
-                                      "row has a target", source, split == &train_docs_ ? "training" : "validation"));
+        if (std::none_of(split->begin(), split->end(), [&](const std::string& d) { return d.size() > std::size_t(shift_); }))
+          throw DataError(fmt::format("{}: no document of the {} split has {} byte(s), so with data.layout = padded no "
+                                      "row has a target", source, split == &train_docs_ ? "training" : "validation",
+                                      1 + shift_));
     }
   }
 
@@ -68,21 +72,21 @@ class LmDataset final : public Dataset {
   int input_dim() const override { return kByteVocabulary; }
   int classes() const override { return kByteVocabulary; }
   int64_t train_rows() const override {
-    return layout_ == Layout::packed ? int64_t(train_stream_.size()) - T_ : int64_t(train_docs_.size());
+    return layout_ == Layout::packed ? int64_t(train_stream_.size()) - L_ + 1 : int64_t(train_docs_.size());
   }
   int64_t val_rows() const override {
-    return layout_ == Layout::packed ? int64_t(val_stream_.size()) / (T_ + 1) : int64_t(val_docs_.size());
+    return layout_ == Layout::packed ? int64_t(val_stream_.size()) / L_ : int64_t(val_docs_.size());
   }
 
   void train_batch(Rng& rng, int B, Batch& out) const override {
     shape(out, B);
     for (int b = 0; b < B; ++b) {
       if (layout_ == Layout::packed) {
-        const uint64_t offset = rng.below(train_stream_.size() - T_);
-        put_row(out, b, train_stream_.data() + offset, T_ + 1);
+        const uint64_t offset = rng.below(train_stream_.size() - L_ + 1);
+        put_row(out, b, train_stream_.data() + offset, L_);
       } else {
         const std::string& d = train_docs_[rng.below(train_docs_.size())];
-        put_row(out, b, d.data(), int(std::min<std::size_t>(d.size(), T_ + 1)));
+        put_row(out, b, d.data(), int(std::min<std::size_t>(d.size(), L_)));
       }
     }
     out.padded = layout_ == Layout::padded;
@@ -93,17 +97,18 @@ class LmDataset final : public Dataset {
     for (int b = 0; b < B; ++b) {
       const int64_t row = int64_t(index) * B + b;
       if (layout_ == Layout::packed) {
-        put_row(out, b, val_stream_.data() + row * (T_ + 1), T_ + 1);
+        put_row(out, b, val_stream_.data() + row * L_, L_);
       } else {
         const std::string& d = val_docs_.at(row);
-        put_row(out, b, d.data(), int(std::min<std::size_t>(d.size(), T_ + 1)));
+        put_row(out, b, d.data(), int(std::min<std::size_t>(d.size(), L_)));
       }
     }
     out.padded = layout_ == Layout::padded;
   }
 
  private:
-  int T_;
+  int T_, L_;  // positions, bytes per row
+  bool shift_;
   Layout layout_;
   std::vector<std::string> train_docs_, val_docs_;
   std::string train_stream_, val_stream_;
@@ -123,21 +128,22 @@ class LmDataset final : public Dataset {
     out.mask.resize(std::size_t(B) * T_);
   }
 
-  // bytes[0, len) of one row, right-padded with 0 to seq_len + 1.
+  // bytes[0, len) of one row, right-padded with 0 to L.
   void put_row(Batch& out, int b, const char* bytes, int len) const {
+    const int s = shift_;
     for (int t = 0; t < T_; ++t) {
       const int64_t i = int64_t(b) * T_ + t;
       out.tokens[i] = t < len ? uint8_t(bytes[t]) : 0;
-      out.targets[i] = t + 1 < len ? uint8_t(bytes[t + 1]) : 0;
-      out.mask[i] = t + 1 < len ? 1.0f : 0.0f;
+      out.targets[i] = t + s < len ? uint8_t(bytes[t + s]) : 0;
+      out.mask[i] = t + s < len ? 1.0f : 0.0f;
     }
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Dataset> make_lm_dataset(std::vector<std::string> docs, const DataConfig& config) {
-  return std::make_unique<LmDataset>(std::move(docs), config);
+std::unique_ptr<Dataset> make_lm_dataset(std::vector<std::string> docs, const DataConfig& config, bool shift) {
+  return std::make_unique<LmDataset>(std::move(docs), config, shift);
 }
 
 }  // namespace nt

@@ -16,8 +16,11 @@ namespace nt {
 // it (the same tensor when the norm is none), both (rows, C).
 struct SiteCapture {
   int layer;
-  const char* place;  // "attn", "ffn", "final" (transformer); "hidden" (mlp)
+  const char* place;  // "attn", "ffn", "final", "embed" (transformer, encoder); "hidden" (mlp);
+                      // "enc.attn", "dec.cross", ... (encoder-decoder: the stack, then the sub-layer)
   Tensor<float> in, out;
+  int T = 0;                     // positions per row; 0: the batch's T
+  const float* mask = nullptr;   // with T set: the real positions of those rows (nullptr: all)
 };
 
 class Model {

@@ -1,8 +1,11 @@
-// Decoder-only causal Transformer over bytes, from the blocks of model/blocks/:
+// Decoder-only causal Transformer over bytes (model.arch transformer), and the same stack without
+// the causal mask as BERT's masked LM (model.arch encoder), from the blocks of model/blocks/:
 //
 //   x = tok_emb[tokens] + pos_emb[t]                      Embedding
+//   embed_norm: x = norm(x)                               (BERT, BLOOM; site "embed")
 //   each layer:
-//     x = placement(x, attention)                          Residual, Attention (causal self)
+//     x = placement(x, attention)                          Residual, Attention (causal self; encoder:
+//                                                          bidirectional, keys the real tokens only)
 //     x = placement(x, feed_forward)                       Residual, FeedForward
 //   where placement(x, f) is, by model.norm:
 //     pre       x + f(norm(x))
@@ -38,17 +41,19 @@ class Transformer final : public Model {
  public:
   Transformer(const RunConfig& c, int vocab)
       : precision_(c.train.precision),
-        embed_(params_, 0, vocab, c.data.seq_len, c.model.d_model, precision_) {
+        encoder_(c.model.arch == Arch::encoder),
+        embed_(params_, 0, vocab, c.data.seq_len, c.model.d_model, precision_,
+               c.model.embed_norm ? &c.model.norm : nullptr, positions_of(c)) {
     const ModelConfig& m = c.model;
-    const int C = m.d_model, L = m.n_layers, T = c.data.seq_len;
-    // batchnorm over (B, C) per position (bn_axes batch): a statistic per position
-    const int positions = m.norm.type == NormType::batchnorm && m.norm.bn_axes == BnAxes::batch ? T : 1;
+    const int C = m.d_model, L = m.n_layers;
+    const int positions = positions_of(c);
     const float alpha = float(c.deepnorm_alpha());
     for (int l = 0; l < L; ++l)
       layers_.push_back(Layer{
           Residual(params_, m.norm, alpha, precision_, l, "attn_norm", "attn", C, positions),
           Residual(params_, m.norm, alpha, precision_, l, "ffn_norm", "ffn", C, positions),
-          Attention(params_, AttentionKind::causal_self, "attn", l, C, m.n_heads, precision_),
+          Attention(params_, encoder_ ? AttentionKind::self : AttentionKind::causal_self, "attn", l, C, m.n_heads,
+                    precision_),
           FeedForward(params_, "ffn", l, C, m.d_ff, m.activation, precision_)});
     if (wiring_of(m.norm) == Wiring::pre && m.final_norm)
       final_norm_ = std::make_unique<NormSite>(params_, m.norm, L, "final_norm", "final", C, positions);
@@ -68,16 +73,18 @@ class Transformer final : public Model {
     head_.bind(params_);
     init_linear_weight(head_.W, m, rng);
     std::fill_n(head_.bias.data, head_.bias.size(), 0.0f);
-    sites_.reserve(2 * L + 1);
+    sites_.reserve(2 * L + 2);
   }
 
   Tensor<float> logits(Graph<float>& g, const Batch& batch) override {
     const int B = batch.B, T = batch.T;
-    const float* mask = batch.padded ? batch.mask.data() : nullptr;
+    const float* mask = batch.real_tokens();
+    // the encoder's keys: its real tokens; a causal query never sees the padding after it
+    const float* keys = encoder_ ? mask : nullptr;
     sites_.clear();
     Tensor<float> x = embed_(g, batch.tokens.data(), B, T, mask, sites_);
     for (Layer& l : layers_) {
-      x = l.attn_res(g, x, mask, sites_, [&](Tensor<float> h) { return l.attn(g, B, {h, T}, {h, T}); });
+      x = l.attn_res(g, x, mask, sites_, [&](Tensor<float> h) { return l.attn(g, B, {h, T}, {h, T, keys}); });
       x = l.ffn_res(g, x, mask, sites_, [&](Tensor<float> h) { return l.ffn(g, h); });
     }
     if (final_norm_) x = cast(g, (*final_norm_)(g, x, mask, sites_), precision_);
@@ -99,7 +106,14 @@ class Transformer final : public Model {
     FeedForward ffn;
   };
 
+  // batchnorm over (B, C) per position (bn_axes batch): a statistic per position
+  static int positions_of(const RunConfig& c) {
+    const NormConfig& n = c.model.norm;
+    return n.type == NormType::batchnorm && n.bn_axes == BnAxes::batch ? c.data.seq_len : 1;
+  }
+
   Precision precision_;
+  bool encoder_;
   Embedding embed_;
   std::vector<Layer> layers_;
   std::unique_ptr<NormSite> final_norm_;
@@ -117,8 +131,8 @@ ModelShape transformer_shape(const RunConfig& c, int vocab) {
   const bool final_norm = wiring_of(m.norm) == Wiring::pre && m.final_norm;
   ModelShape s;
   // embeddings; per layer q, k, v, out (C x C and bias), fc1, fc2, two norms; the final norm; the head
-  s.params = V * C + T * C + L * (4 * C * C + 4 * C + 2 * C * F + F + C + 2 * norm) + (final_norm ? norm : 0) +
-             C * V + V;
+  s.params = V * C + T * C + (m.embed_norm ? norm : 0) + L * (4 * C * C + 4 * C + 2 * C * F + F + C + 2 * norm) +
+             (final_norm ? norm : 0) + C * V + V;
   // per row and layer: norm C, qkv 3C, attention C, out C, residual C, norm C, fc1 F, act F, fc2 C,
   // residual C; each with its gradient. Attention: P and dS per head. Embeddings and logits.
   s.activations = N * (L * 2 * (9 * C + 2 * F) + 6 * C + 3 * V) + L * 2 * B * m.n_heads * T * T;

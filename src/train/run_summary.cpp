@@ -40,7 +40,7 @@ json run_summary(const RunConfig& c, const std::string& status, Session& session
             {"version", NORMTOOL_VERSION}, {"threads", session.threads()}, {"gemm_kernels", gemm_backend()},
             {"params", session.params().numel()}, {"train_rows", data.train_rows()}, {"val_rows", data.val_rows()},
             {"memory_estimate_bytes", estimate_memory(c).total()}};
-  if (!data.is_lm()) s["final_val_acc"] = number_or_null(r.last_val_acc);
+  if (data.reports_accuracy()) s["final_val_acc"] = number_or_null(r.last_val_acc);
   if (const CorpusFingerprint* f = data.fingerprint())  // seq2seq: which pairs, and how batches pad them
     s["data"] = {{"train_pairs", f->train_pairs}, {"val_pairs", f->val_pairs},
                  {"corpus_fnv1a64", fmt::format("{:016x}", f->hash)}, {"sources", f->sources},

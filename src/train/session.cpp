@@ -28,7 +28,7 @@ BatchLoss forward_loss(Graph<float>& g, Model& model, const Batch& batch, bool c
   BatchLoss r{cross_entropy(g, logits, batch.targets.data(), weight)};
   if (count_correct)  // classification: every row; seq2seq: the target positions the mask counts
     for (int n = 0; n < logits.rows; ++n) {
-      if (batch.padded && batch.mask[n] == 0.0f) continue;
+      if (batch.padded && batch.mask[n] == 0.0f) continue;  // a target the loss does not count
       const float* row = logits.data + int64_t(n) * logits.cols;
       r.correct += int(std::max_element(row, row + logits.cols) - row) == batch.targets[n];
     }
@@ -88,7 +88,7 @@ BatchLoss Session::forward_backward(const Batch& batch) {
   BatchLoss r;
   {
     FormatWeights weights(ps, p, master_);
-    r = forward_loss(graph_, *model_, batch, !data_->is_lm());
+    r = forward_loss(graph_, *model_, batch, data_->reports_accuracy());
     graph_.backward(r.loss, float(scaler_.scale()));
   }
   round_in_place(p, ps.grad(), ps.numel());  // the weights' gradients come out of the products in the format
@@ -100,7 +100,7 @@ BatchLoss Session::forward(const Batch& batch, bool training) {
   graph_.reset();
   graph_.set_mode(training, /*grad=*/false);
   FormatWeights weights(model_->params(), config_.train.precision, master_);
-  return forward_loss(graph_, *model_, batch, !data_->is_lm());
+  return forward_loss(graph_, *model_, batch, data_->reports_accuracy());
 }
 
 void Session::update(double lr) {

@@ -14,13 +14,15 @@ StepStatistics::StepStatistics(const ParamStore<float>& params)
 
 void StepStatistics::before_update(int step, Session& session, RunFiles& files) {
   const Batch& batch = session.batch();
-  const float* mask = batch.padded ? batch.mask.data() : nullptr;
   for (const SiteCapture& s : session.model().sites()) {
+    // a site of another sequence (an encoder's over the source) says its own positions and mask
+    const int T = s.T ? s.T : batch.T;
+    const float* mask = s.T ? s.mask : batch.real_tokens();
     for (const auto& [tensor, suffix] : {std::pair{s.in, ".in"}, std::pair{s.out, ".out"}}) {
-      site_statistics(tensor, batch.B, batch.T, mask, mean_, std_);
-      range_statistics(tensor, batch.B, batch.T, mask, ranges_);
+      site_statistics(tensor, batch.B, T, mask, mean_, std_);
+      range_statistics(tensor, batch.B, T, mask, ranges_);
       const std::string site = std::string(s.place) + suffix;
-      for (int t = 0; t < batch.T; ++t) {
+      for (int t = 0; t < T; ++t) {
         files.stat(step, s.layer, site.c_str(), t, mean_[t], std_[t]);
         files.range(step, s.layer, site.c_str(), t, ranges_.max_abs[t], ranges_.fp16_outside[t],
                     ranges_.int8_snr_db[t], ranges_.int8_tensor_snr_db[t]);

@@ -6,11 +6,11 @@
 namespace nt {
 
 Embedding::Embedding(ParamStore<float>& params, int layer, int vocab, int T, int C, Precision precision,
-                     const NormConfig* norm, int positions)
+                     const NormConfig* norm, int positions, const std::string& prefix, const char* place)
     : precision_(precision) {
-  tok_ = params.add("tok_emb.weight", layer, vocab, C);
-  pos_ = params.add("pos_emb.weight", layer, T, C);
-  if (norm) norm_ = std::make_unique<NormSite>(params, *norm, layer, "emb_norm", "embed", C, positions);
+  tok_ = params.add(prefix + "tok_emb.weight", layer, vocab, C);
+  pos_ = params.add(prefix + "pos_emb.weight", layer, T, C);
+  if (norm) norm_ = std::make_unique<NormSite>(params, *norm, layer, prefix + "emb_norm", place, C, positions);
 }
 
 void Embedding::init(ParamStore<float>& params, const ModelConfig& m, Rng& rng) {

@@ -11,10 +11,11 @@ namespace nt {
 
 class Embedding {
  public:
-  // Declares "tok_emb.weight" (vocab, C) and "pos_emb.weight" (T, C) of `layer`, and with `norm`
-  // an embedding norm "emb_norm" (positions as NormSite's).
+  // Declares "<prefix>tok_emb.weight" (vocab, C) and "<prefix>pos_emb.weight" (T, C) of `layer`,
+  // and with `norm` an embedding norm "<prefix>emb_norm" at site `place` (positions as NormSite's).
   Embedding(ParamStore<float>& params, int layer, int vocab, int T, int C, Precision precision,
-            const NormConfig* norm = nullptr, int positions = 1);
+            const NormConfig* norm = nullptr, int positions = 1, const std::string& prefix = "",
+            const char* place = "embed");
 
   // Binds the tables (after ParamStore::finalize) and draws them as model.init says: tokens, positions.
   void init(ParamStore<float>& params, const ModelConfig& m, Rng& rng);

@@ -1,0 +1,195 @@
+// The encoder (BERT-style masked LM) and encoder-decoder models built by normtool's model code,
+// against PyTorch (tests/golden/model_*.json from scripts/dump_seq2seq_golden.py): with the same
+// fixed weights and a fixed batch (padding, a fixed mask), the logits, the loss and the gradient of
+// every parameter. Also the masked LM's data: the contract's masking shares and loss positions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "norms/norm_kind.h"
+#include "core/graph.h"
+#include "data/dataset.h"
+#include "golden.h"
+#include "model/model.h"
+#include "ops/ops.h"
+
+namespace nt::test {
+namespace {
+
+std::vector<int32_t> ids(const std::vector<float>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
+
+// Every parameter of `model` from the golden file ("p:<layer>:<name>"), then after the backward
+// every gradient against "g:<layer>:<name>".
+void load_parameters(const Golden& ref, Model& model) {
+  ParamStore<float>& ps = model.params();
+  for (int i = 0; i < ps.count(); ++i) {
+    const auto& info = ps.info(i);
+    const std::vector<float> v = ref.values("p:" + std::to_string(info.layer) + ":" + info.name);
+    ASSERT_EQ(v.size(), info.size()) << info.name;
+    std::copy(v.begin(), v.end(), ps.data() + info.offset);
+  }
+}
+
+void expect_gradients(const Golden& ref, Model& model) {
+  ParamStore<float>& ps = model.params();
+  for (int i = 0; i < ps.count(); ++i) {
+    const auto& info = ps.info(i);
+    // float32 sums in another order than PyTorch's, through a few layers: 1e-4
+    ref.expect_close("g:" + std::to_string(info.layer) + ":" + info.name, ps.grad() + info.offset, 1e-4, 1e-4);
+  }
+}
+
+TEST(Golden, EncoderMaskedLm) {
+  Golden ref("model_encoder");
+  const auto& c = ref.config();
+  const int B = c["B"], T = c["T"];
+  const RunConfig config = load_config(
+      "{}", "golden",
+      {"data.dataset=synthetic-lm", "model.arch=encoder", "model.embed_norm=true", "model.norm.placement=post",
+       "data.seq_len=" + std::to_string(T), "model.d_model=" + c["d_model"].dump(), "model.n_heads=" + c["n_heads"].dump(),
+       "model.d_ff=" + c["d_ff"].dump(), "model.n_layers=" + c["n_layers"].dump(), "model.norm.eps=" + c["eps"].dump()});
+  auto model = make_model(config, 256, 256);
+  load_parameters(ref, *model);
+  Batch batch;
+  batch.B = B, batch.T = T;
+  batch.tokens = ids(ref.values("tokens"));
+  batch.targets = ids(ref.values("targets"));
+  batch.mask = ref.values("chosen");
+  batch.token_mask = ref.values("real");
+  batch.padded = true;
+  Graph<float> g;
+  Tensor<float> logits = model->logits(g, batch);
+  Tensor<float> weight{batch.mask.data(), nullptr, int(batch.mask.size()), 1};
+  Tensor<float> loss = cross_entropy(g, logits, batch.targets.data(), weight);
+  model->params().zero_grad();
+  g.backward(loss);
+  ref.expect_close("logits", logits.data, 1e-5, 1e-4);
+  ref.expect_close("loss", loss.data, 1e-6, 1e-5);
+  expect_gradients(ref, *model);
+}
+
+TEST(Golden, EncoderDecoder) {
+  Golden ref("model_encdec");
+  const auto& c = ref.config();
+  const int B = c["B"], S = c["S"], T = c["T"];
+  const RunConfig config = load_config(
+      "{}", "golden",
+      {"data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder", "model.norm.placement=pre",
+       "data.max_len=" + c["max_len"].dump(), "model.d_model=" + c["d_model"].dump(),
+       "model.n_heads=" + c["n_heads"].dump(), "model.d_ff=" + c["d_ff"].dump(),
+       "model.n_layers=" + c["n_layers"].dump(), "model.n_dec_layers=" + c["n_dec_layers"].dump(),
+       "model.norm.eps=" + c["eps"].dump()});
+  auto model = make_model(config, 256, 256);
+  load_parameters(ref, *model);
+  Batch batch;
+  batch.B = B, batch.T = T, batch.S = S;
+  batch.src = ids(ref.values("src"));
+  batch.src_mask = ref.values("src_mask");
+  batch.tokens = ids(ref.values("tokens"));
+  batch.targets = ids(ref.values("targets"));
+  batch.mask = ref.values("mask");
+  batch.padded = true;
+  Graph<float> g;
+  Tensor<float> logits = model->logits(g, batch);
+  Tensor<float> weight{batch.mask.data(), nullptr, int(batch.mask.size()), 1};
+  Tensor<float> loss = cross_entropy(g, logits, batch.targets.data(), weight);
+  model->params().zero_grad();
+  g.backward(loss);
+  ref.expect_close("logits", logits.data, 1e-5, 1e-4);
+  ref.expect_close("loss", loss.data, 1e-6, 1e-5);
+  expect_gradients(ref, *model);
+  // the encoder's sites are over the source: S positions and its mask
+  for (const SiteCapture& s : model->sites()) {
+    const bool encoder = std::string(s.place).rfind("enc.", 0) == 0;
+    EXPECT_EQ(s.T, encoder ? S : 0) << s.place;
+  }
+}
+
+// The contract's masking: about mask_prob of the real positions chosen, of them 0.8 MASK (1), 0.1
+// another byte, 0.1 kept; nothing chosen on padding; the targets are the row; the same validation
+// masks at every evaluation.
+TEST(MaskedLm, MaskingSharesAndPositions) {
+  const RunConfig config = load_config("{}", "mlm", {"data.dataset=synthetic-lm", "model.arch=encoder",
+                                                     "data.layout=padded", "data.seq_len=64", "data.mask_prob=0.3"});
+  const auto data = make_dataset(config);
+  EXPECT_TRUE(data->reports_accuracy());
+  Rng rng(5, 2);
+  Batch batch;
+  int64_t real = 0, chosen = 0, masked = 0, kept = 0, chosen_on_padding = 0;
+  for (int i = 0; i < 200; ++i) {
+    data->train_batch(rng, 16, batch);
+    ASSERT_TRUE(batch.padded);
+    ASSERT_EQ(batch.token_mask.size(), batch.tokens.size());
+    for (std::size_t n = 0; n < batch.tokens.size(); ++n) {
+      const bool is_real = batch.token_mask[n] != 0.0f, is_chosen = batch.mask[n] != 0.0f;
+      real += is_real;
+      chosen_on_padding += is_chosen && !is_real;
+      if (!is_chosen) {
+        EXPECT_EQ(batch.tokens[n], batch.targets[n]);  // input = the row where not chosen
+        continue;
+      }
+      ++chosen;
+      masked += batch.tokens[n] == 1;
+      kept += batch.tokens[n] == batch.targets[n];
+    }
+  }
+  EXPECT_EQ(chosen_on_padding, 0);
+  const double p = double(chosen) / double(real), mask_share = double(masked) / double(chosen),
+               kept_share = double(kept) / double(chosen);
+  // binomial standard errors at these counts (real ~ 1e5+): 0.0015 for p, 0.004 for the shares
+  EXPECT_NEAR(p, 0.3, 0.01);
+  EXPECT_NEAR(mask_share, 0.8, 0.02);
+  EXPECT_NEAR(kept_share, 0.1 + 0.1 / 256, 0.02);  // kept, or a random byte that drew the same
+  Batch a, b;
+  data->val_batch(0, 8, a);
+  data->val_batch(0, 8, b);
+  EXPECT_EQ(a.tokens, b.tokens);
+  EXPECT_EQ(a.mask, b.mask);
+}
+
+
+// Combinations that make no sense are errors naming the key.
+TEST(EncoderConfig, SenselessCombinationsNameTheKey) {
+  auto problem = [](std::vector<std::string> overrides) {
+    try {
+      load_config("{}", "bad", overrides);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(problem({"model.arch=encoder", "data.dataset=synthetic-classify"}).find("model.arch"), std::string::npos);
+  EXPECT_NE(problem({"model.n_dec_layers=3"}).find("model.n_dec_layers"), std::string::npos);
+  EXPECT_NE(problem({"model.arch=mlp", "data.dataset=synthetic-classify", "model.embed_norm=true"}).find("model.embed_norm"),
+            std::string::npos);
+  EXPECT_NE(problem({"model.arch=encoder", "model.n_heads=3"}).find("model.n_heads"), std::string::npos);
+  EXPECT_EQ(problem({"model.arch=encoder", "model.embed_norm=true", "data.mask_prob=0.2"}), "");
+}
+
+// DeepNorm's constants per architecture; an explicit alpha or beta applies to every stack.
+TEST(EncoderConfig, DeepNormConstantsPerArchitecture) {
+  RunConfig c;
+  c.model.norm.type = NormType::deepnorm;
+  c.model.arch = Arch::encoder_decoder;
+  c.model.n_layers = 6;
+  c.model.n_dec_layers = 18;
+  EXPECT_NEAR(c.deepnorm(Stack::encoder).alpha, 0.81 * std::pow(6.0 * 6 * 6 * 6 * 18, 1.0 / 16), 1e-12);
+  EXPECT_NEAR(c.deepnorm(Stack::encoder).beta, 0.87 * std::pow(6.0 * 6 * 6 * 6 * 18, -1.0 / 16), 1e-12);
+  EXPECT_NEAR(c.deepnorm(Stack::decoder).alpha, std::pow(54.0, 0.25), 1e-12);
+  EXPECT_NEAR(c.deepnorm(Stack::decoder).beta, std::pow(216.0, -0.25), 1e-12);
+  c.model.norm.beta = 0.5;
+  EXPECT_EQ(c.deepnorm(Stack::encoder).beta, 0.5);
+  EXPECT_EQ(c.deepnorm(Stack::decoder).beta, 0.5);
+  EXPECT_NEAR(c.deepnorm(Stack::decoder).alpha, std::pow(54.0, 0.25), 1e-12);
+  c.model.arch = Arch::encoder;
+  c.model.n_dec_layers.reset();
+  c.model.norm.beta.reset();
+  EXPECT_NEAR(c.deepnorm().alpha, std::pow(12.0, 0.25), 1e-12);
+  EXPECT_NEAR(c.deepnorm().beta, std::pow(48.0, -0.25), 1e-12);
+}
+
+}  // namespace
+}  // namespace nt::test
