@@ -121,11 +121,12 @@ def main():
             runs = " ".join(f"{x:.1f}" for x in times[("normtool", name, 1)]) + " / " + \
                 " ".join(f"{x:.1f}" for x in times[("normtool", name, 2)])
             lines.append(f"| {name} | {a:.2f} | {b:.2f} | {a / b:.2f}x | {f'>= {tgt}x' if tgt else '-'} | {runs} |")
-    lines += ["", "Roofline, one thread (products at the SGEMM peak plus memory-bound ops at the triad bandwidth):", "",
+    roofline = [n for n in ARGS.configs if n in TARGET]
+    lines += [] if not roofline else ["", "Roofline, one thread (products at the SGEMM peak plus memory-bound ops at the triad bandwidth):", "",
               "| config | GFLOP/step | MB moved/step | products at peak (ms) | memory ops at bandwidth (ms) | bound (ms) | "
               "measured (ms) | % of bound | PyTorch x target (ms) | target below the bound |",
               "|---|---|---|---|---|---|---|---|---|---|"]
-    for name in [n for n in ARGS.configs if n in TARGET]:
+    for name in roofline:
         gflop, mb = work(resolved(f"configs/{name}.json"))
         tp, tm = gflop / peak * 1e3, mb / bw
         bound, measured = tp + tm, med[("normtool", name, 1)]
