@@ -20,8 +20,11 @@ int main(int argc, char** argv) {
     if (fs::is_directory(argv[i])) {
       for (const auto& e : fs::directory_iterator(argv[i]))
         if (e.is_regular_file() && e.path().filename() != "README.md") files.push_back(e.path());
-    } else {
+    } else if (fs::is_regular_file(argv[i])) {
       files.emplace_back(argv[i]);
+    } else {
+      std::fprintf(stderr, "replay: %s is neither a directory nor a file\n", argv[i]);
+      return 2;
     }
   }
   if (files.empty()) {
@@ -30,6 +33,10 @@ int main(int argc, char** argv) {
   }
   for (const fs::path& f : files) {
     std::ifstream in(f, std::ios::binary);
+    if (!in) {
+      std::fprintf(stderr, "replay: cannot read %s\n", f.c_str());
+      return 2;
+    }
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   }
