@@ -1,8 +1,9 @@
 // The Post-LN claims, each in the setting of the paper that makes it (Xavier init as Xiong et al.
 // 2020 and DeepNet use, their depths and warm-up), with normtool's default small init
-// (model.init normal, N(0, 0.02)) beside it as an ablation: C7 (gradients at init), C8 (warm-up),
-// C9 (deep Post-LN against DeepNorm); C10 (the early model update) is in postln_update.cpp. Every
-// quantity is measured per seed; the verdict comes from its 95% interval over the seeds.
+// (model.init normal, N(0, 0.02)) beside it as an ablation: C8 (warm-up), C9 (deep Post-LN
+// against DeepNorm). C7 (gradients at init) is in postln_gradients.cpp, C10 (the early model
+// update) in postln_update.cpp. Every quantity is measured per seed; the verdict comes from its
+// 95% interval over the seeds.
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -20,67 +21,6 @@ namespace nt {
 
 namespace {
 
-// ---- C7 ----
-
-// Per layer, the Frobenius norm of each block's W2 gradient averaged over `batches` batches
-// (Xiong et al.'s "norm of the expected gradient"), at init.
-std::vector<double> w2_gradient_norms(const RunConfig& c, const std::shared_ptr<const Dataset>& data, int batches) {
-  Session run(c, data);
-  ParamStore<float>& ps = run.params();
-  std::vector<double> sum(ps.numel(), 0.0);
-  for (int b = 0; b < batches; ++b) {
-    run.next_batch();
-    run.forward_backward(run.batch());
-    for (std::size_t i = 0; i < ps.numel(); ++i) sum[i] += ps.grad()[i] / batches;
-  }
-  std::vector<double> per_layer(c.model.n_layers, 0.0);
-  for (int i = 0; i < ps.count(); ++i)
-    if (ps.info(i).name == "ffn.fc2.weight") {
-      double s2 = 0;
-      for (std::size_t k = 0; k < ps.info(i).size(); ++k) s2 += sum[ps.info(i).offset + k] * sum[ps.info(i).offset + k];
-      per_layer[ps.info(i).layer] = std::sqrt(s2);
-    }
-  return per_layer;
-}
-
-struct GradientShape {
-  std::vector<double> rho, last_first, pre_ratio;  // per seed
-  std::vector<std::vector<double>> post, pre;      // per seed, per layer
-};
-
-// The claim is about the expected gradient over inits: for claim seed s, the per-layer norms are
-// averaged over `inits` initializations with seeds 1000 s + k (disjoint for disjoint seed sets).
-GradientShape gradient_shape(const ClaimContext& ctx, const std::vector<std::string>& setting, int L, int batches,
-                             int inits) {
-  GradientShape g;
-  std::vector<double> layers(L);
-  std::iota(layers.begin(), layers.end(), 0.0);
-  const std::shared_ptr<const Dataset> data = make_dataset(session_config("lm-tiny.json", setting));  // fortunes: no seed
-  for (int seed : ctx.seeds) {
-    auto averaged = [&](const char* placement) {
-      std::vector<double> mean(L, 0.0);
-      for (int k = 0; k < inits; ++k) {
-        std::vector<std::string> o = setting;
-        o.insert(o.end(), {fmt::format("model.n_layers={}", L), std::string("model.norm.placement=") + placement,
-                           seed_override(1000 * seed + k)});
-        const auto norms = w2_gradient_norms(session_config("lm-tiny.json", o), data, batches);
-        for (int l = 0; l < L; ++l) mean[l] += norms[l] / inits;
-      }
-      return mean;
-    };
-    g.post.push_back(averaged("post"));
-    g.pre.push_back(averaged("pre"));
-    const auto& post = g.post.back();
-    const auto [lo, hi] = std::minmax_element(g.pre.back().begin(), g.pre.back().end());
-    g.rho.push_back(spearman(layers, post));
-    g.last_first.push_back(post.back() / post.front());
-    g.pre_ratio.push_back(*hi / *lo);
-  }
-  return g;
-}
-
-// ---- C8, C9 ----
-
 // A run's final validation loss; a diverged run counts as ln 256 = 5.545, the loss of the uniform
 // predictor, the most a diverged model can be credited with.
 std::vector<double> final_losses(const std::vector<const RunRecord*>& runs) {
@@ -96,61 +36,6 @@ std::vector<double> final_losses(const std::vector<const RunRecord*>& runs) {
 }
 
 }  // namespace
-
-ClaimResult claim_c7(const ClaimContext& ctx) {
-  ClaimResult r;
-  r.seeds = ctx.seeds;
-  // 10 batches: the expected gradient of one init is already stable (200 batches change its norms by ~2%);
-  // what varies is the init, so each seed averages 8 of them (2 in quick mode)
-  const int L = 12, batches = 10, inits = ctx.quick ? 1 : 8;
-  // Xiong's setting: Xavier init, ReLU, a d x d feed-forward layer
-  const std::vector<std::string> xiong{"model.init=xavier", "model.activation=relu", "model.d_ff=64"};
-  const GradientShape main = gradient_shape(ctx, xiong, L, batches, inits);
-  const GradientShape small = gradient_shape(ctx, {"model.activation=relu", "model.d_ff=64"}, L, batches, inits);
-  const GradientShape wide = gradient_shape(ctx, {"model.init=xavier", "model.activation=relu", "model.d_ff=256"}, L,
-                                            batches, inits);
-  r.measures = {measure_at_least("Post-LN: Spearman rho(layer, ||grad W2||)", main.rho, 0.8),
-                measure_at_least("Post-LN: ||grad W2|| last layer / first layer", main.last_first, 2),
-                measure_at_most("Pre-LN: ||grad W2|| max / min over layers", main.pre_ratio, 2)};
-  for (const auto& [g, group] : {std::pair{&small, std::string(kSmallInit)},
-                                 std::pair{&wide, std::string("ablation: d_ff = 4d (Xavier)")}}) {
-    r.measures.push_back(in_group(measure_at_least("Post-LN: Spearman rho", g->rho, 0.8), group));
-    r.measures.push_back(in_group(measure_at_least("Post-LN: last / first", g->last_first, 2), group));
-    r.measures.push_back(in_group(measure_at_most("Pre-LN: max / min", g->pre_ratio, 2), group));
-  }
-  std::vector<Curve> curves;
-  r.details = "| layer | Post-LN ||grad W2|| | Pre-LN ||grad W2|| | Post-LN, N(0, 0.02) | Pre-LN, N(0, 0.02) |\n"
-              "|---|---|---|---|---|\n";
-  auto mean_at = [](const std::vector<std::vector<double>>& v, int l) {
-    double s = 0;
-    for (const auto& x : v) s += x[l] / double(v.size());
-    return s;
-  };
-  Curve post{"Post-LN (Xavier)", {}, {}}, pre{"Pre-LN (Xavier)", {}, {}}, post_small{"Post-LN, N(0, 0.02)", {}, {}},
-      pre_small{"Pre-LN, N(0, 0.02)", {}, {}};
-  for (int l = 0; l < L; ++l) {
-    post.points.emplace_back(l, mean_at(main.post, l));
-    pre.points.emplace_back(l, mean_at(main.pre, l));
-    post_small.points.emplace_back(l, mean_at(small.post, l));
-    pre_small.points.emplace_back(l, mean_at(small.pre, l));
-    r.details += fmt::format("| {} | {:.4g} | {:.4g} | {:.4g} | {:.4g} |\n", l, post.points.back().second,
-                             pre.points.back().second, post_small.points.back().second, pre_small.points.back().second);
-  }
-  r.details += fmt::format("\nMeans over the seeds. Each block's FFN output matrix (W^2 in Xiong et al.), the Frobenius "
-                           "norm of its gradient averaged over {} batches of fortunes (16 x 64), at init, averaged over "
-                           "{} inits per seed: {} layers, d 64, 4 heads.\n", batches, inits, L);
-  plot_into(ctx, "grad-norms",
-            {.title = "C7: gradient norm of each block's W2 at init (mean over seeds)", .xlabel = "layer",
-             .ylabel = "||mean gradient of W2||", .logy = true},
-            {post, pre, post_small, pre_small}, r);
-  r.measured = fmt::format("Xavier, d_ff = d: Post-LN rho {}, last/first {}; Pre-LN max/min {}. N(0, 0.02): Post-LN "
-                           "rho {}, last/first {}",
-                           show(r.measures[0].interval, 2), show(r.measures[1].interval, 2),
-                           show(r.measures[2].interval, 2), show(r.measures[3].interval, 2),
-                           show(r.measures[4].interval, 2));
-  r.verdict = verdict_of(r.measures);
-  return r;
-}
 
 ClaimResult claim_c8(const ClaimContext& ctx) {
   ClaimResult r;

@@ -1,11 +1,16 @@
-// What the Post-LN claims (postln.cpp: C7, C8, C9; postln_update.cpp: C10) share.
+// What the Post-LN claims (postln.cpp: C8, C9; postln_gradients.cpp: C7; postln_update.cpp: C10) share.
 #pragma once
 #include <fmt/format.h>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace nt {
+
+struct RunConfig;
+class Dataset;
 
 inline constexpr const char* kSmallInit = "ablation: model.init normal, N(0, 0.02) (normtool's default)";
 
@@ -17,5 +22,15 @@ inline std::vector<double> ratio(const std::vector<double>& a, const std::vector
   for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) v.push_back(a[i] / b[i]);
   return v;
 }
+
+// The dataset of the encoder-decoder claims: gettext-de (the catalog pairs, Xiong's and DeepNet's
+// translation task at this scale) when its catalogs load on this machine, else synthetic-seq2seq.
+const std::string& seq2seq_dataset();
+
+// At init, per stack and layer, the Frobenius norm of each block's FFN output matrix's gradient
+// (W2 of Xiong et al., "<stack>ffn.fc2.weight") averaged over `batches` batches of the session's
+// stream: stack "" for the decoder-only transformer, "enc." and "dec." for the encoder-decoder.
+std::map<std::string, std::vector<double>> w2_gradient_norms(const RunConfig& c, const std::shared_ptr<const Dataset>& data,
+                                                             int batches);
 
 }  // namespace nt
