@@ -294,5 +294,24 @@ TEST(GradCheckHarness, CatchesAWrongBackward) {
   EXPECT_GT(r.max_error(), 0.5);
 }
 
+// The recurrent cells' pointwise ops (ops/gru.cpp, ops/lstm.cpp) and a step's rows (ops/rows.cpp);
+// tests/test_rnn.cpp checks them again inside whole recurrences.
+TEST(GradCheck, GruTransition) {
+  expect_gradients_match([](auto& g, auto& t) { return gru_transition(g, t[0], t[1], t[2], t[3], t[4]); },
+                         {random_input(3, 8, 1), random_input(3, 8, 2), random_input(3, 4, 3), random_input(3, 4, 4),
+                          random_input(3, 4, 5)});
+}
+
+TEST(GradCheck, LstmCellAndOutput) {
+  expect_gradients_match([](auto& g, auto& t) { return lstm_cell(g, t[0], t[1], t[2]); },
+                         {random_input(3, 16, 1), random_input(3, 16, 2), random_input(3, 4, 3)});
+  expect_gradients_match([](auto& g, auto& t) { return lstm_output(g, t[0], t[1], t[2]); },
+                         {random_input(3, 16, 1), random_input(3, 16, 2), random_input(3, 4, 3)});
+}
+
+TEST(GradCheck, TakeRows) {
+  expect_gradients_match([](auto& g, auto& t) { return take_rows(g, t[0], 1, 3, 4); }, {random_input(12, 3, 1)});
+}
+
 }  // namespace
 }  // namespace nt::test

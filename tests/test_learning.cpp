@@ -109,5 +109,23 @@ TEST_P(LearnsOnFortunes, ValidationLossFarBelowUnigram) {
 INSTANTIATE_TEST_SUITE_P(EachNorm, LearnsOnFortunes,
                          ::testing::Values("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm"));
 
+// The recurrent LMs (rnn-gru-tiny, rnn-lstm-tiny, LayerNorm) from ln 256 = 5.55 nats at step 0 to
+// below 0.8 x unigram in 150 steps (measured: gru 2.60, lstm 2.65 after 100 steps, seed 1).
+class RecurrentLearnsOnFortunes : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RecurrentLearnsOnFortunes, ValidationLossFarBelowUnigram) {
+  const RunConfig c = load_config_file(std::string(NORMTOOL_SOURCE_DIR) + "/configs/rnn-" + GetParam() + "-tiny.json",
+                                       {"train.steps=150", "train.stats_every=0", "train.eval_every=1000"});
+  const double unigram = unigram_validation_loss(c);
+  TempDir d;
+  Session session(c);
+  RunFiles files(d.str());
+  Progress progress(c.name, c.train.steps, 100);
+  const auto s = train(c, session, files, progress).summary;
+  EXPECT_LT(s["final_val_loss"].get<double>(), 0.8 * unigram) << "unigram " << unigram;
+}
+
+INSTANTIATE_TEST_SUITE_P(EachCell, RecurrentLearnsOnFortunes, ::testing::Values("gru", "lstm"));
+
 }  // namespace
 }  // namespace nt::test

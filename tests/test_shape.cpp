@@ -25,9 +25,10 @@ TEST(ModelShape, CountsTheParametersOfEveryReadyConfig) {
   for (const char* dir : {"configs", "configs/smoke"})
     for (const auto& entry : std::filesystem::directory_iterator(std::string(NORMTOOL_SOURCE_DIR) + "/" + dir)) {
       if (entry.path().extension() != ".json") continue;
-      const bool mlp = load_config_file(entry.path().string(), {}).model.arch == Arch::mlp;
+      const Arch arch = load_config_file(entry.path().string(), {}).model.arch;
       for (const char* norm : {"none", "layernorm", "rmsnorm", "deepnorm"}) {
-        if (mlp && std::string(norm) == "deepnorm") continue;  // a transformer residual scheme
+        // a transformer residual scheme
+        if ((arch == Arch::mlp || arch == Arch::rnn) && std::string(norm) == "deepnorm") continue;
         const RunConfig c = load_config_file(entry.path().string(), {std::string("model.norm.type=") + norm});
         EXPECT_EQ(model_shape(c).params, built_params(c)) << entry.path() << " " << norm;
       }

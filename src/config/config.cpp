@@ -201,14 +201,14 @@ std::vector<Field> fields_of(RunConfig& c) {
       .means("gettext-de: the message catalogs (file stems of data.path) to read; null: the documented default list.");
   number("data.mask_prob", c.data.mask_prob, 0, 1, true)
       .means("encoder (masked LM): the share of each row's real positions it predicts; a chosen position's input is byte 1 (MASK) 80% of the time, a random byte 10%, kept 10%.");
-  choice("model.arch", c.model.arch, kArchNames).means("transformer: decoder-only and causal; mlp: hidden layers Linear -> norm -> activation; encoder: bidirectional, a BERT-style masked LM; encoder-decoder: an encoder over the source and a causal decoder with cross-attention (seq2seq datasets).");
+  choice("model.arch", c.model.arch, kArchNames).means("transformer: decoder-only and causal; mlp: hidden layers Linear -> norm -> activation; encoder: bidirectional, a BERT-style masked LM; encoder-decoder: an encoder over the source and a causal decoder with cross-attention (seq2seq datasets); rnn: a recurrent LM of model.n_layers stacked cells (model.cell).");
   integer("model.d_model", c.model.d_model, 1, 8192).means("Transformer width (embedding and residual stream).");
   integer("model.n_layers", c.model.n_layers, 1, 1000).means("Transformer blocks (an encoder-decoder's encoder blocks), or hidden layers of the mlp.");
   integer("model.n_heads", c.model.n_heads, 1, 1024).means("Attention heads; must divide model.d_model.");
   integer("model.d_ff", c.model.d_ff, 1, 65536).means("Transformer feed-forward width.");
   integer("model.hidden", c.model.hidden, 1, 65536).means("Width of the mlp's hidden layers.");
   choice("model.activation", c.model.activation, kActivationNames).means("The activation of the feed-forward (transformer) or of each hidden layer (mlp).");
-  choice("model.init", c.model.init, kInitNames).means("normal: every Linear weight and both embeddings N(0, init_std), biases 0; xavier: every Linear weight Glorot normal with gain 1 and both embeddings N(0, 1) (the setting of Xiong et al. 2020 and DeepNet). deepnorm keeps its gain beta on the feed-forward, value and output projections either way.");
+  choice("model.init", c.model.init, kInitNames).means("normal: every Linear weight and both embeddings N(0, init_std), biases 0; xavier: every Linear weight Glorot normal with gain 1 and both embeddings N(0, 1) (the setting of Xiong et al. 2020 and DeepNet); nematus (rnn): non-square weights and the embedding N(0, 0.01^2), square ones orthogonal, each H x H block of a recurrent matrix orthogonal (Nematus). deepnorm keeps its gain beta on the feed-forward, value and output projections either way.");
   number("model.init_std", c.model.init_std, 0, kInf, true).means("The standard deviation of model.init normal.");
   choice("model.norm.type", c.model.norm.type, norm_type_names()).means("The normalization at every norm site; deepnorm is LayerNorm in DeepNet's residual x = LN(alpha x + f(x)), transformer only.");
   choice("model.norm.placement", c.model.norm.placement, kPlacementNames).means("Transformer: pre is x + f(norm(x)) with a final norm; post is norm(x + f(x)). deepnorm is always post.");
@@ -224,6 +224,10 @@ std::vector<Field> fields_of(RunConfig& c) {
   boolean("model.embed_norm", c.model.embed_norm).means("A norm of the summed embeddings before the first block (BERT, BLOOM), in every stack; site embed.");
   optional_integer("model.n_dec_layers", c.model.n_dec_layers, 1, 1000)
       .means("encoder-decoder: the decoder blocks; null: model.n_layers. Other architectures: must be null.");
+  choice("model.cell", c.model.cell, kCellNames)
+      .means("rnn: the recurrent cell, gru (Nematus's transition, four norm sites) or lstm (the LayerNorm paper's LN-LSTM).");
+  optional_integer("model.d_emb", c.model.d_emb, 1, 8192)
+      .means("rnn: the embedding width; null: model.d_model (the recurrent state's width). Other architectures: must be null.");
   integer("train.steps", c.train.steps, 1).means("Optimizer updates of the run.");
   integer("train.batch_size", c.train.batch_size, 1, 1 << 20).means("Rows per batch, drawn with replacement.");
   choice("train.optimizer", c.train.optimizer, kOptimizerNames).means("sgd (with train.momentum), adam, or adamw (decoupled weight decay).");
@@ -244,55 +248,6 @@ std::vector<Field> fields_of(RunConfig& c) {
   integer("train.threads", c.train.threads, 0, 1024).means("Math threads; 0: all cores.");
   choice("train.precision", c.train.precision, kPrecisionNames).means("The number format of every value between ops and of every weight the forward reads: fp32, or bf16 and fp16 emulated by rounding (fp32 master weights and optimizer state; fp16 with dynamic loss scaling).");
   return f;
-}
-
-void validate_combinations(RunConfig& c, Parser& p) {
-  const bool lm = c.is_lm();
-  if ((c.model.arch == Arch::transformer || c.model.arch == Arch::encoder) && !lm)
-    p.problem("model.arch", fmt::format("{} needs a language-modelling dataset (fortunes|synthetic-lm), "
-                                        "got data.dataset \"{}\"", to_string(c.model.arch), to_string(c.data.dataset)));
-  if (c.model.arch == Arch::mlp && (lm || c.is_seq2seq()))
-    p.problem("model.arch", fmt::format("mlp needs a classification dataset (fashion-mnist|synthetic-classify), "
-                                        "got data.dataset \"{}\"", to_string(c.data.dataset)));
-  if (c.model.arch == Arch::encoder_decoder && !c.is_seq2seq())
-    p.problem("model.arch", fmt::format("encoder-decoder needs a seq2seq dataset (gettext-de|synthetic-seq2seq), "
-                                        "got data.dataset \"{}\"", to_string(c.data.dataset)));
-  if (c.is_seq2seq() && c.model.arch != Arch::encoder_decoder)
-    p.problem("model.arch", fmt::format("the seq2seq dataset {} needs model.arch encoder-decoder, got \"{}\"",
-                                        to_string(c.data.dataset), to_string(c.model.arch)));
-  if (c.model.arch == Arch::encoder_decoder && !c.model.n_dec_layers) c.model.n_dec_layers = c.model.n_layers;
-  if (c.model.arch != Arch::encoder_decoder && c.model.n_dec_layers)
-    p.problem("model.n_dec_layers", fmt::format("counts the decoder blocks of an encoder-decoder, not of model.arch "
-                                                "\"{}\": leave it null", to_string(c.model.arch)));
-  if (c.model.arch == Arch::mlp && c.model.embed_norm)
-    p.problem("model.embed_norm", "the mlp has no embeddings to normalize");
-  if (c.model.arch == Arch::encoder_decoder && c.model.norm.type == NormType::batchnorm &&
-      c.model.norm.bn_axes == BnAxes::batch)
-    p.problem("model.norm.bn_axes", "batch (per position) needs fixed-length rows; an encoder-decoder's are padded "
-                                    "to each batch's longest: use batch_time");
-  if (c.data.catalogs && c.data.dataset != DatasetKind::gettext_de)
-    p.problem("data.catalogs", fmt::format("only gettext-de reads catalogs, got data.dataset \"{}\"",
-                                           to_string(c.data.dataset)));
-  if (c.data.dataset == DatasetKind::gettext_de && !c.data.catalogs) c.data.catalogs = default_gettext_catalogs();
-  if (c.model.arch != Arch::mlp && c.model.d_model % c.model.n_heads != 0)
-    p.problem("model.n_heads", fmt::format("must divide model.d_model = {}, got {}", c.model.d_model, c.model.n_heads));
-  if (c.model.norm.type == NormType::deepnorm) {
-    if (c.model.arch == Arch::mlp) p.problem("model.norm.type", "deepnorm is a transformer residual scheme, not for mlp");
-    c.model.norm.placement = Placement::post;  // the spec: deepnorm is always post, whatever placement says
-    if (c.model.arch != Arch::encoder_decoder) {  // one stack, one pair: shown resolved
-      c.model.norm.alpha = c.deepnorm_alpha();
-      c.model.norm.beta = c.deepnorm_beta();
-    }  // encoder-decoder: a pair per stack, run --print-config shows both (deepnorm_of)
-  }
-  if (c.model.norm.type == NormType::batchnorm && c.model.norm.impl == NormImpl::composite)
-    p.problem("model.norm.impl", "composite batchnorm keeps no running statistics: use fused");
-  if (c.train.precision == Precision::fp16 && c.model.init == Init::normal && c.model.init_std > 0 &&
-      c.model.init_std < 0x1p-24)
-    p.problem("model.init_std", fmt::format("{} is below fp16's smallest subnormal 2^-24 = 5.96e-08: with "
-                                            "train.precision fp16 nearly every initial weight would round to 0",
-                                            c.model.init_std));
-  if (c.model.norm.type == NormType::batchnorm && c.model.arch == Arch::mlp && c.train.batch_size < 2)
-    p.problem("train.batch_size", "batchnorm needs at least 2 rows per batch, got 1");
 }
 
 }  // namespace

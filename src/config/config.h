@@ -28,11 +28,14 @@ inline constexpr const char* kDatasetNames[] = {"fortunes",           "fashion-m
                                                 "synthetic-classify", "gettext-de",    "synthetic-seq2seq"};
 enum class Layout { packed, padded };
 inline constexpr const char* kLayoutNames[] = {"packed", "padded"};
-// transformer: decoder-only causal LM; encoder: bidirectional masked LM (BERT); encoder-decoder: seq2seq
-enum class Arch { transformer, mlp, encoder, encoder_decoder };
-inline constexpr const char* kArchNames[] = {"transformer", "mlp", "encoder", "encoder-decoder"};
-enum class Init { normal, xavier };
-inline constexpr const char* kInitNames[] = {"normal", "xavier"};
+// transformer: decoder-only causal LM; encoder: bidirectional masked LM (BERT); encoder-decoder: seq2seq;
+// rnn: recurrent LM
+enum class Arch { transformer, mlp, encoder, encoder_decoder, rnn };
+inline constexpr const char* kArchNames[] = {"transformer", "mlp", "encoder", "encoder-decoder", "rnn"};
+enum class RnnCell { gru, lstm };
+inline constexpr const char* kCellNames[] = {"gru", "lstm"};
+enum class Init { normal, xavier, nematus };
+inline constexpr const char* kInitNames[] = {"normal", "xavier", "nematus"};
 enum class Placement { pre, post };
 inline constexpr const char* kPlacementNames[] = {"pre", "post"};
 enum class BnAxes { batch_time, batch };
@@ -90,6 +93,9 @@ struct ModelConfig {
   bool embed_norm = false;   // a norm of the summed embeddings before the first block (BERT, BLOOM)
   std::optional<int> n_dec_layers;  // encoder-decoder: decoder blocks; unset = n_layers (= encoder blocks)
   int dec_layers() const { return n_dec_layers ? *n_dec_layers : n_layers; }
+  RnnCell cell = RnnCell::gru;     // rnn: the recurrent cell
+  std::optional<int> d_emb;  // rnn: the embedding width; unset = d_model (the state width)
+  int emb_width() const { return d_emb ? *d_emb : d_model; }
 };
 
 // DeepNorm's two constants for one stack: x = LN(alpha x + f(x)), and beta the Xavier-normal gain
@@ -190,6 +196,7 @@ const char* to_string(Schedule v);
 const char* to_string(Activation v);
 const char* to_string(Layout v);
 const char* to_string(Init v);
+const char* to_string(RnnCell v);
 const char* to_string(NormImpl v);
 const char* to_string(Precision v);
 

@@ -51,4 +51,8 @@ class Parser {
 // Returns the problem, if any; `path` gets the override's key path.
 std::optional<std::string> apply_override(nlohmann::json& root, const std::string& text, std::string& path);
 
+struct RunConfig;
+// The checks across keys (validate.cpp), after every key parsed without a problem.
+void validate_combinations(RunConfig& c, Parser& p);
+
 }  // namespace nt

@@ -163,8 +163,13 @@ std::string plot_ranges(const std::string& dir) {
     if (t.column(k.column) < 0) continue;
     std::map<std::string, Curve> by_site;
     for (const auto& [key, points] : site_profiles(t, step, k.column)) {
-      double v = k.max ? -INFINITY : 0;
-      for (const auto& pt : points) v = k.max ? std::max(v, pt.second) : v + pt.second / double(points.size());
+      // the mean over the positions that have an SNR: an all-zero vector (a recurrent site at the
+      // zero initial state) has none (inf)
+      double v = k.max ? -INFINITY : 0, n = 0;
+      for (const auto& pt : points)
+        if (k.max) v = std::max(v, pt.second);
+        else if (std::isfinite(pt.second)) v += pt.second, n += 1;
+      if (!k.max) v = n > 0 ? v / n : NAN;
       Curve& c = by_site[key.second];
       c.title = key.second;
       c.points.emplace_back(double(key.first), v);

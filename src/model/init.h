@@ -5,6 +5,9 @@
 //   xavier  every Linear weight (the output layer too) Xavier (Glorot) normal with gain 1,
 //           std = sqrt(2 / (fan_in + fan_out)), and the embeddings N(0, 1), so inputs have
 //           ||x||^2 ~ d: the setting of Xiong et al. 2020 and DeepNet
+//   nematus (rnn, rnnsearch; Nematus's norm_weight and ortho_weight) every non-square weight and
+//           the embeddings N(0, 0.01^2), a square weight orthogonal, and each square H x H block
+//           of a recurrent matrix (U_g, U_c, W_h of (kH, H)) orthogonal
 // Biases 0 and norm gains 1 either way; DeepNorm draws its sub-layers as SublayerInit says.
 #pragma once
 #include <cmath>
@@ -24,15 +27,26 @@ inline void init_xavier_normal(Tensor<float> w, double gain, Rng& rng) {
   init_normal(w, gain * std::sqrt(2.0 / (w.rows + w.cols)), rng);
 }
 
+// A square matrix w (n, n) orthogonal: the Q of a Gaussian matrix's QR, signed so that R's
+// diagonal is positive (Gram-Schmidt in double; init.cpp).
+void init_orthogonal(Tensor<float> w, Rng& rng);
+
 // A Linear weight W (out, in) as model.init says.
 inline void init_linear_weight(Tensor<float> w, const ModelConfig& m, Rng& rng) {
   if (m.init == Init::xavier) init_xavier_normal(w, 1.0, rng);
-  else init_normal(w, m.init_std, rng);
+  else if (m.init == Init::nematus && w.rows == w.cols) init_orthogonal(w, rng);
+  else init_normal(w, m.init == Init::nematus ? 0.01 : m.init_std, rng);
+}
+
+// A recurrent matrix (k H, H) as model.init says: nematus, each H x H block orthogonal.
+inline void init_recurrent_weight(Tensor<float> w, const ModelConfig& m, Rng& rng) {
+  if (m.init != Init::nematus) return init_linear_weight(w, m, rng);
+  for (int r = 0; r < w.rows; r += w.cols) init_orthogonal(Tensor<float>{w.data + int64_t(r) * w.cols, nullptr, w.cols, w.cols}, rng);
 }
 
 // An embedding table as model.init says.
 inline void init_embedding(Tensor<float> table, const ModelConfig& m, Rng& rng) {
-  init_normal(table, m.init == Init::xavier ? 1.0 : m.init_std, rng);
+  init_normal(table, m.init == Init::xavier ? 1.0 : m.init == Init::nematus ? 0.01 : m.init_std, rng);
 }
 
 // The Linear weights of a Transformer's sub-layers: model.init, or DeepNet's recipe for DeepNorm

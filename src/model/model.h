@@ -17,7 +17,8 @@ namespace nt {
 struct SiteCapture {
   int layer;
   const char* place;  // "attn", "ffn", "final", "embed" (transformer, encoder); "hidden" (mlp);
-                      // "enc.attn", "dec.cross", ... (encoder-decoder: the stack, then the sub-layer)
+                      // "enc.attn", "dec.cross", ... (encoder-decoder: the stack, then the sub-layer);
+                      // "rnn.state_gates", "rnn.state_cand", "rnn.state", "rnn.cell" (rnn)
   Tensor<float> in, out;
   int T = 0;                     // positions per row; 0: the batch's T
   const float* mask = nullptr;   // with T set: the real positions of those rows (nullptr: all)
@@ -33,11 +34,12 @@ class Model {
   // State that is not a parameter but changes in training (BatchNorm's running statistics), in
   // a fixed order: what a checkpoint saves beside the parameters.
   virtual std::vector<std::vector<float>*> buffers() = 0;
-  const std::vector<SiteCapture>& sites() const { return sites_; }
+  // The norm sites of the last forward (a recurrent model gathers its steps' here).
+  virtual const std::vector<SiteCapture>& sites() const { return sites_; }
 
  protected:
   ParamStore<float> params_;
-  std::vector<SiteCapture> sites_;
+  mutable std::vector<SiteCapture> sites_;
 };
 
 // inputs: the vocabulary (transformer) or the number of features (mlp); classes: the outputs.

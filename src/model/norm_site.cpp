@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/check.h"
 #include "norms/norms.h"
 
 namespace nt {
@@ -29,6 +30,12 @@ void NormSite::init(ParamStore<float>& params) {
     bias_t_ = params.tensor(bias_);
     std::fill_n(bias_t_.data, bias_t_.size(), 0.0f);
   }
+}
+
+RowNorm<float> NormSite::row_norm() const {
+  NT_CHECK(type_ == NormType::none || norm_desc(type_).reduction != Reduction::batch,
+           "a recurrent cell's norm reduces over each row, not the batch");
+  return {type_, NormArgs<float>{gain_t_, bias_t_, eps_, p_, positions_, {}}, composite_};
 }
 
 Tensor<float> NormSite::operator()(Graph<float>& g, Tensor<float> x, const float* mask,

@@ -6,9 +6,19 @@
 
 #include "config/config.h"
 #include "model/model.h"
-#include "norms/norm_kind.h"
+#include "norms/norms.h"
 
 namespace nt {
+
+// A norm as a recurrent cell applies it at every step (model/blocks/gru.h, lstm.h): the kind, its
+// arguments (gain, bias, eps, p), fused or composite; no statistics recorded. none is the identity.
+template <class T>
+struct RowNorm {
+  NormType type{};
+  NormArgs<T> args{};
+  bool composite = false;
+  Tensor<T> operator()(Graph<T>& g, Tensor<T> x) const { return apply_norm(g, type, x, args, composite); }
+};
 
 class NormSite {
  public:
@@ -25,6 +35,9 @@ class NormSite {
   void add_buffers(std::vector<std::vector<float>*>& out) {
     if (!running_mean_.empty()) out.insert(out.end(), {&running_mean_, &running_var_});
   }
+
+  // This site as a RowNorm (after init): for a norm applied per row, batchnorm excluded.
+  RowNorm<float> row_norm() const;
 
   // y = norm(x), recording {in, out} in `sites`. mask (rows) marks real tokens or is nullptr.
   Tensor<float> operator()(Graph<float>& g, Tensor<float> x, const float* mask, std::vector<SiteCapture>& sites);

@@ -75,6 +75,21 @@ Tensor<T> self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int NH, bool
 template <class T>
 Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq, int Tk, int NH, const float* key_mask);
 
+// rows.cpp: one time step's rows of a batch-major (B*T, C) sequence, rows first + i * stride.
+// take_rows -> (count, C); put_rows writes x (count, C) into the graph tensor y (made with a gradient).
+template <class T> Tensor<T> take_rows(Graph<T>& g, Tensor<T> x, int first, int count, int stride);
+template <class T> void put_rows(Graph<T>& g, Tensor<T> y, Tensor<T> x, int first, int stride);
+
+// gru.cpp: h' = u h + (1 - u) tanh(cx + r ch), [r, u] = sigmoid(gx + gh); gx, gh (N, 2H), cx, ch,
+// h (N, H) -> (N, H). The GRU transition of model/blocks/gru.h.
+template <class T>
+Tensor<T> gru_transition(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, Tensor<T> ch, Tensor<T> h);
+
+// lstm.cpp: the LN-LSTM's pointwise steps, gates a = xg + hg (N, 4H) as [f, i, o, g]:
+// lstm_cell c' = sigmoid(f) c + sigmoid(i) tanh(g); lstm_output h' = sigmoid(o) tanh(cn).
+template <class T> Tensor<T> lstm_cell(Graph<T>& g, Tensor<T> xg, Tensor<T> hg, Tensor<T> c);
+template <class T> Tensor<T> lstm_output(Graph<T>& g, Tensor<T> xg, Tensor<T> hg, Tensor<T> cn);
+
 // cast.cpp: x (graph memory) rounded in place to the number format p, and its gradient rounded
 // the same way in backward: a value stored between ops at train.precision. fp32: x untouched.
 Tensor<float> cast(Graph<float>& g, Tensor<float> x, Precision p);

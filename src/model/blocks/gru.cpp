@@ -1,0 +1,69 @@
+#include "model/blocks/gru.h"
+
+#include <algorithm>
+
+#include "ops/ops.h"
+
+namespace nt {
+
+template <class T>
+typename GruCell<T>::Inputs GruCell<T>::inputs(Graph<T>& g, Tensor<T> x) const {
+  return {norm_gx(g, linear(g, x, W_g, b_g)), norm_cx(g, linear(g, x, W_c, b_c))};
+}
+
+template <class T>
+typename GruCell<T>::Step GruCell<T>::step(Graph<T>& g, Tensor<T> gx, Tensor<T> cx, Tensor<T> h) const {
+  Step s;
+  s.gh_in = linear(g, h, U_g, Tensor<T>{});
+  s.ch_in = linear(g, h, U_c, Tensor<T>{});
+  s.gh = norm_gh(g, s.gh_in);
+  s.ch = norm_ch(g, s.ch_in);
+  s.h = gru_transition(g, gx, s.gh, cx, s.ch, h);
+  return s;
+}
+
+template <class T>
+Tensor<T> GruCell<T>::run(Graph<T>& g, Tensor<T> x, int B, int T_, std::vector<Step>& steps) const {
+  const int H = U_c.rows;
+  const Inputs in = inputs(g, x);
+  Tensor<T> y = g.tensor(B * T_, H, true), h = g.tensor(B, H, false);
+  std::fill_n(h.data, h.size(), T(0));
+  steps.clear();
+  for (int t = 0; t < T_; ++t) {
+    steps.push_back(step(g, take_rows(g, in.gates, t, B, T_), take_rows(g, in.cand, t, B, T_), h));
+    h = steps.back().h;
+    put_rows(g, y, h, t, T_);
+  }
+  return y;
+}
+
+template struct GruCell<float>;
+template struct GruCell<double>;
+
+Gru::Gru(ParamStore<float>& params, const NormConfig& norm, const std::string& name, int layer, int d_in, int H)
+    : W_g_(params.add(name + ".W_g.weight", layer, 2 * H, d_in)),
+      b_g_(params.add(name + ".W_g.bias", layer, 1, 2 * H)),
+      W_c_(params.add(name + ".W_c.weight", layer, H, d_in)),
+      b_c_(params.add(name + ".W_c.bias", layer, 1, H)),
+      U_g_(params.add(name + ".U_g.weight", layer, 2 * H, H)),
+      U_c_(params.add(name + ".U_c.weight", layer, H, H)),
+      norm_gx_(params, norm, layer, name + ".norm_gx", "state_gates", 2 * H, 1),
+      norm_cx_(params, norm, layer, name + ".norm_cx", "state_cand", H, 1),
+      norm_gh_(params, norm, layer, name + ".norm_gh", "state_gates", 2 * H, 1),
+      norm_ch_(params, norm, layer, name + ".norm_ch", "state_cand", H, 1) {}
+
+void Gru::init(ParamStore<float>& params, const ModelConfig& m, Rng& rng) {
+  cell_.W_g = params.tensor(W_g_), cell_.b_g = params.tensor(b_g_);
+  cell_.W_c = params.tensor(W_c_), cell_.b_c = params.tensor(b_c_);
+  cell_.U_g = params.tensor(U_g_), cell_.U_c = params.tensor(U_c_);
+  for (Tensor<float> b : {cell_.b_g, cell_.b_c}) std::fill_n(b.data, b.size(), 0.0f);
+  init_linear_weight(cell_.W_g, m, rng);
+  init_linear_weight(cell_.W_c, m, rng);
+  init_recurrent_weight(cell_.U_g, m, rng);
+  init_recurrent_weight(cell_.U_c, m, rng);
+  for (NormSite* n : {&norm_gx_, &norm_cx_, &norm_gh_, &norm_ch_}) n->init(params);
+  cell_.norm_gx = norm_gx_.row_norm(), cell_.norm_cx = norm_cx_.row_norm();
+  cell_.norm_gh = norm_gh_.row_norm(), cell_.norm_ch = norm_ch_.row_norm();
+}
+
+}  // namespace nt
