@@ -61,21 +61,36 @@ def rand_linear(i, o, bias=True):
 
 
 class LN(torch.nn.Module):
-    def __init__(self, C, eps):
+    """LayerNorm with gain and bias; bias=False: the gain alone (model.norm.bias false)."""
+
+    def __init__(self, C, eps, bias=True):
         super().__init__()
         self.eps = eps
         self.weight = torch.nn.Parameter(1 + 0.1 * torch.randn(C))
-        self.bias = torch.nn.Parameter(0.1 * torch.randn(C))
+        self.bias = torch.nn.Parameter(0.1 * torch.randn(C)) if bias else None
 
     def forward(self, x):
         return torch.nn.functional.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
 
 
+class RMS(torch.nn.Module):
+    """T5's norm (T5LayerNorm in Hugging Face's modeling_t5.py): x / sqrt(mean(x^2) + eps) * g, no
+    mean, no bias; torch 1.13 has no nn.RMSNorm."""
+
+    def __init__(self, C, eps, bias=False):
+        super().__init__()
+        self.eps, self.bias = eps, None
+        self.weight = torch.nn.Parameter(1 + 0.1 * torch.randn(C))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
 class Attn(torch.nn.Module):
-    def __init__(self, C, NH):
+    def __init__(self, C, NH, bias=True):
         super().__init__()
         self.NH = NH
-        self.q, self.k, self.v, self.out = (rand_linear(C, C) for _ in range(4))
+        self.q, self.k, self.v, self.out = (rand_linear(C, C, bias) for _ in range(4))
 
     def forward(self, x, mem, B, Tq, Tk, key_mask, causal):  # x (B*Tq, C), mem (B*Tk, C)
         o = sdpa(heads(self.q(x), B, Tq, self.NH), heads(self.k(mem), B, Tk, self.NH),
@@ -87,9 +102,9 @@ class Sub(torch.nn.Module):
     """One sub-layer f with its LayerNorm in a placement: pre x + f(LN(x)), post LN(x + f(x)),
     deepnorm LN(alpha x + f(x))."""
 
-    def __init__(self, C, eps, placement, alpha=1.0):
+    def __init__(self, C, eps, placement, alpha=1.0, norm=LN, norm_bias=True):
         super().__init__()
-        self.norm, self.placement, self.alpha = LN(C, eps), placement, alpha
+        self.norm, self.placement, self.alpha = norm(C, eps, norm_bias), placement, alpha
 
     def forward(self, x, f):
         if self.placement == "pre":
@@ -98,9 +113,9 @@ class Sub(torch.nn.Module):
 
 
 class Ffn(torch.nn.Module):
-    def __init__(self, C, F):
+    def __init__(self, C, F, bias=True):
         super().__init__()
-        self.fc1, self.fc2 = rand_linear(C, F), rand_linear(F, C)
+        self.fc1, self.fc2 = rand_linear(C, F, bias), rand_linear(F, C, bias)
 
     def forward(self, x):
         return self.fc2(torch.nn.functional.gelu(self.fc1(x)))
@@ -110,24 +125,25 @@ class Stack(torch.nn.Module):
     """Embeddings (optionally normalized), blocks of self-attention (+ cross-attention) and
     feed-forward, a final norm in pre placement."""
 
-    def __init__(self, prefix, V, T, C, NH, F, L, eps, placement, embed_norm, cross, alpha=1.0):
+    def __init__(self, prefix, V, T, C, NH, F, L, eps, placement, embed_norm, cross, alpha=1.0, norm=LN,
+                 norm_bias=True, bias=True):
         super().__init__()
         self.prefix, self.cross, self.NH = prefix, cross, NH
         self.tok = torch.nn.Parameter(0.5 * torch.randn(V, C))
         self.pos = torch.nn.Parameter(0.5 * torch.randn(T, C))
-        self.emb_norm = LN(C, eps) if embed_norm else None
+        self.emb_norm = norm(C, eps, norm_bias) if embed_norm else None
         self.layers = torch.nn.ModuleList()
         for _ in range(L):
-            layer = torch.nn.ModuleDict({"attn_norm": Sub(C, eps, placement, alpha)})
+            layer = torch.nn.ModuleDict({"attn_norm": Sub(C, eps, placement, alpha, norm, norm_bias)})
             if cross:
-                layer["cross_norm"] = Sub(C, eps, placement, alpha)
-            layer["ffn_norm"] = Sub(C, eps, placement, alpha)
-            layer["attn"] = Attn(C, NH)
+                layer["cross_norm"] = Sub(C, eps, placement, alpha, norm, norm_bias)
+            layer["ffn_norm"] = Sub(C, eps, placement, alpha, norm, norm_bias)
+            layer["attn"] = Attn(C, NH, bias)
             if cross:
-                layer["cross"] = Attn(C, NH)
-            layer["ffn"] = Ffn(C, F)
+                layer["cross"] = Attn(C, NH, bias)
+            layer["ffn"] = Ffn(C, F, bias)
             self.layers.append(layer)
-        self.final = LN(C, eps) if placement == "pre" else None
+        self.final = norm(C, eps, norm_bias) if placement == "pre" else None
 
     def forward(self, tokens, mask, causal, memory=None, mem_mask=None):
         B, T = tokens.shape
@@ -163,10 +179,11 @@ class Stack(torch.nn.Module):
                         out.update({f"{i}:{p}{key}.{n}.weight": lin.weight, f"{i}:{p}{key}.{n}.bias": lin.bias})
         if self.final is not None:
             out.update({f"{L}:{p}final_norm.weight": self.final.weight, f"{L}:{p}final_norm.bias": self.final.bias})
-        return out
+        return {k: t for k, t in out.items() if t is not None}  # no bias: no parameter (model.bias, model.norm.bias)
 
 
 def dump_model(name, config, named, logits, loss, **batch):
+    named = {k: t for k, t in named.items() if t is not None}
     loss.backward()
     tensors = dict(batch, logits=logits, loss=loss.reshape(1))
     for key, t in named.items():
@@ -224,8 +241,58 @@ def encdec_model():
                targets=targets.float())
 
 
+def encoder_nobias_model():
+    """The encoder of encoder_model without any bias: no Linear bias (model.bias false) and LayerNorm
+    with its gain alone (model.norm.bias false), eps 1e-5."""
+    B, T, C, NH, F, L, eps = 2, 6, 4, 2, 8, 2, 1e-5
+    enc = Stack("", 256, T, C, NH, F, L, eps, "post", True, False, norm_bias=False, bias=False)
+    head = rand_linear(C, 256, False)
+    tokens = torch.randint(4, 256, (B, T))
+    real = torch.ones(B, T)
+    real[1, 4:] = 0
+    tokens[1, 4:] = 0
+    targets = torch.randint(4, 256, (B, T))
+    chosen = torch.tensor([[1, 0, 1, 1, 0, 1], [0, 1, 1, 1, 0, 0]], dtype=torch.float32)
+    logits = head(enc(tokens, real, False))
+    loss = (torch.nn.functional.cross_entropy(logits, targets.flatten(), reduction="none") * chosen.flatten()).sum() / chosen.sum()
+    named = enc.named()
+    named.update({f"{L}:head.weight": head.weight})
+    dump_model("model_encoder_nobias", {"B": B, "T": T, "d_model": C, "n_heads": NH, "d_ff": F, "n_layers": L,
+                                        "eps": eps}, named, logits, loss, tokens=tokens.float(), real=real,
+               targets=targets.float(), chosen=chosen)
+
+
+def encdec_t5_model():
+    """Encoder-decoder normalized as T5 (Hugging Face modeling_t5.py): T5LayerNorm (RMS, no mean, no
+    bias, eps 1e-6) in Pre-LN, a final norm in both stacks, no Linear bias anywhere (head included)."""
+    B, S, T, C, NH, F, N, M, eps, max_len = 2, 5, 4, 4, 2, 8, 2, 2, 1e-6, 6
+    enc = Stack("enc.", 256, max_len, C, NH, F, N, eps, "pre", False, False, norm=RMS, norm_bias=False, bias=False)
+    dec = Stack("dec.", 256, max_len + 1, C, NH, F, M, eps, "pre", False, True, norm=RMS, norm_bias=False, bias=False)
+    head = rand_linear(C, 256, False)
+    src = torch.randint(4, 256, (B, S))
+    src_mask = torch.ones(B, S)
+    src_mask[0, 4:] = 0
+    src[0, 4:] = 0
+    tokens = torch.randint(4, 256, (B, T))
+    tokens[:, 0] = 2
+    mask = torch.ones(B, T)
+    mask[1, 2:] = 0
+    tokens[1, 2:] = 0
+    targets = torch.randint(4, 256, (B, T)) * mask.long()
+    memory = enc(src, src_mask, False)
+    logits = head(dec(tokens, mask, True, memory, src_mask))
+    loss = (torch.nn.functional.cross_entropy(logits, targets.flatten(), reduction="none") * mask.flatten()).sum() / mask.sum()
+    named = enc.named()
+    named.update(dec.named())
+    named.update({f"{M}:head.weight": head.weight})
+    dump_model("model_encdec_t5", {"B": B, "S": S, "T": T, "d_model": C, "n_heads": NH, "d_ff": F, "n_layers": N,
+                                   "n_dec_layers": M, "eps": eps, "max_len": max_len},
+               named, logits, loss, src=src.float(), src_mask=src_mask, tokens=tokens.float(), mask=mask,
+               targets=targets.float())
+
+
 if __name__ == "__main__":
     torch.manual_seed(20261123)
     # new cases go last: the earlier ones keep their draws and their files
-    for case in (attention_masked, encoder_model, encdec_model):
+    for case in (attention_masked, encoder_model, encdec_model, encoder_nobias_model, encdec_t5_model):
         case()

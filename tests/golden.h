@@ -33,6 +33,14 @@ class Golden {
     return v;
   }
 
+  // The floats of every parameter ("p:<layer>:<name>") a model golden file holds.
+  std::size_t parameter_floats() const {
+    std::size_t n = 0;
+    for (const auto& [key, t] : json_.at("tensors").items())
+      if (key.rfind("p:", 0) == 0) n += t.at("data").size();
+    return n;
+  }
+
   // A parameter or input with its own zeroed gradient buffer, (rows, cols).
   struct Leaf {
     std::vector<float> data, grad;

@@ -26,6 +26,13 @@ std::vector<int32_t> ids(const std::vector<float>& v) { return std::vector<int32
 
 // Every parameter of `model` from the golden file ("p:<layer>:<name>"), then after the backward
 // every gradient against "g:<layer>:<name>".
+// The floats of the model's parameters (ParamStore::numel counts the alignment padding too).
+std::size_t parameter_floats(Model& model) {
+  std::size_t n = 0;
+  for (int i = 0; i < model.params().count(); ++i) n += model.params().info(i).size();
+  return n;
+}
+
 void load_parameters(const Golden& ref, Model& model) {
   ParamStore<float>& ps = model.params();
   for (int i = 0; i < ps.count(); ++i) {
@@ -45,16 +52,19 @@ void expect_gradients(const Golden& ref, Model& model) {
   }
 }
 
-TEST(Golden, EncoderMaskedLm) {
-  Golden ref("model_encoder");
+// The masked LM of golden `name` (config overrides `extra` on top of its sizes): logits, loss, gradients.
+void check_encoder(const std::string& name, std::vector<std::string> extra) {
+  Golden ref(name);
   const auto& c = ref.config();
   const int B = c["B"], T = c["T"];
-  const RunConfig config = load_config(
-      "{}", "golden",
-      {"data.dataset=synthetic-lm", "model.arch=encoder", "model.embed_norm=true", "model.norm.placement=post",
-       "data.seq_len=" + std::to_string(T), "model.d_model=" + c["d_model"].dump(), "model.n_heads=" + c["n_heads"].dump(),
-       "model.d_ff=" + c["d_ff"].dump(), "model.n_layers=" + c["n_layers"].dump(), "model.norm.eps=" + c["eps"].dump()});
+  std::vector<std::string> overrides = {
+      "data.dataset=synthetic-lm", "model.arch=encoder", "model.embed_norm=true", "model.norm.placement=post",
+      "data.seq_len=" + std::to_string(T), "model.d_model=" + c["d_model"].dump(), "model.n_heads=" + c["n_heads"].dump(),
+      "model.d_ff=" + c["d_ff"].dump(), "model.n_layers=" + c["n_layers"].dump(), "model.norm.eps=" + c["eps"].dump()};
+  overrides.insert(overrides.end(), extra.begin(), extra.end());
+  const RunConfig config = load_config("{}", "golden", overrides);
   auto model = make_model(config, 256, 256);
+  EXPECT_EQ(parameter_floats(*model), ref.parameter_floats()) << "the model's parameters are the golden's";
   load_parameters(ref, *model);
   Batch batch;
   batch.B = B, batch.T = T;
@@ -74,18 +84,29 @@ TEST(Golden, EncoderMaskedLm) {
   expect_gradients(ref, *model);
 }
 
-TEST(Golden, EncoderDecoder) {
-  Golden ref("model_encdec");
+TEST(Golden, EncoderMaskedLm) { check_encoder("model_encoder", {}); }
+
+// BERT's stack with no bias anywhere: model.bias false (no Linear bias, the head's too) and
+// model.norm.bias false (LayerNorm's gain alone).
+TEST(Golden, EncoderWithoutBiases) {
+  check_encoder("model_encoder_nobias", {"model.bias=false", "model.norm.bias=false"});
+}
+
+// The encoder-decoder of golden `name` (overrides `extra` on top of its sizes): logits, loss, gradients.
+void check_encoder_decoder(const std::string& name, std::vector<std::string> extra) {
+  Golden ref(name);
   const auto& c = ref.config();
   const int B = c["B"], S = c["S"], T = c["T"];
-  const RunConfig config = load_config(
-      "{}", "golden",
-      {"data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder", "model.norm.placement=pre",
-       "data.max_len=" + c["max_len"].dump(), "model.d_model=" + c["d_model"].dump(),
-       "model.n_heads=" + c["n_heads"].dump(), "model.d_ff=" + c["d_ff"].dump(),
-       "model.n_layers=" + c["n_layers"].dump(), "model.n_dec_layers=" + c["n_dec_layers"].dump(),
-       "model.norm.eps=" + c["eps"].dump()});
+  std::vector<std::string> overrides = {
+      "data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder", "model.norm.placement=pre",
+      "data.max_len=" + c["max_len"].dump(), "model.d_model=" + c["d_model"].dump(),
+      "model.n_heads=" + c["n_heads"].dump(), "model.d_ff=" + c["d_ff"].dump(),
+      "model.n_layers=" + c["n_layers"].dump(), "model.n_dec_layers=" + c["n_dec_layers"].dump(),
+      "model.norm.eps=" + c["eps"].dump()};
+  overrides.insert(overrides.end(), extra.begin(), extra.end());
+  const RunConfig config = load_config("{}", "golden", overrides);
   auto model = make_model(config, 256, 256);
+  EXPECT_EQ(parameter_floats(*model), ref.parameter_floats()) << "the model's parameters are the golden's";
   load_parameters(ref, *model);
   Batch batch;
   batch.B = B, batch.T = T, batch.S = S;
@@ -109,6 +130,14 @@ TEST(Golden, EncoderDecoder) {
     const bool encoder = std::string(s.place).rfind("enc.", 0) == 0;
     EXPECT_EQ(s.T, encoder ? S : 0) << s.place;
   }
+}
+
+TEST(Golden, EncoderDecoder) { check_encoder_decoder("model_encdec", {}); }
+
+// T5's normalization: RMSNorm (no mean, no bias, eps 1e-6) in Pre-LN with a final norm in both
+// stacks, no Linear bias anywhere (Hugging Face modeling_t5.py, the golden script's RMS).
+TEST(Golden, EncoderDecoderAsT5) {
+  check_encoder_decoder("model_encdec_t5", {"model.norm.type=rmsnorm", "model.bias=false"});
 }
 
 // The contract's masking: about mask_prob of the real positions chosen, of them 0.8 MASK (1), 0.1

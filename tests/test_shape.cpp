@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "data/dataset.h"
 #include "model/model.h"
@@ -22,7 +24,7 @@ int64_t built_params(const RunConfig& c) {
 
 TEST(ModelShape, CountsTheParametersOfEveryReadyConfig) {
   int configs = 0;
-  for (const char* dir : {"configs", "configs/smoke"})
+  for (const char* dir : {"configs", "configs/smoke", "configs/presets"})
     for (const auto& entry : std::filesystem::directory_iterator(std::string(NORMTOOL_SOURCE_DIR) + "/" + dir)) {
       if (entry.path().extension() != ".json") continue;
       const Arch arch = load_config_file(entry.path().string(), {}).model.arch;
@@ -45,6 +47,39 @@ TEST(ModelShape, FinalNormAndAffineAreCounted) {
   EXPECT_EQ(model_shape(pre).params, built_params(pre));
   EXPECT_EQ(model_shape(none).params, built_params(none));
   EXPECT_EQ(model_shape(no_affine).params, built_params(no_affine));
+}
+
+// model.bias false drops every Linear's bias, model.norm.bias false every layernorm's bias, by
+// value: C = 64, F = 256, V = 256, two blocks a stack (the defaults), mlp H = 256 over two layers.
+TEST(ModelShape, LinearAndNormBiasesAreCounted) {
+  struct Case {
+    std::vector<std::string> family;
+    int64_t linear_biases, norm_biases;  // floats
+  };
+  const int64_t C = 64, F = 256, V = 256, H = 256;
+  const int64_t K = data_sizes(load_config_file("", {"data.dataset=synthetic-classify", "model.arch=mlp"}).data).outputs;
+  const std::vector<Case> cases = {
+      // per block q, k, v, out (4C), fc1 (F), fc2 (C); the head (V). Norms: two a block and the final one
+      {{"data.dataset=synthetic-lm"}, 2 * (4 * C + F + C) + V, 5 * C},
+      {{"data.dataset=synthetic-lm", "model.arch=encoder", "model.embed_norm=true"}, 2 * (4 * C + F + C) + V, 6 * C},
+      // the decoder's blocks have a cross-attention (4C more) and a third norm; a final norm a stack
+      {{"data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder"},
+       2 * (4 * C + F + C) + 2 * (8 * C + F + C) + V, (2 * 2 + 3 * 2 + 2) * C},
+      {{"data.dataset=synthetic-classify", "model.arch=mlp"}, 2 * H + K, 2 * H},
+  };
+  for (const Case& k : cases) {
+    auto with = [&](std::vector<std::string> more) {
+      more.insert(more.begin(), k.family.begin(), k.family.end());
+      return load_config_file("", more);
+    };
+    const RunConfig all = with({}), no_linear = with({"model.bias=false"}), no_norm = with({"model.norm.bias=false"});
+    const RunConfig rms = with({"model.norm.type=rmsnorm"}), rms_no_norm = with({"model.norm.type=rmsnorm", "model.norm.bias=false"});
+    SCOPED_TRACE(k.family.back());
+    EXPECT_EQ(model_shape(all).params - model_shape(no_linear).params, k.linear_biases);
+    EXPECT_EQ(model_shape(all).params - model_shape(no_norm).params, k.norm_biases);
+    EXPECT_EQ(model_shape(rms).params, model_shape(rms_no_norm).params);  // rmsnorm has no bias to drop
+    for (const RunConfig* c : {&all, &no_linear, &no_norm, &rms_no_norm}) EXPECT_EQ(model_shape(*c).params, built_params(*c));
+  }
 }
 
 TEST(ModelShape, DataSizesAreTheDatasetsSizes) {

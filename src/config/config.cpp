@@ -214,6 +214,7 @@ std::vector<Field> fields_of(RunConfig& c) {
   choice("model.norm.placement", c.model.norm.placement, kPlacementNames).means("Transformer: pre is x + f(norm(x)) with a final norm; post is norm(x + f(x)). deepnorm is always post.");
   number("model.norm.eps", c.model.norm.eps, 0).means("Added to the variance (or mean square) inside the square root.");
   boolean("model.norm.affine", c.model.norm.affine).means("A learnable gain after the norm (and a bias, except for rmsnorm and prmsnorm).");
+  boolean("model.norm.bias", c.model.norm.bias).means("With model.norm.affine, the norm's additive bias where its kind has one (layernorm, deepnorm, batchnorm; rmsnorm, prmsnorm and scalenorm have none); false: the gain alone (T5-style without the mean is rmsnorm; nanoGPT's bias=False is layernorm with this false).");
   number("model.norm.momentum", c.model.norm.momentum, 0, 1).means("batchnorm: the weight of the new batch in the running mean and variance (the running variance is unbiased).");
   choice("model.norm.bn_axes", c.model.norm.bn_axes, kBnAxesNames).means("batchnorm in a transformer: batch_time normalizes each feature over the batch and the positions; batch over the batch only, per position.");
   optional_number("model.norm.alpha", c.model.norm.alpha).means("deepnorm: the residual scale of every stack; null: DeepNet's constant for the architecture and stack (docs/deepnorm.md), e.g. (2N)^(1/4) for a decoder-only or encoder-only model of N = model.n_layers blocks.");
@@ -222,6 +223,7 @@ std::vector<Field> fields_of(RunConfig& c) {
   choice("model.norm.impl", c.model.norm.impl, kNormImplNames).means("fused: normtool's kernels; composite: the norm composed from primitive ops, as a framework without fused kernels runs it (same values, other speed; not for batchnorm).");
   boolean("model.final_norm", c.model.final_norm).means("A norm at the end of each stack in pre placement (before the output layer; an encoder-decoder's encoder output too).");
   boolean("model.embed_norm", c.model.embed_norm).means("A norm of the summed embeddings before the first block (BERT, BLOOM), in every stack; site embed.");
+  boolean("model.bias", c.model.bias).means("Every Linear has an additive bias: q, k, v and out of every attention, fc1 and fc2, the output layer, the mlp's layers (Llama and T5: false). Biases start at 0.");
   optional_integer("model.n_dec_layers", c.model.n_dec_layers, 1, 1000)
       .means("encoder-decoder: the decoder blocks; null: model.n_layers. Other architectures: must be null.");
   choice("model.cell", c.model.cell, kCellNames)

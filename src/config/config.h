@@ -70,6 +70,8 @@ struct NormConfig {
   Placement placement = Placement::pre;  // deepnorm is always post
   double eps = 1e-5;
   bool affine = true;                    // learnable gain (and bias where the kind has one: norms/norms.h)
+  bool bias = true;                      // with affine, the additive bias of a kind that has one (layernorm, deepnorm,
+                                         // batchnorm); false: gain only (nanoGPT's bias=False)
   double momentum = 0.1;                 // batchnorm running statistics: weight of the new batch
   BnAxes bn_axes = BnAxes::batch_time;
   std::optional<double> alpha;           // deepnorm residual scale; unset = (2N)^(1/4)
@@ -91,6 +93,7 @@ struct ModelConfig {
   NormConfig norm;
   bool final_norm = true;    // a norm before the output layer in pre placement (of each stack)
   bool embed_norm = false;   // a norm of the summed embeddings before the first block (BERT, BLOOM)
+  bool bias = true;          // every Linear (attention, feed-forward, output layer, mlp layers) has a bias (Llama, T5: false)
   std::optional<int> n_dec_layers;  // encoder-decoder: decoder blocks; unset = n_layers (= encoder blocks)
   int dec_layers() const { return n_dec_layers ? *n_dec_layers : n_layers; }
   RnnCell cell = RnnCell::gru;     // rnn: the recurrent cell

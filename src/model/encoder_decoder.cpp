@@ -58,8 +58,8 @@ class EncoderDecoder final : public Model {
       encoder_.push_back(EncoderLayer{
           Residual(params_, m.norm, float(enc.alpha), precision_, l, "enc.attn_norm", "enc.attn", C, 1),
           Residual(params_, m.norm, float(enc.alpha), precision_, l, "enc.ffn_norm", "enc.ffn", C, 1),
-          Attention(params_, AttentionKind::self, "enc.attn", l, C, m.n_heads, precision_),
-          FeedForward(params_, "enc.ffn", l, C, m.d_ff, m.activation, precision_)});
+          Attention(params_, AttentionKind::self, "enc.attn", l, C, m.n_heads, precision_, m.bias),
+          FeedForward(params_, "enc.ffn", l, C, m.d_ff, m.activation, precision_, m.bias)});
     if (final_norm) enc_final_ = std::make_unique<NormSite>(params_, m.norm, N, "enc.final_norm", "enc.final", C, 1);
     // the decoder's positions: BOS + the longest target
     tgt_embed_ = std::make_unique<Embedding>(params_, 0, vocab, c.data.max_len + 1, C, precision_,
@@ -69,11 +69,11 @@ class EncoderDecoder final : public Model {
           Residual(params_, m.norm, float(dec.alpha), precision_, l, "dec.attn_norm", "dec.attn", C, 1),
           Residual(params_, m.norm, float(dec.alpha), precision_, l, "dec.cross_norm", "dec.cross", C, 1),
           Residual(params_, m.norm, float(dec.alpha), precision_, l, "dec.ffn_norm", "dec.ffn", C, 1),
-          Attention(params_, AttentionKind::causal_self, "dec.attn", l, C, m.n_heads, precision_),
-          Attention(params_, AttentionKind::cross, "dec.cross", l, C, m.n_heads, precision_),
-          FeedForward(params_, "dec.ffn", l, C, m.d_ff, m.activation, precision_)});
+          Attention(params_, AttentionKind::causal_self, "dec.attn", l, C, m.n_heads, precision_, m.bias),
+          Attention(params_, AttentionKind::cross, "dec.cross", l, C, m.n_heads, precision_, m.bias),
+          FeedForward(params_, "dec.ffn", l, C, m.d_ff, m.activation, precision_, m.bias)});
     if (final_norm) dec_final_ = std::make_unique<NormSite>(params_, m.norm, M, "dec.final_norm", "dec.final", C, 1);
-    head_.declare(params_, "head", M, C, vocab);
+    head_.declare(params_, "head", M, C, vocab, m.bias);
     params_.finalize();
 
     Rng rng(uint64_t(c.seed), 1);
@@ -99,7 +99,7 @@ class EncoderDecoder final : public Model {
     if (dec_final_) dec_final_->init(params_);
     head_.bind(params_);
     init_linear_weight(head_.W, m, rng);
-    std::fill_n(head_.bias.data, head_.bias.size(), 0.0f);
+    head_.zero_bias();
     sites_.reserve(2 * N + 3 * M + 4);
   }
 
@@ -170,12 +170,13 @@ ModelShape encoder_decoder_shape(const RunConfig& c, int vocab) {
   const int64_t V = vocab, S = c.data.max_len, T = S + 1, C = m.d_model, F = m.d_ff, N = m.n_layers;
   const int64_t M = m.dec_layers(), B = c.train.batch_size, H = m.n_heads, norm = norm_site_params(m.norm, C);
   const bool final_norm = wiring_of(m.norm) == Wiring::pre && m.final_norm;
-  const int64_t attention = 4 * C * C + 4 * C, ffn = 2 * C * F + F + C, stack_end = (final_norm ? norm : 0);
+  const int64_t bias = m.bias ? 1 : 0;  // every Linear's
+  const int64_t attention = 4 * C * C + bias * 4 * C, ffn = 2 * C * F + bias * (F + C), stack_end = (final_norm ? norm : 0);
   const int64_t embed_norm = m.embed_norm ? norm : 0;
   ModelShape s;
   // per stack: token and position embeddings (and their norm), the blocks, the final norm; the head
   s.params = (V * C + S * C + embed_norm) + N * (attention + ffn + 2 * norm) + stack_end +
-             (V * C + T * C + embed_norm) + M * (2 * attention + ffn + 3 * norm) + stack_end + C * V + V;
+             (V * C + T * C + embed_norm) + M * (2 * attention + ffn + 3 * norm) + stack_end + C * V + bias * V;
   // as the decoder-only's, per row and block, each with its gradient: an encoder block 9C + 2F;
   // a decoder block that and the cross-attention's norm, q, attention, out, residual (5C) on the
   // target and its k, v (2C) on the source; attention P and dS per head; embeddings and logits

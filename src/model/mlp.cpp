@@ -20,21 +20,21 @@ class Mlp final : public Model {
     int in = inputs;
     for (int l = 0; l < c_.n_layers; ++l) {
       layers_.push_back({{}, NormSite(params_, c_.norm, l, "norm", "hidden", c_.hidden, 1)});
-      layers_.back().linear.declare(params_, "linear", l, in, c_.hidden);
+      layers_.back().linear.declare(params_, "linear", l, in, c_.hidden, c_.bias);
       in = c_.hidden;
     }
-    out_.declare(params_, "out", c_.n_layers, in, classes);
+    out_.declare(params_, "out", c_.n_layers, in, classes, c_.bias);
     params_.finalize();
     Rng rng(uint64_t(c.seed), 1);
     for (Layer& l : layers_) {
       l.linear.bind(params_);
       init_linear_weight(l.linear.W, c_, rng);
-      std::fill_n(l.linear.bias.data, l.linear.bias.size(), 0.0f);
+      l.linear.zero_bias();
       l.norm.init(params_);
     }
     out_.bind(params_);
     init_linear_weight(out_.W, c_, rng);
-    std::fill_n(out_.bias.data, out_.bias.size(), 0.0f);
+    out_.zero_bias();
     sites_.reserve(c_.n_layers);
   }
 
@@ -79,7 +79,8 @@ ModelShape mlp_shape(const RunConfig& c, int inputs, int classes) {
   const ModelConfig& m = c.model;
   const int64_t D = inputs, H = m.hidden, L = m.n_layers, K = classes, B = c.train.batch_size;
   ModelShape s;
-  s.params = D * H + (L - 1) * (H * H) + L * (H + norm_site_params(m.norm, H)) + H * K + K;
+  const int64_t bias = m.bias ? 1 : 0;
+  s.params = D * H + (L - 1) * (H * H) + L * (bias * H + norm_site_params(m.norm, H)) + H * K + bias * K;
   // per row and layer: Linear, norm and activation outputs with their gradients; logits; the inputs
   s.activations = B * (L * 2 * 3 * H + 3 * K + D);
   s.forward_flops = 2.0 * double(D * H + (L - 1) * H * H + K * H);

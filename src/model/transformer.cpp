@@ -53,11 +53,11 @@ class Transformer final : public Model {
           Residual(params_, m.norm, alpha, precision_, l, "attn_norm", "attn", C, positions),
           Residual(params_, m.norm, alpha, precision_, l, "ffn_norm", "ffn", C, positions),
           Attention(params_, encoder_ ? AttentionKind::self : AttentionKind::causal_self, "attn", l, C, m.n_heads,
-                    precision_),
-          FeedForward(params_, "ffn", l, C, m.d_ff, m.activation, precision_)});
+                    precision_, m.bias),
+          FeedForward(params_, "ffn", l, C, m.d_ff, m.activation, precision_, m.bias)});
     if (wiring_of(m.norm) == Wiring::pre && m.final_norm)
       final_norm_ = std::make_unique<NormSite>(params_, m.norm, L, "final_norm", "final", C, positions);
-    head_.declare(params_, "head", L, C, vocab);
+    head_.declare(params_, "head", L, C, vocab, m.bias);
     params_.finalize();
 
     Rng rng(uint64_t(c.seed), 1);
@@ -72,7 +72,7 @@ class Transformer final : public Model {
     if (final_norm_) final_norm_->init(params_);
     head_.bind(params_);
     init_linear_weight(head_.W, m, rng);
-    std::fill_n(head_.bias.data, head_.bias.size(), 0.0f);
+    head_.zero_bias();
     sites_.reserve(2 * L + 2);
   }
 
@@ -127,12 +127,13 @@ class Transformer final : public Model {
 ModelShape transformer_shape(const RunConfig& c, int vocab) {
   const ModelConfig& m = c.model;
   const int64_t V = vocab, T = c.data.seq_len, C = m.d_model, F = m.d_ff, L = m.n_layers;
-  const int64_t B = c.train.batch_size, N = B * T, norm = norm_site_params(m.norm, C);
+  const int64_t B = c.train.batch_size, N = B * T, norm = norm_site_params(m.norm, C), bias = m.bias ? 1 : 0;
   const bool final_norm = wiring_of(m.norm) == Wiring::pre && m.final_norm;
   ModelShape s;
   // embeddings; per layer q, k, v, out (C x C and bias), fc1, fc2, two norms; the final norm; the head
-  s.params = V * C + T * C + (m.embed_norm ? norm : 0) + L * (4 * C * C + 4 * C + 2 * C * F + F + C + 2 * norm) +
-             (final_norm ? norm : 0) + C * V + V;
+  s.params = V * C + T * C + (m.embed_norm ? norm : 0) +
+             L * (4 * C * C + 2 * C * F + bias * (4 * C + F + C) + 2 * norm) + (final_norm ? norm : 0) + C * V +
+             bias * V;
   // per row and layer: norm C, qkv 3C, attention C, out C, residual C, norm C, fc1 F, act F, fc2 C,
   // residual C; each with its gradient. Attention: P and dS per head. Embeddings and logits.
   s.activations = N * (L * 2 * (9 * C + 2 * F) + 6 * C + 3 * V) + L * 2 * B * m.n_heads * T * T;

@@ -7,7 +7,7 @@
 namespace nt {
 
 Attention::Attention(ParamStore<float>& params, AttentionKind kind, const std::string& name, int layer, int C,
-                     int heads, Precision precision)
+                     int heads, Precision precision, bool bias)
     : kind_(kind), C_(C), heads_(heads), precision_(precision) {
   // self: q, k and v side by side, their weights one (3C, C) matrix, their biases one (1, 3C) row;
   // cross: q alone (it reads the queries' sequence), k and v side by side (one product of the keys')
@@ -15,23 +15,26 @@ Attention::Attention(ParamStore<float>& params, AttentionKind kind, const std::s
   q_.w = params.add(name + ".q.weight", layer, C, C);
   k_.w = params.add(name + ".k.weight", layer, C, C, /*follow=*/self);
   v_.w = params.add(name + ".v.weight", layer, C, C, /*follow=*/true);
-  q_.b = params.add(name + ".q.bias", layer, 1, C);
-  k_.b = params.add(name + ".k.bias", layer, 1, C, /*follow=*/self);
-  v_.b = params.add(name + ".v.bias", layer, 1, C, /*follow=*/true);
-  out_.declare(params, name + ".out", layer, C, C);
+  if (bias) {
+    q_.b = params.add(name + ".q.bias", layer, 1, C);
+    k_.b = params.add(name + ".k.bias", layer, 1, C, /*follow=*/self);
+    v_.b = params.add(name + ".v.bias", layer, 1, C, /*follow=*/true);
+  }
+  out_.declare(params, name + ".out", layer, C, C, bias);
 }
 
 void Attention::init(ParamStore<float>& params, const SublayerInit& init, Rng& rng) {
   for (Linear* l : {&q_, &k_, &v_, &out_}) {
     l->bind(params);
-    std::fill_n(l->bias.data, l->bias.size(), 0.0f);
+    l->zero_bias();
   }
+  const bool bias = q_.b >= 0;
   if (kind_ == AttentionKind::cross) {
     qkv_.W = params.joined(k_.w, 2, 2 * C_, C_);  // k and v
-    qkv_.bias = params.joined(k_.b, 2, 1, 2 * C_);
+    if (bias) qkv_.bias = params.joined(k_.b, 2, 1, 2 * C_);
   } else {
     qkv_.W = params.joined(q_.w, 3, 3 * C_, C_);
-    qkv_.bias = params.joined(q_.b, 3, 1, 3 * C_);
+    if (bias) qkv_.bias = params.joined(q_.b, 3, 1, 3 * C_);
   }
   init.query_key(q_.W, rng);
   init.query_key(k_.W, rng);

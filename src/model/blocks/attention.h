@@ -27,9 +27,9 @@ struct Sequence {
 
 class Attention {
  public:
-  // Declares "<name>.q", ".k", ".v" and ".out" (weight and bias) of `layer`, C = heads * head size.
+  // Declares "<name>.q", ".k", ".v" and ".out" (weight, and bias with `bias`) of `layer`, C = heads * head size.
   Attention(ParamStore<float>& params, AttentionKind kind, const std::string& name, int layer, int C, int heads,
-            Precision precision);
+            Precision precision, bool bias = true);
 
   // Binds the views (after ParamStore::finalize), biases 0, weights as `init` says: q, k, v, out.
   void init(ParamStore<float>& params, const SublayerInit& init, Rng& rng);

@@ -5,16 +5,16 @@
 namespace nt {
 
 FeedForward::FeedForward(ParamStore<float>& params, const std::string& name, int layer, int C, int F,
-                         Activation activation, Precision precision)
+                         Activation activation, Precision precision, bool bias)
     : activation_(activation), precision_(precision) {
-  fc1_.declare(params, name + ".fc1", layer, C, F);
-  fc2_.declare(params, name + ".fc2", layer, F, C);
+  fc1_.declare(params, name + ".fc1", layer, C, F, bias);
+  fc2_.declare(params, name + ".fc2", layer, F, C, bias);
 }
 
 void FeedForward::init(ParamStore<float>& params, const SublayerInit& init, Rng& rng) {
   for (Linear* l : {&fc1_, &fc2_}) {
     l->bind(params);
-    std::fill_n(l->bias.data, l->bias.size(), 0.0f);
+    l->zero_bias();
   }
   init.value(fc1_.W, rng);
   init.value(fc2_.W, rng);
@@ -22,7 +22,8 @@ void FeedForward::init(ParamStore<float>& params, const SublayerInit& init, Rng&
 
 Branch FeedForward::operator()(Graph<float>& g, Tensor<float> x) const {
   const Tensor<float> h = cast(g, fc1_.product(g, x), precision_);
-  const Tensor<float> a = cast(g, bias_activation(g, h, fc1_.bias, activation_), precision_);
+  const Tensor<float> a =
+      cast(g, fc1_.bias.data ? bias_activation(g, h, fc1_.bias, activation_) : activation(g, h, activation_), precision_);
   return {cast(g, fc2_.product(g, a), precision_), fc2_.bias};
 }
 

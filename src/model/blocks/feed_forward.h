@@ -11,9 +11,9 @@ namespace nt {
 
 class FeedForward {
  public:
-  // Declares "<name>.fc1" and "<name>.fc2" (weight and bias) of `layer`.
+  // Declares "<name>.fc1" and "<name>.fc2" (weight, and bias with `bias`) of `layer`.
   FeedForward(ParamStore<float>& params, const std::string& name, int layer, int C, int F, Activation activation,
-              Precision precision);
+              Precision precision, bool bias = true);
 
   // Binds the views (after ParamStore::finalize), biases 0, weights as `init` says: fc1, fc2.
   void init(ParamStore<float>& params, const SublayerInit& init, Rng& rng);

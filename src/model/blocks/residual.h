@@ -35,8 +35,9 @@ class Residual {
   Tensor<float> operator()(Graph<float>& g, Tensor<float> x, const float* mask, std::vector<SiteCapture>& sites,
                            F&& f) {
     auto norm = [&](Tensor<float> h) { return cast(g, norm_(g, h, mask, sites), precision_); };
-    auto sum = [&](float alpha, Tensor<float> h, const Branch& fh) {
-      return cast(g, residual(g, alpha, h, fh.product, fh.bias), precision_);
+    auto sum = [&](float alpha, Tensor<float> h, const Branch& fh) {  // without a bias (model.bias false): alpha h + f
+      return cast(g, fh.bias.data ? residual(g, alpha, h, fh.product, fh.bias) : axpby(g, alpha, h, fh.product),
+                  precision_);
     };
     switch (wiring_) {
       case Wiring::pre: return sum(1.0f, x, f(norm(x)));
