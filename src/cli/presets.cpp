@@ -101,6 +101,7 @@ std::vector<std::string> row(const Preset& p) {
                                          norm_params);
   std::string final_norm = "-";
   if (!rec) final_norm = yes_no(n["placement"] == "pre" && type != "deepnorm" && m["final_norm"].get<bool>());
+  if (final_norm == "yes" && family(c) == "encoder-decoder") final_norm = "yes, both stacks";
   std::string init = m["init"].get<std::string>();
   if (init == "normal") init += " " + number(m["init_std"].get<double>());
   return {p.name,
