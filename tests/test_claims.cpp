@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 #include "claims/claim.h"
 #include "claims/report.h"
@@ -38,6 +39,34 @@ TEST(Claims, ExperimentReadmesStartWithTheRegistryHeader) {
     EXPECT_EQ(with_readme_header(c, text.str()), text.str())
         << path << " is out of date: run `normtool reproduce --sync-readmes`";
   }
+}
+
+// A report (P1) has the verdict REPORT: written into result.json and read back as such, never
+// turned into INCONCLUSIVE; and it is the only kind of result P1 gives.
+TEST(Claims, ReportVerdictSurvivesTheReport) {
+  EXPECT_STREQ(to_string(ClaimVerdict::report), "REPORT");
+  const Claim* p1 = find_claim("P1");
+  ASSERT_NE(p1, nullptr);
+  EXPECT_FALSE(p1->exact);
+  const auto dir = std::filesystem::temp_directory_path() / ("normtool-report-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "P1-presets-side-by-side");
+  ClaimResult r;
+  r.verdict = ClaimVerdict::report;
+  r.measured = "a report";
+  r.seeds = {1, 2};
+  r.measures = {measure_reported("gpt", {2.5, 2.6}, "final validation loss")};
+  save_result((dir / "P1-presets-side-by-side").string(), r);
+  const auto results = load_results(dir.string());
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].first, p1);
+  EXPECT_EQ(results[0].second.verdict, ClaimVerdict::report);
+  write_report(dir.string(), results);
+  std::ifstream in(dir / "verdicts.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("\"verdict\": \"REPORT\""), std::string::npos) << text.str();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Claims, ReadmeHeaderIsReplacedNotStacked) {

@@ -132,7 +132,7 @@ std::string show(const Interval& i, int digits) {
 }
 
 const char* to_string(ClaimVerdict v) {
-  return v == ClaimVerdict::pass ? "PASS" : v == ClaimVerdict::fail ? "FAIL" : "INCONCLUSIVE";
+  return v == ClaimVerdict::pass ? "PASS" : v == ClaimVerdict::fail ? "FAIL" : v == ClaimVerdict::report ? "REPORT" : "INCONCLUSIVE";
 }
 
 ClaimVerdict verdict_of(bool ok) { return ok ? ClaimVerdict::pass : ClaimVerdict::fail; }

@@ -34,7 +34,8 @@ struct Interval {
 Interval mean_interval(const std::vector<double>& values, double level = 0.95);
 std::string show(const Interval& i, int digits = 3);  // "1.234 [1.100, 1.368]"
 
-enum class ClaimVerdict { pass, fail, inconclusive };
+// report: a side-by-side comparison with no criterion (the P experiments), rendered as REPORT.
+enum class ClaimVerdict { pass, fail, inconclusive, report };
 const char* to_string(ClaimVerdict v);
 ClaimVerdict verdict_of(bool ok);                  // an exact claim: PASS or FAIL
 ClaimVerdict at_least(const Interval& i, double threshold);  // the criterion "value >= threshold"

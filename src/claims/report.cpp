@@ -50,7 +50,8 @@ Interval interval_from(const json& j) {
 }
 
 ClaimVerdict verdict_named(const std::string& v) {
-  return v == "PASS" ? ClaimVerdict::pass : v == "FAIL" ? ClaimVerdict::fail : ClaimVerdict::inconclusive;
+  return v == "PASS" ? ClaimVerdict::pass : v == "FAIL" ? ClaimVerdict::fail : v == "REPORT" ? ClaimVerdict::report
+                                                                                             : ClaimVerdict::inconclusive;
 }
 
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
@@ -138,7 +139,8 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
         claims_doc_link(dir) + "; each claim's setup and any change with its reason: "
         "`experiments/<id>-<slug>/README.md`. A training claim's verdict comes from the mean over seeds and its 95% "
         "interval: PASS when the criterion holds across the interval, FAIL when the interval lies entirely on the "
-        "failing side, INCONCLUSIVE otherwise.\n\n";
+        "failing side, INCONCLUSIVE otherwise. REPORT: an experiment that puts systems side by side with no criterion "
+        "(P1), its figures reported with their intervals.\n\n";
   md += "| claim | verdict | measured | criterion | source | plot | rerun |\n|---|---|---|---|---|---|---|\n";
   json verdicts = json::array();
   for (const auto& [c, r] : results) {
