@@ -75,7 +75,9 @@ std::string values_text(const Measure& m, const std::vector<int>& seeds) {
 // The measures of a training claim: those that decide the verdict, then each reported group.
 std::string measures_table(const ClaimResult& r) {
   if (r.measures.empty()) return "";
-  std::vector<std::string> groups{""};
+  std::vector<std::string> groups;  // the deciding measures first, when there are any (a report has none)
+  if (std::any_of(r.measures.begin(), r.measures.end(), [](const Measure& m) { return m.group.empty(); }))
+    groups.push_back("");
   for (const Measure& m : r.measures)
     if (std::find(groups.begin(), groups.end(), m.group) == groups.end()) groups.push_back(m.group);
   std::string t;
