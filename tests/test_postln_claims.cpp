@@ -1,5 +1,5 @@
-// The measurements of the Post-LN claims in the encoder-decoder (src/claims/postln_gradients.cpp),
-// checked by value against the model's own gradients.
+// The measurements of the Post-LN claims in the encoder-decoder (src/claims/postln_gradients.cpp,
+// postln.cpp), checked by value against the model's own gradients and the contract's constants.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -55,6 +55,27 @@ TEST(PostLnClaims, W2GradientNormsAreEachStacksOwnLayerByLayer) {
   const auto lm_norms = w2_gradient_norms(lm, make_dataset(lm), 1);
   ASSERT_EQ(lm_norms.size(), 1u);
   EXPECT_EQ(lm_norms.at("").size(), 3u);
+}
+
+// C9 runs the encoder-decoder with model.n_dec_layers null: the decoder as deep as the encoder,
+// and DeepNet's encoder-decoder constants for N = M (DeepNet Figure 2), not the decoder-only ones.
+TEST(PostLnClaims, TheDepthSweepsEncoderDecoderIsNByNWithTheEncoderDecoderConstants) {
+  for (int n : {6, 12, 18}) {
+    const RunConfig c = session_config("encdec-tiny.json", {fmt::format("model.n_layers={}", n), "model.n_dec_layers=null",
+                                                            "model.norm.type=deepnorm"});
+    EXPECT_EQ(c.model.dec_layers(), n);
+    const double nm = std::pow(double(n), 5);
+    EXPECT_NEAR(c.deepnorm(Stack::encoder).alpha, 0.81 * std::pow(nm, 1.0 / 16), 1e-12);
+    EXPECT_NEAR(c.deepnorm(Stack::encoder).beta, 0.87 * std::pow(nm, -1.0 / 16), 1e-12);
+    EXPECT_NEAR(c.deepnorm(Stack::decoder).alpha, std::pow(3.0 * n, 0.25), 1e-12);
+    EXPECT_NEAR(c.deepnorm(Stack::decoder).beta, std::pow(12.0 * n, -0.25), 1e-12);
+  }
+  // at 6L-6L: encoder alpha 1.418, beta 0.497; decoder alpha 2.060, beta 0.343 (the PyTorch peer's figures)
+  const RunConfig six = session_config("encdec-tiny.json", {"model.n_layers=6", "model.n_dec_layers=null"});
+  EXPECT_NEAR(six.deepnorm(Stack::encoder).alpha, 1.418, 5e-4);
+  EXPECT_NEAR(six.deepnorm(Stack::encoder).beta, 0.497, 5e-4);
+  EXPECT_NEAR(six.deepnorm(Stack::decoder).alpha, 2.060, 5e-4);
+  EXPECT_NEAR(six.deepnorm(Stack::decoder).beta, 0.343, 5e-4);
 }
 
 }  // namespace

@@ -240,14 +240,17 @@ const std::vector<Claim>& all_claims() {
        "run that failed to train, and a diverged run counts as ln 256, a uniform guess. Pre-LN within 5% of "
        "warmed-up Post-LN is 'trains without it' with room for seed noise (1-2%)."},
       {"C9", "deep-post-ln-vs-deepnorm", "Deep Post-LN diverges or stalls where DeepNorm trains",
-       "per seed: the largest Post-LN / DeepNorm final loss ratio over the depths >= 1.2 (a depth where "
-       "Post-LN ends >= 1.2x DeepNorm's exists), and DeepNorm's loss non-increasing in depth (each depth's "
-       "loss <= 1.03x the previous one's), across the intervals",
+       "in the encoder-decoder, per seed: the largest Post-LN / DeepNorm final loss ratio over the depths >= 1.2 (a "
+       "depth where Post-LN ends >= 1.2x DeepNorm's exists), and DeepNorm's loss non-increasing in depth (each "
+       "depth's loss <= 1.03x the previous one's), across the intervals",
        "Wang et al. 2022 §3, §5 (Post-LN fails at 18L-18L on IWSLT-14; DeepNet trains 100L-100L)",
-       "configs/lm-tiny.json with d 64, FFN 128, 2 heads (DeepNet's 64-128-2 tiny models), depth 6, 18, 36 "
-       "(quick 6, 12), Post-LN with model.init xavier vs DeepNorm (alpha = (2N)^(1/4), beta = (8N)^(-1/4), "
-       "its own init), Adam lr 1e-3, no warm-up, 400 steps (quick 50); seeds 1, 2, 3. Ablation: Post-LN "
-       "with model.init normal (N(0, 0.02)) at every depth.",
+       "DeepNet's architecture: configs/encdec-tiny.json at 6L-6L, 12L-12L, 18L-18L (quick 2L-2L, 4L-4L) with d 64, "
+       "FFN 128, 2 heads (DeepNet's 64-128-2 tiny models), gettext-de pairs (batch 16; synthetic-seq2seq where the "
+       "catalogs are missing), Post-LN with model.init xavier vs DeepNorm with the encoder-decoder constants "
+       "(encoder alpha = 0.81 (N^4 M)^(1/16), beta = 0.87 (N^4 M)^(-1/16); decoder alpha = (3M)^(1/4), beta = "
+       "(12M)^(-1/4); its own init), Adam lr 1e-3, no warm-up, 300 steps (quick 20); seeds 1, 2, 3. Ablation: the "
+       "decoder-only configs/lm-tiny.json with the same widths on fortunes at depth 6, 18, 36 (quick 6, 12), 400 "
+       "steps (quick 50), alpha = (2N)^(1/4), beta = (8N)^(-1/4).",
        false, true, claim_c9,
        "DeepNet reports Post-LN failing to converge from 18L-18L: 'fails' is read as a final loss at least "
        "1.2x DeepNorm's (the plateau against a trained model) at some depth. 'DeepNorm trains' at every "
