@@ -65,6 +65,18 @@ TEST(GradCheck, Scale) {
   expect_gradients_match([](auto& g, auto& t) { return scale(g, t[0], -2.5); }, {random_input(4, 3, 1)});
 }
 
+// A graph with thousands of gradient buffers: the graph's index of them grows past its first size
+// (it must stay a power of two, or its probing cycles among a few slots and never ends).
+TEST(GradCheck, LongChainOfScales) {
+  expect_gradients_match(
+      [](auto& g, auto& t) {
+        auto y = t[0];
+        for (int k = 0; k < 3000; ++k) y = scale(g, y, k % 2 ? 1.0005 : 0.9996);
+        return y;
+      },
+      {random_input(2, 2, 1)});
+}
+
 TEST(GradCheck, Axpby) {
   expect_gradients_match([](auto& g, auto& t) { return axpby(g, 1.7, t[0], t[1]); },
                          {random_input(4, 3, 1), random_input(4, 3, 2)});

@@ -17,6 +17,7 @@
 #pragma once
 #include <cstdint>
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <initializer_list>
 #include <new>
@@ -141,7 +142,7 @@ class Graph {
   void add_gradient(T* ptr, int64_t size) {
     grads_.push_back({ptr, size});
     if (2 * grads_.size() > index_.size()) {
-      index_.assign(std::max<std::size_t>(1024, 4 * grads_.size()), -1);
+      index_.assign(std::bit_ceil(std::max<std::size_t>(1024, 4 * grads_.size())), -1);
       for (std::size_t k = 0; k < grads_.size(); ++k) place(int(k));
     } else {
       place(int(grads_.size()) - 1);
