@@ -4,6 +4,10 @@
 //                needs no backward of its own.
 //   split_heads  x (B*T, NH*hs) -> y (B*NH*T, hs):  y[b,h,t,:] = x[b,t,h*hs:(h+1)*hs]
 //   merge_heads  the inverse. Each one's backward is the other's forward, accumulated.
+//   concat_cols  a (N, Ca), b (N, Cb) -> y (N, Ca + Cb) = [a, b]      da = dy[:, :Ca], db = dy[:, Ca:]
+#include <algorithm>
+#include <tuple>
+
 #include "core/check.h"
 #include "ops/ops.h"
 
@@ -48,7 +52,40 @@ void merge_heads_backward_node(const void* p, unsigned first) {  // x is the hea
   const auto& c = *static_cast<const HeadsContext<T>*>(p);
   permute_heads<T, true>(c.x.grad, c.y.grad, c.B, c.T_, c.NH, c.y.cols / c.NH, !writes_first(first, 0));
 }
+template <class T>
+struct ConcatContext {
+  Tensor<T> y, a, b;
+};
+
+template <class T>
+void concat_cols_backward_node(const void* p, unsigned first) {
+  const auto& c = *static_cast<const ConcatContext<T>*>(p);
+  const int Ca = c.a.cols, Cb = c.b.cols;
+  // in the order listed: a's gradient, then b's (the same buffer twice: b's part adds)
+  for (const auto& [x, offset, slot] : {std::tuple{c.a, 0, 0}, std::tuple{c.b, Ca, 1}}) {
+    if (!x.grad) continue;
+    const bool write = writes_first(first, slot);
+    for (int n = 0; n < c.y.rows; ++n) {
+      const T* dy = c.y.grad + int64_t(n) * (Ca + Cb) + offset;
+      T* dx = x.grad + int64_t(n) * x.cols;
+      for (int j = 0; j < x.cols; ++j) dx[j] = write ? dy[j] : dx[j] + dy[j];
+    }
+  }
+}
 }  // namespace
+
+template <class T>
+Tensor<T> concat_cols(Graph<T>& g, Tensor<T> a, Tensor<T> b) {
+  NT_CHECK(a.rows == b.rows, "concat_cols: a and b need the same rows");
+  const int Ca = a.cols, Cb = b.cols;
+  Tensor<T> y = g.output(a.rows, Ca + Cb, a, b);
+  for (int n = 0; n < a.rows; ++n) {
+    std::copy_n(a.data + int64_t(n) * Ca, Ca, y.data + int64_t(n) * (Ca + Cb));
+    std::copy_n(b.data + int64_t(n) * Cb, Cb, y.data + int64_t(n) * (Ca + Cb) + Ca);
+  }
+  if (y.grad) g.record(concat_cols_backward_node<T>, ConcatContext<T>{y, a, b}, {a.grad, b.grad});
+  return y;
+}
 
 template <class T>
 Tensor<T> split_heads(Graph<T>& g, Tensor<T> x, int B, int T_, int NH) {
@@ -73,7 +110,8 @@ Tensor<T> merge_heads(Graph<T>& g, Tensor<T> x, int B, int T_, int NH) {
 #define NT_INSTANTIATE(T)                                                 \
   template Tensor<T> reshape(Tensor<T>, int, int);                        \
   template Tensor<T> split_heads(Graph<T>&, Tensor<T>, int, int, int);    \
-  template Tensor<T> merge_heads(Graph<T>&, Tensor<T>, int, int, int);
+  template Tensor<T> merge_heads(Graph<T>&, Tensor<T>, int, int, int);   \
+  template Tensor<T> concat_cols(Graph<T>&, Tensor<T>, Tensor<T>);
 NT_INSTANTIATE(float)
 NT_INSTANTIATE(double)
 

@@ -79,6 +79,19 @@ Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq,
 // take_rows -> (count, C); put_rows writes x (count, C) into the graph tensor y (made with a gradient).
 template <class T> Tensor<T> take_rows(Graph<T>& g, Tensor<T> x, int first, int count, int stride);
 template <class T> void put_rows(Graph<T>& g, Tensor<T> y, Tensor<T> x, int first, int stride);
+// rows.cpp: y row i = next row i where mask[i * stride] is non-zero, else prev row i (N, C): a
+// recurrence's state kept on padding.
+template <class T> Tensor<T> keep_rows(Graph<T>& g, Tensor<T> next, Tensor<T> prev, const float* mask, int stride);
+// rows.cpp: x (B*S, C) -> (B, C), row b the mean of the rows b*S + j whose mask[b*S + j] is non-zero.
+template <class T> Tensor<T> masked_mean_rows(Graph<T>& g, Tensor<T> x, const float* mask, int B, int S);
+// layout.cpp: a (N, Ca), b (N, Cb) -> [a, b] (N, Ca + Cb).
+template <class T> Tensor<T> concat_cols(Graph<T>& g, Tensor<T> a, Tensor<T> b);
+// additive_attention.cpp: Bahdanau's attention as Nematus computes it, per row b over the keys j
+// with key_mask[b*S + j] non-zero: e_j = v . tanh(keys_j + query_b), alpha = softmax(e),
+// y_b = sum_j alpha_j values_j. keys (B*S, D), query (B, D), v (1, D), values (B*S, C) -> (B, C).
+template <class T>
+Tensor<T> additive_attention(Graph<T>& g, Tensor<T> keys, Tensor<T> query, Tensor<T> v, Tensor<T> values,
+                             const float* key_mask, int B, int S);
 
 // gru.cpp: h' = u h + (1 - u) tanh(cx + r ch), [r, u] = sigmoid(gx + gh); gx, gh (N, 2H), cx, ch,
 // h (N, H) -> (N, H). The GRU transition of model/blocks/gru.h.

@@ -1,0 +1,145 @@
+// additive_attention: Bahdanau's attention as Nematus computes it (layers.py, the conditional
+// GRU's attention), one fused op over each row b's keys j with key_mask[b*S + j] non-zero:
+//
+//   a_j = tanh(keys_j + query_b)          keys (B*S, D), query (B, D)
+//   e_j = v . a_j                         v (1, D)
+//   alpha = softmax_j(e)                  masked keys: alpha_j = 0
+//   y_b = sum_j alpha_j values_j          values (B*S, C) -> y (B, C)
+//
+// Forward keeps a (B*S, D) and alpha (B*S) for backward:
+//   dalpha_j = dy_b . values_j;  de_j = alpha_j (dalpha_j - sum_k alpha_k dalpha_k)
+//   dvalues_j = alpha_j dy_b;    dz_j = de_j v (1 - a_j^2)
+//   dkeys_j = dz_j;  dquery_b = sum_j dz_j;  dv = sum_{b,j} de_j a_j
+// A masked key's gradients are 0. Each gradient is written (=) where the node writes it first
+// (core/graph.h), else added to.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/check.h"
+#include "core/eigen.h"
+#include "ops/ops.h"
+
+namespace nt {
+
+namespace {
+template <class T>
+using Vec = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T>
+using CVec = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+template <class T>
+struct AdditiveContext {
+  Tensor<T> y, keys, query, v, values;
+  const float* mask;
+  int B, S;
+  T *a, *alpha;  // (B*S, D), (B*S)
+};
+
+template <class T>
+void additive_attention_backward_node(const void* p, unsigned first) {
+  const auto& c = *static_cast<const AdditiveContext<T>*>(p);
+  const int S = c.S, D = c.keys.cols, C = c.values.cols;
+  const bool fk = writes_first(first, 0), fq = writes_first(first, 1), fv = writes_first(first, 2),
+             fval = writes_first(first, 3);
+  std::vector<T> dv(std::size_t(D), T(0)), dalpha(S, T(0)), dq(D, T(0));
+  for (int b = 0; b < c.B; ++b) {
+    const CVec<T> dy(c.y.grad + int64_t(b) * C, C);
+    T weighted = 0;
+    for (int j = 0; j < S; ++j) {
+      const int64_t r = int64_t(b) * S + j;
+      dalpha[j] = c.mask[r] != 0.0f ? (CVec<T>(c.values.data + r * C, C) * dy).sum() : T(0);
+      weighted += c.alpha[r] * dalpha[j];
+    }
+    std::fill(dq.begin(), dq.end(), T(0));
+    for (int j = 0; j < S; ++j) {
+      const int64_t r = int64_t(b) * S + j;
+      const bool real = c.mask[r] != 0.0f;
+      if (c.values.grad) {
+        Vec<T> dval(c.values.grad + r * C, C);
+        if (real && fval) dval = c.alpha[r] * dy;
+        else if (real) dval += c.alpha[r] * dy;
+        else if (fval) dval.setZero();
+      }
+      const T de = real ? c.alpha[r] * (dalpha[j] - weighted) : T(0);
+      const CVec<T> a(c.a + r * D, D);
+      const CVec<T> v(c.v.data, D);
+      if (c.keys.grad) {
+        Vec<T> dk(c.keys.grad + r * D, D);
+        if (fk) dk = de * v * (T(1) - a * a);
+        else dk += de * v * (T(1) - a * a);
+      }
+      if (real) {
+        Vec<T>(dq.data(), D) += de * v * (T(1) - a * a);
+        Vec<T>(dv.data(), D) += de * a;
+      }
+    }
+    if (c.query.grad) {
+      Vec<T> dqb(c.query.grad + int64_t(b) * D, D);
+      if (fq) dqb = CVec<T>(dq.data(), D);
+      else dqb += CVec<T>(dq.data(), D);
+    }
+  }
+  if (c.v.grad) {
+    Vec<T> dvv(c.v.grad, D);
+    if (fv) dvv = CVec<T>(dv.data(), D);
+    else dvv += CVec<T>(dv.data(), D);
+  }
+}
+}  // namespace
+
+template <class T>
+Tensor<T> additive_attention(Graph<T>& g, Tensor<T> keys, Tensor<T> query, Tensor<T> v, Tensor<T> values,
+                             const float* key_mask, int B, int S) {
+  const int D = keys.cols, C = values.cols;
+  NT_CHECK(keys.rows == B * S && values.rows == B * S && query.rows == B && query.cols == D && v.rows == 1 &&
+               v.cols == D && key_mask,
+           "additive_attention: expected keys (B*S, D), query (B, D), v (1, D), values (B*S, C) and a key mask");
+  Tensor<T> y = g.output(B, C, keys, query, v, values);
+  const bool grad = y.grad != nullptr;
+  T* a = g.buffer(std::size_t(B) * S * D);
+  T* alpha = g.buffer(std::size_t(B) * S);
+  const CVec<T> vv(v.data, D);
+  for (int b = 0; b < B; ++b) {
+    const CVec<T> q(query.data + int64_t(b) * D, D);
+    T top = -INFINITY;
+    for (int j = 0; j < S; ++j) {
+      const int64_t r = int64_t(b) * S + j;
+      Vec<T> ar(a + r * D, D);
+      if (key_mask[r] == 0.0f) {
+        if (grad) ar.setZero();
+        alpha[r] = T(0);
+        continue;
+      }
+      ar = (CVec<T>(keys.data + r * D, D) + q).tanh();
+      alpha[r] = (ar * vv).sum();
+      top = std::max(top, alpha[r]);
+    }
+    T total = 0;
+    for (int j = 0; j < S; ++j) {
+      const int64_t r = int64_t(b) * S + j;
+      if (key_mask[r] == 0.0f) continue;
+      alpha[r] = std::exp(alpha[r] - top);
+      total += alpha[r];
+    }
+    Vec<T> yb(y.data + int64_t(b) * C, C);
+    yb.setZero();
+    for (int j = 0; j < S; ++j) {
+      const int64_t r = int64_t(b) * S + j;
+      if (key_mask[r] == 0.0f) continue;
+      alpha[r] /= total;
+      yb += alpha[r] * CVec<T>(values.data + r * C, C);
+    }
+  }
+  if (grad)
+    g.record(additive_attention_backward_node<T>, AdditiveContext<T>{y, keys, query, v, values, key_mask, B, S, a, alpha},
+             {keys.grad, query.grad, v.grad, values.grad});
+  return y;
+}
+
+template Tensor<float> additive_attention(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>, Tensor<float>,
+                                          const float*, int, int);
+template Tensor<double> additive_attention(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>,
+                                           Tensor<double>, const float*, int, int);
+
+}  // namespace nt
