@@ -18,7 +18,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 
 #include "core/check.h"
@@ -28,19 +27,12 @@
 #include "model/layers.h"
 #include "model/model.h"
 #include "model/shape.h"
+#include "model/step_sites.h"
 #include "ops/ops.h"
 
 namespace nt {
 
 namespace {
-
-// One recurrent site of one layer: per step, the vector entering and leaving its norm (B, C).
-struct StepSite {
-  int layer;
-  const char* place;
-  std::vector<Tensor<float>> in, out;
-  mutable std::vector<float> in_seq, out_seq;  // gathered batch-major (B*T, C) by sites()
-};
 
 class Rnn final : public Model {
  public:
@@ -65,60 +57,34 @@ class Rnn final : public Model {
     init_linear_weight(head_.W, m, rng);
     std::fill_n(head_.bias.data, head_.bias.size(), 0.0f);
     for (int l = 0; l < L; ++l)
-      for (const char* place : lstm_ ? kLstmSites : kGruSites) steps_.push_back(StepSite{l, place, {}, {}, {}, {}});
-    for (StepSite& s : steps_) s.in.reserve(c.data.seq_len), s.out.reserve(c.data.seq_len);
+      for (const char* place : lstm_ ? kLstmSites : kGruSites) steps_.declare(l, place);
     gru_steps_.reserve(c.data.seq_len), lstm_steps_.reserve(c.data.seq_len);
   }
 
   Tensor<float> logits(Graph<float>& g, const Batch& batch) override {
     const int B = batch.B, T = batch.T;
-    B_ = B, T_ = T, mask_ = batch.real_tokens(), gathered_ = false;
-    for (StepSite& s : steps_) s.in.clear(), s.out.clear();
+    B_ = B, T_ = T, mask_ = batch.real_tokens();
+    steps_.clear();
     Tensor<float> x = embedding(g, emb_table_, batch.tokens.data(), B * T);
     for (std::size_t l = 0; l < grus_.size(); ++l) {
       x = grus_[l]->cell().run(g, x, B, T, gru_steps_);
-      for (const auto& s : gru_steps_) record(&steps_[2 * l], s.gh_in, s.gh, s.ch_in, s.ch);
+      for (const auto& s : gru_steps_) steps_.record(2 * l, s.gh_in, s.gh), steps_.record(2 * l + 1, s.ch_in, s.ch);
     }
     for (std::size_t l = 0; l < lstms_.size(); ++l) {
       x = lstms_[l]->cell().run(g, x, B, T, lstm_steps_);
-      for (const auto& s : lstm_steps_) record(&steps_[2 * l], s.hg_in, s.hg, s.c, s.cn);
+      for (const auto& s : lstm_steps_) steps_.record(2 * l, s.hg_in, s.hg), steps_.record(2 * l + 1, s.c, s.cn);
     }
     return head_(g, x);
   }
 
   // The recurrent sites, each gathered from its steps into batch-major rows b*T + t.
-  const std::vector<SiteCapture>& sites() const override {
-    if (gathered_) return sites_;
-    sites_.clear();
-    for (const StepSite& s : steps_) {
-      if (s.in.empty()) continue;
-      const int C = s.in[0].cols;
-      auto gather = [&](const std::vector<Tensor<float>>& steps, std::vector<float>& seq) {
-        seq.resize(std::size_t(B_) * T_ * C);
-        for (int t = 0; t < T_; ++t)
-          for (int b = 0; b < B_; ++b)
-            std::memcpy(seq.data() + (std::size_t(b) * T_ + t) * C, steps[t].data + std::size_t(b) * C, sizeof(float) * C);
-        return Tensor<float>{seq.data(), nullptr, B_ * T_, C};
-      };
-      const Tensor<float> in = gather(s.in, s.in_seq);
-      const Tensor<float> out = s.out[0].data == s.in[0].data ? in : gather(s.out, s.out_seq);
-      sites_.push_back({s.layer, s.place, in, out, T_, mask_});
-    }
-    gathered_ = true;
-    return sites_;
-  }
+  const std::vector<SiteCapture>& sites() const override { return steps_.gather(B_, T_, mask_); }
 
   std::vector<std::vector<float>*> buffers() override { return {}; }
 
  private:
   static constexpr const char* kGruSites[2] = {"rnn.state_gates", "rnn.state_cand"};
   static constexpr const char* kLstmSites[2] = {"rnn.state", "rnn.cell"};
-
-  // A step's two sites: (in, out) of the first, then of the second.
-  static void record(StepSite* sites, Tensor<float> in0, Tensor<float> out0, Tensor<float> in1, Tensor<float> out1) {
-    sites[0].in.push_back(in0), sites[0].out.push_back(out0);
-    sites[1].in.push_back(in1), sites[1].out.push_back(out1);
-  }
 
   bool lstm_;
   int H_;
@@ -127,12 +93,11 @@ class Rnn final : public Model {
   std::vector<std::unique_ptr<Gru>> grus_;
   std::vector<std::unique_ptr<Lstm>> lstms_;
   Linear head_;
-  std::vector<StepSite> steps_;  // 2 per layer
+  StepSites steps_;  // 2 per layer
   std::vector<GruCell<float>::Step> gru_steps_;    // the last layer's steps, reused
   std::vector<LstmCell<float>::Step> lstm_steps_;
   int B_ = 0, T_ = 0;
   const float* mask_ = nullptr;
-  mutable bool gathered_ = false;
 };
 
 }  // namespace
