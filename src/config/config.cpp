@@ -201,14 +201,14 @@ std::vector<Field> fields_of(RunConfig& c) {
       .means("gettext-de: the message catalogs (file stems of data.path) to read; null: the documented default list.");
   number("data.mask_prob", c.data.mask_prob, 0, 1, true)
       .means("encoder (masked LM): the share of each row's real positions it predicts; a chosen position's input is byte 1 (MASK) 80% of the time, a random byte 10%, kept 10%.");
-  choice("model.arch", c.model.arch, kArchNames).means("transformer: decoder-only and causal; mlp: hidden layers Linear -> norm -> activation; encoder: bidirectional, a BERT-style masked LM; encoder-decoder: an encoder over the source and a causal decoder with cross-attention (seq2seq datasets); rnn: a recurrent LM of model.n_layers stacked cells (model.cell).");
+  choice("model.arch", c.model.arch, kArchNames).means("transformer: decoder-only and causal; mlp: hidden layers Linear -> norm -> activation; encoder: bidirectional, a BERT-style masked LM; encoder-decoder: an encoder over the source and a causal decoder with cross-attention (seq2seq datasets); rnn: a recurrent LM of model.n_layers stacked cells (model.cell); rnnsearch: the GRU encoder-decoder with attention of the RMSNorm paper, in Nematus's layout (seq2seq datasets; one GRU each way in the encoder, two in the decoder: model.n_layers is not read).");
   integer("model.d_model", c.model.d_model, 1, 8192).means("Transformer width (embedding and residual stream).");
-  integer("model.n_layers", c.model.n_layers, 1, 1000).means("Transformer blocks (an encoder-decoder's encoder blocks), or hidden layers of the mlp.");
+  integer("model.n_layers", c.model.n_layers, 1, 1000).means("Transformer blocks (an encoder-decoder's encoder blocks), stacked cells of an rnn, or hidden layers of the mlp; rnnsearch does not read it.");
   integer("model.n_heads", c.model.n_heads, 1, 1024).means("Attention heads; must divide model.d_model.");
   integer("model.d_ff", c.model.d_ff, 1, 65536).means("Transformer feed-forward width.");
   integer("model.hidden", c.model.hidden, 1, 65536).means("Width of the mlp's hidden layers.");
   choice("model.activation", c.model.activation, kActivationNames).means("The activation of the feed-forward (transformer) or of each hidden layer (mlp).");
-  choice("model.init", c.model.init, kInitNames).means("normal: every Linear weight and both embeddings N(0, init_std), biases 0; xavier: every Linear weight Glorot normal with gain 1 and both embeddings N(0, 1) (the setting of Xiong et al. 2020 and DeepNet); nematus (rnn): non-square weights and the embedding N(0, 0.01^2), square ones orthogonal, each H x H block of a recurrent matrix orthogonal (Nematus). deepnorm keeps its gain beta on the feed-forward, value and output projections either way.");
+  choice("model.init", c.model.init, kInitNames).means("normal: every Linear weight and both embeddings N(0, init_std), biases 0; xavier: every Linear weight Glorot normal with gain 1 and both embeddings N(0, 1) (the setting of Xiong et al. 2020 and DeepNet); nematus (rnn, rnnsearch): non-square weights and the embeddings N(0, 0.01^2), square ones orthogonal, each H x H block of a recurrent matrix orthogonal (Nematus). deepnorm keeps its gain beta on the feed-forward, value and output projections either way.");
   number("model.init_std", c.model.init_std, 0, kInf, true).means("The standard deviation of model.init normal.");
   choice("model.norm.type", c.model.norm.type, norm_type_names()).means("The normalization at every norm site; deepnorm is LayerNorm in DeepNet's residual x = LN(alpha x + f(x)), transformer only.");
   choice("model.norm.placement", c.model.norm.placement, kPlacementNames).means("Transformer: pre is x + f(norm(x)) with a final norm; post is norm(x + f(x)). deepnorm is always post.");
@@ -223,13 +223,13 @@ std::vector<Field> fields_of(RunConfig& c) {
   choice("model.norm.impl", c.model.norm.impl, kNormImplNames).means("fused: normtool's kernels; composite: the norm composed from primitive ops, as a framework without fused kernels runs it (same values, other speed; not for batchnorm).");
   boolean("model.final_norm", c.model.final_norm).means("A norm at the end of each stack in pre placement (before the output layer; an encoder-decoder's encoder output too).");
   boolean("model.embed_norm", c.model.embed_norm).means("A norm of the summed embeddings before the first block (BERT, BLOOM), in every stack; site embed.");
-  boolean("model.bias", c.model.bias).means("Every Linear has an additive bias: q, k, v and out of every attention, fc1 and fc2, the output layer, the mlp's layers (Llama and T5: false). Biases start at 0.");
+  boolean("model.bias", c.model.bias).means("Every Linear has an additive bias: q, k, v and out of every attention, fc1 and fc2, the output layer, the mlp's layers (Llama and T5: false); rnn and rnnsearch keep Nematus's biases (true only). Biases start at 0.");
   optional_integer("model.n_dec_layers", c.model.n_dec_layers, 1, 1000)
       .means("encoder-decoder: the decoder blocks; null: model.n_layers. Other architectures: must be null.");
   choice("model.cell", c.model.cell, kCellNames)
       .means("rnn: the recurrent cell, gru (Nematus's transition, four norm sites) or lstm (the LayerNorm paper's LN-LSTM).");
   optional_integer("model.d_emb", c.model.d_emb, 1, 8192)
-      .means("rnn: the embedding width; null: model.d_model (the recurrent state's width). Other architectures: must be null.");
+      .means("rnn, rnnsearch: the embedding width; null: model.d_model (the recurrent state's width). Other architectures: must be null.");
   integer("train.steps", c.train.steps, 1).means("Optimizer updates of the run.");
   integer("train.batch_size", c.train.batch_size, 1, 1 << 20).means("Rows per batch, drawn with replacement.");
   choice("train.optimizer", c.train.optimizer, kOptimizerNames).means("sgd (with train.momentum), adam, or adamw (decoupled weight decay).");

@@ -30,8 +30,8 @@ enum class Layout { packed, padded };
 inline constexpr const char* kLayoutNames[] = {"packed", "padded"};
 // transformer: decoder-only causal LM; encoder: bidirectional masked LM (BERT); encoder-decoder: seq2seq;
 // rnn: recurrent LM
-enum class Arch { transformer, mlp, encoder, encoder_decoder, rnn };
-inline constexpr const char* kArchNames[] = {"transformer", "mlp", "encoder", "encoder-decoder", "rnn"};
+enum class Arch { transformer, mlp, encoder, encoder_decoder, rnn, rnnsearch };
+inline constexpr const char* kArchNames[] = {"transformer", "mlp", "encoder", "encoder-decoder", "rnn", "rnnsearch"};
 enum class RnnCell { gru, lstm };
 inline constexpr const char* kCellNames[] = {"gru", "lstm"};
 enum class Init { normal, xavier, nematus };

@@ -11,26 +11,33 @@ namespace nt {
 
 namespace {
 
-// rnn: the recurrent layout is fixed, its norms act per row, and its fields are its own.
+// rnn, rnnsearch: the recurrent layouts are fixed, their norms act per row, and their fields are
+// their own.
 void validate_recurrent(RunConfig& c, Parser& p) {
-  const bool rnn = c.model.arch == Arch::rnn;
-  if (!rnn) {
+  const bool recurrent = c.model.arch == Arch::rnn || c.model.arch == Arch::rnnsearch;
+  const std::string arch = to_string(c.model.arch);
+  if (!recurrent) {
     if (c.model.d_emb)
-      p.problem("model.d_emb", fmt::format("is the embedding width of model.arch rnn, not of \"{}\": leave it null",
-                                           to_string(c.model.arch)));
+      p.problem("model.d_emb", fmt::format("is the embedding width of model.arch rnn or rnnsearch, not of \"{}\": "
+                                           "leave it null", arch));
     if (c.model.init == Init::nematus)
-      p.problem("model.init", fmt::format("nematus is for model.arch rnn, got \"{}\"", to_string(c.model.arch)));
+      p.problem("model.init", fmt::format("nematus is for model.arch rnn or rnnsearch, got \"{}\"", arch));
     return;
   }
   const NormType t = c.model.norm.type;
   if (t == NormType::batchnorm || t == NormType::deepnorm)
-    p.problem("model.norm.type", fmt::format("model.arch rnn takes a norm over each row (none|layernorm|rmsnorm|"
-                                             "prmsnorm|scalenorm), got \"{}\"", to_string(t)));
+    p.problem("model.norm.type", fmt::format("model.arch {} takes a norm over each row (none|layernorm|rmsnorm|"
+                                             "prmsnorm|scalenorm), got \"{}\"", arch, to_string(t)));
   if (c.model.norm.placement != Placement::pre)
-    p.problem("model.norm.placement", "model.arch rnn has no placement (its norm sites are fixed): leave the default pre");
-  if (c.model.embed_norm) p.problem("model.embed_norm", "model.arch rnn has no embedding norm");
+    p.problem("model.norm.placement",
+              fmt::format("model.arch {} has no placement (its norm sites are fixed): leave the default pre", arch));
+  if (c.model.embed_norm) p.problem("model.embed_norm", fmt::format("model.arch {} has no embedding norm", arch));
+  if (!c.model.bias)
+    p.problem("model.bias", fmt::format("model.arch {} keeps Nematus's biases (GRU and LSTM input terms, output "
+                                        "layers): leave it true", arch));
   if (c.train.precision != Precision::fp32)
-    p.problem("train.precision", fmt::format("model.arch rnn runs in fp32 only, got \"{}\"", to_string(c.train.precision)));
+    p.problem("train.precision", fmt::format("model.arch {} runs in fp32 only, got \"{}\"", arch,
+                                             to_string(c.train.precision)));
 }
 
 }  // namespace
@@ -44,12 +51,13 @@ void validate_combinations(RunConfig& c, Parser& p) {
   if (c.model.arch == Arch::mlp && (lm || c.is_seq2seq()))
     p.problem("model.arch", fmt::format("mlp needs a classification dataset (fashion-mnist|synthetic-classify), "
                                         "got data.dataset \"{}\"", to_string(c.data.dataset)));
-  if (c.model.arch == Arch::encoder_decoder && !c.is_seq2seq())
-    p.problem("model.arch", fmt::format("encoder-decoder needs a seq2seq dataset (gettext-de|synthetic-seq2seq), "
-                                        "got data.dataset \"{}\"", to_string(c.data.dataset)));
-  if (c.is_seq2seq() && c.model.arch != Arch::encoder_decoder)
-    p.problem("model.arch", fmt::format("the seq2seq dataset {} needs model.arch encoder-decoder, got \"{}\"",
-                                        to_string(c.data.dataset), to_string(c.model.arch)));
+  const bool seq2seq_model = c.model.arch == Arch::encoder_decoder || c.model.arch == Arch::rnnsearch;
+  if (seq2seq_model && !c.is_seq2seq())
+    p.problem("model.arch", fmt::format("{} needs a seq2seq dataset (gettext-de|synthetic-seq2seq), got data.dataset "
+                                        "\"{}\"", to_string(c.model.arch), to_string(c.data.dataset)));
+  if (c.is_seq2seq() && !seq2seq_model)
+    p.problem("model.arch", fmt::format("the seq2seq dataset {} needs model.arch encoder-decoder or rnnsearch, got "
+                                        "\"{}\"", to_string(c.data.dataset), to_string(c.model.arch)));
   if (c.model.arch == Arch::encoder_decoder && !c.model.n_dec_layers) c.model.n_dec_layers = c.model.n_layers;
   if (c.model.arch != Arch::encoder_decoder && c.model.n_dec_layers)
     p.problem("model.n_dec_layers", fmt::format("counts the decoder blocks of an encoder-decoder, not of model.arch "
@@ -64,9 +72,11 @@ void validate_combinations(RunConfig& c, Parser& p) {
     p.problem("data.catalogs", fmt::format("only gettext-de reads catalogs, got data.dataset \"{}\"",
                                            to_string(c.data.dataset)));
   if (c.data.dataset == DatasetKind::gettext_de && !c.data.catalogs) c.data.catalogs = default_gettext_catalogs();
-  if (c.model.arch != Arch::mlp && c.model.arch != Arch::rnn && c.model.d_model % c.model.n_heads != 0)
+  const bool heads = c.model.arch != Arch::mlp && c.model.arch != Arch::rnn && c.model.arch != Arch::rnnsearch;
+  if (heads && c.model.d_model % c.model.n_heads != 0)
     p.problem("model.n_heads", fmt::format("must divide model.d_model = {}, got {}", c.model.d_model, c.model.n_heads));
-  if (c.model.norm.type == NormType::deepnorm && c.model.arch != Arch::rnn) {  // rnn: refused above
+  if (c.model.norm.type == NormType::deepnorm && c.model.arch != Arch::rnn &&
+      c.model.arch != Arch::rnnsearch) {  // refused above
     if (c.model.arch == Arch::mlp) p.problem("model.norm.type", "deepnorm is a transformer residual scheme, not for mlp");
     c.model.norm.placement = Placement::post;  // the spec: deepnorm is always post, whatever placement says
     if (c.model.arch != Arch::encoder_decoder) {  // one stack, one pair: shown resolved

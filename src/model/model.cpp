@@ -15,6 +15,8 @@ std::unique_ptr<Model> make_encoder_decoder(const RunConfig& config, int vocab);
 ModelShape encoder_decoder_shape(const RunConfig& config, int vocab);
 std::unique_ptr<Model> make_rnn(const RunConfig& config, int vocab);  // rnn.cpp
 ModelShape rnn_shape(const RunConfig& config, int vocab);
+std::unique_ptr<Model> make_rnnsearch(const RunConfig& config, int vocab);  // rnnsearch.cpp
+ModelShape rnnsearch_shape(const RunConfig& config, int vocab);
 std::unique_ptr<Model> make_mlp(const RunConfig& config, int inputs, int classes);  // mlp.cpp
 ModelShape mlp_shape(const RunConfig& config, int inputs, int classes);
 
@@ -22,6 +24,7 @@ ModelShape model_shape(const RunConfig& c, int inputs, int outputs) {
   if (c.model.arch == Arch::mlp) return mlp_shape(c, inputs, outputs);
   if (c.model.arch == Arch::encoder_decoder) return encoder_decoder_shape(c, inputs);
   if (c.model.arch == Arch::rnn) return rnn_shape(c, inputs);
+  if (c.model.arch == Arch::rnnsearch) return rnnsearch_shape(c, inputs);
   return transformer_shape(c, inputs);  // transformer, encoder
 }
 
@@ -34,6 +37,7 @@ std::unique_ptr<Model> make_model(const RunConfig& c, int inputs, int classes) {
   std::unique_ptr<Model> model = c.model.arch == Arch::mlp               ? make_mlp(c, inputs, classes)
                                  : c.model.arch == Arch::encoder_decoder ? make_encoder_decoder(c, inputs)
                                  : c.model.arch == Arch::rnn             ? make_rnn(c, inputs)
+                                 : c.model.arch == Arch::rnnsearch       ? make_rnnsearch(c, inputs)
                                                                          : make_transformer(c, inputs);
   int64_t params = 0;  // without the alignment between them
   for (int i = 0; i < model->params().count(); ++i) params += int64_t(model->params().info(i).size());

@@ -1,0 +1,197 @@
+// model.arch rnnsearch: RnnSearchNet's computation (rnnsearch.h), and the model that declares,
+// draws and binds its parameters and records the decoder's recurrent sites for stats.csv.
+//
+// Parameters, all of layer 0 (one encoder GRU each way, two decoder GRUs, as Nematus), declared
+// and drawn in this order: src_emb, enc_fwd, enc_bwd, init (W_i and its norm), tgt_emb, dec1,
+// attention, dec2, readout (W_s, W_y, W_c and its norm), head. Init (model/init.h): model.init for
+// the embeddings and every weight (nematus: square weights and each H x H block of the GRUs'
+// recurrent matrices orthogonal, the others N(0, 0.01^2)), biases 0, gains 1.
+#include "model/rnnsearch.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "core/check.h"
+#include "model/layers.h"
+#include "model/model.h"
+#include "model/shape.h"
+#include "model/step_sites.h"
+#include "ops/ops.h"
+
+namespace nt {
+
+namespace {
+
+// One direction of the encoder over x (B*S, E) -> (B*S, H): the state 0 before the first real
+// position, kept on padding (Nematus: h = m h' + (1 - m) h), backward from position S - 1 to 0.
+template <class T>
+Tensor<T> encode_direction(Graph<T>& g, const GruCell<T>& cell, Tensor<T> x, int B, int S, const float* mask,
+                           bool backward) {
+  const int H = cell.U_c.rows;
+  const typename GruCell<T>::Inputs in = cell.inputs(g, x);
+  Tensor<T> out = g.tensor(B * S, H, true), h = g.tensor(B, H, false);
+  std::fill_n(h.data, h.size(), T(0));
+  for (int k = 0; k < S; ++k) {
+    const int j = backward ? S - 1 - k : k;
+    int real = 0;
+    for (int b = 0; b < B; ++b) real += mask[int64_t(b) * S + j] != 0.0f;
+    if (real > 0) {
+      const Tensor<T> next = cell.step(g, take_rows(g, in.gates, j, B, S), take_rows(g, in.cand, j, B, S), h).h;
+      h = real == B ? next : keep_rows(g, next, h, mask + j, S);
+    }
+    put_rows(g, out, h, j, S);
+  }
+  return out;
+}
+
+}  // namespace
+
+template <class T>
+Tensor<T> RnnSearchNet<T>::encode(Graph<T>& g, const Input& in) const {
+  const Tensor<T> x = embedding(g, src_emb, in.src, in.B * in.S);
+  return concat_cols(g, encode_direction(g, enc_fwd, x, in.B, in.S, in.src_mask, false),
+                     encode_direction(g, enc_bwd, x, in.B, in.S, in.src_mask, true));
+}
+
+template <class T>
+Tensor<T> RnnSearchNet<T>::logits(Graph<T>& g, const Input& in, Steps& steps) const {
+  const int B = in.B, S = in.S, Tt = in.Tt, H = dec1.U_c.rows;
+  const Tensor<T> annotations = encode(g, in);
+  Tensor<T> s = tanh(g, norm_init(g, linear(g, masked_mean_rows(g, annotations, in.src_mask, B, S), W_i, b_i)));
+  const Tensor<T> keys = attention.keys(g, annotations);
+  const Tensor<T> y = embedding(g, tgt_emb, in.tgt, B * Tt);
+  const typename GruCell<T>::Inputs in1 = dec1.inputs(g, y);
+  Tensor<T> states = g.tensor(B * Tt, H, true), contexts = g.tensor(B * Tt, 2 * H, true);
+  steps.dec1.clear(), steps.dec2.clear();
+  for (int t = 0; t < Tt; ++t) {
+    steps.dec1.push_back(dec1.step(g, take_rows(g, in1.gates, t, B, Tt), take_rows(g, in1.cand, t, B, Tt), s));
+    const Tensor<T> s1 = steps.dec1.back().h;
+    const Tensor<T> c = attention.context(g, keys, annotations, s1, in.src_mask, B, S);
+    const typename GruCell<T>::Inputs in2 = dec2.inputs(g, c);
+    steps.dec2.push_back(dec2.step(g, in2.gates, in2.cand, s1));
+    s = steps.dec2.back().h;
+    put_rows(g, states, s, t, Tt);
+    put_rows(g, contexts, c, t, Tt);
+  }
+  const Tensor<T> pre = add(g, add(g, linear(g, states, W_s, b_s), linear(g, y, W_y, Tensor<T>{})),
+                            linear(g, contexts, W_c, Tensor<T>{}));
+  return linear(g, tanh(g, norm_out(g, pre)), W_o, b_o);
+}
+
+template struct RnnSearchNet<float>;
+template struct RnnSearchNet<double>;
+
+namespace {
+
+class RnnSearch final : public Model {
+ public:
+  RnnSearch(const RunConfig& c, int vocab) {
+    const ModelConfig& m = c.model;
+    const int E = m.emb_width(), H = m.d_model;
+    src_emb_ = params_.add("src_emb.weight", 0, vocab, E);
+    enc_fwd_ = std::make_unique<Gru>(params_, m.norm, "enc_fwd", 0, E, H);
+    enc_bwd_ = std::make_unique<Gru>(params_, m.norm, "enc_bwd", 0, E, H);
+    init_.declare(params_, "init", 0, 2 * H, H, m.bias);
+    norm_init_ = std::make_unique<NormSite>(params_, m.norm, 0, "init.norm", "init", H, 1);
+    tgt_emb_ = params_.add("tgt_emb.weight", 0, vocab, E);
+    dec1_ = std::make_unique<Gru>(params_, m.norm, "dec1", 0, E, H);
+    attention_ = std::make_unique<AdditiveAttention>(params_, m.norm, "attention", 2 * H, H, 2 * H, m.bias);
+    dec2_ = std::make_unique<Gru>(params_, m.norm, "dec2", 0, 2 * H, H);
+    W_s_.declare(params_, "readout.W_s", 0, H, E, m.bias);
+    W_y_.declare(params_, "readout.W_y", 0, E, E, false);
+    W_c_.declare(params_, "readout.W_c", 0, 2 * H, E, false);
+    norm_out_ = std::make_unique<NormSite>(params_, m.norm, 0, "readout.norm", "readout", E, 1);
+    head_.declare(params_, "head", 0, E, vocab, m.bias);
+    params_.finalize();
+
+    Rng rng(uint64_t(c.seed), 1);
+    net_.src_emb = params_.tensor(src_emb_);
+    init_embedding(net_.src_emb, m, rng);
+    for (Gru* gru : {enc_fwd_.get(), enc_bwd_.get()}) gru->init(params_, m, rng);
+    net_.enc_fwd = enc_fwd_->cell(), net_.enc_bwd = enc_bwd_->cell();
+    bind(init_, m, rng), net_.W_i = init_.W, net_.b_i = init_.bias;
+    norm_init_->init(params_), net_.norm_init = norm_init_->row_norm();
+    net_.tgt_emb = params_.tensor(tgt_emb_);
+    init_embedding(net_.tgt_emb, m, rng);
+    dec1_->init(params_, m, rng), net_.dec1 = dec1_->cell();
+    attention_->init(params_, m, rng), net_.attention = attention_->cell();
+    dec2_->init(params_, m, rng), net_.dec2 = dec2_->cell();
+    bind(W_s_, m, rng), bind(W_y_, m, rng), bind(W_c_, m, rng);
+    net_.W_s = W_s_.W, net_.b_s = W_s_.bias, net_.W_y = W_y_.W, net_.W_c = W_c_.W;
+    norm_out_->init(params_), net_.norm_out = norm_out_->row_norm();
+    bind(head_, m, rng), net_.W_o = head_.W, net_.b_o = head_.bias;
+    for (const char* place : {"dec1.state_gates", "dec1.state_cand", "dec2.state_gates", "dec2.state_cand"})
+      sites_by_step_.declare(0, place);
+  }
+
+  Tensor<float> logits(Graph<float>& g, const Batch& batch) override {
+    NT_CHECK(batch.S > 0 && batch.src.size() == std::size_t(batch.B) * batch.S,
+             "rnnsearch: the batch has no source (a seq2seq dataset fills Batch::src)");
+    B_ = batch.B, T_ = batch.T, mask_ = batch.padded ? batch.mask.data() : nullptr;
+    const Tensor<float> out =
+        net_.logits(g, {batch.B, batch.src.data(), batch.src_mask.data(), batch.S, batch.tokens.data(), batch.T}, steps_);
+    sites_by_step_.clear();
+    for (const auto& s : steps_.dec1) sites_by_step_.record(0, s.gh_in, s.gh), sites_by_step_.record(1, s.ch_in, s.ch);
+    for (const auto& s : steps_.dec2) sites_by_step_.record(2, s.gh_in, s.gh), sites_by_step_.record(3, s.ch_in, s.ch);
+    return out;
+  }
+
+  // The decoder's recurrent sites by target position.
+  const std::vector<SiteCapture>& sites() const override { return sites_by_step_.gather(B_, T_, mask_); }
+
+  std::vector<std::vector<float>*> buffers() override { return {}; }
+
+ private:
+  void bind(Linear& l, const ModelConfig& m, Rng& rng) {
+    l.bind(params_);
+    init_linear_weight(l.W, m, rng);
+    l.zero_bias();
+  }
+
+  int src_emb_ = -1, tgt_emb_ = -1;
+  std::unique_ptr<Gru> enc_fwd_, enc_bwd_, dec1_, dec2_;
+  Linear init_, W_s_, W_y_, W_c_, head_;
+  std::unique_ptr<NormSite> norm_init_, norm_out_;
+  std::unique_ptr<AdditiveAttention> attention_;
+  RnnSearchNet<float> net_;
+  RnnSearchNet<float>::Steps steps_;
+  StepSites sites_by_step_;
+  int B_ = 0, T_ = 0;
+  const float* mask_ = nullptr;
+};
+
+}  // namespace
+
+// The shape of the model above: V vocabulary, S source and T = S + 1 target positions at the
+// longest, E embedding width, H state width (annotations and attention 2H), B rows a batch.
+ModelShape rnnsearch_shape(const RunConfig& c, int vocab) {
+  const ModelConfig& m = c.model;
+  const int64_t V = vocab, S = c.data.max_len, T = S + 1, E = m.emb_width(), H = m.d_model, B = c.train.batch_size;
+  const int64_t bias = m.bias ? 1 : 0;
+  auto np = [&](int64_t width) { return norm_site_params(m.norm, width); };
+  auto gru = [&](int64_t d_in) { return 3 * H * d_in + 3 * H + 3 * H * H + 2 * (np(2 * H) + np(H)); };
+  ModelShape s;
+  // the embeddings, the encoder's GRUs, s0's layer, the decoder's GRUs, the attention, the readout, the head
+  s.params = 2 * V * E + 2 * gru(E) + (2 * H * H + bias * H + np(H)) + gru(E) + gru(2 * H) +
+             (4 * H * H + bias * 2 * H + 2 * H * H + 2 * H + 2 * np(2 * H)) +
+             (E * H + bias * E + E * E + 2 * H * E + np(E)) + E * V + bias * V;
+  // each with its gradient: per source row, both directions' input terms and their norms (12H),
+  // their steps (rows taken, recurrent products and norms, state: 13H), the annotations and keys
+  // (6H); per target row, GRU1's and GRU2's input terms (12H) and steps (26H), the query (4H), the
+  // attention's tanh over the source (2H S), the context (2H), the readout (5E) and the logits (3V)
+  s.activations = 2 * (B * S * (2 * 25 * H + 6 * H + E) + B * T * (38 * H + 4 * H + 2 * H * S + 2 * H + 5 * E + 3 * V));
+  const double h = double(H), e = double(E);
+  // per sequence: the encoder over S, s0, the keys, and per target position both GRUs, the query,
+  // the attention over S, the readout and the head
+  s.forward_flops = double(S) * 2 * 2 * (3 * h * e + 3 * h * h) + 2 * 2 * h * h + double(S) * 2 * 4 * h * h +
+                    double(T) * (2 * (3 * h * e + 3 * h * h) + 2 * 2 * h * h + double(S) * 3 * 2 * h +
+                                 2 * (6 * h * h + 3 * h * h) + 2 * (e * h + e * e + 2 * h * e) + 2 * e * double(V));
+  s.smaller = fmt::format("data.max_len (= {}), model.d_model (= {}) or model.d_emb (= {})", S, H, E);
+  return s;
+}
+
+std::unique_ptr<Model> make_rnnsearch(const RunConfig& c, int vocab) { return std::make_unique<RnnSearch>(c, vocab); }
+
+}  // namespace nt

@@ -1,0 +1,289 @@
+// RNNSearch (model.arch rnnsearch, model/rnnsearch.h) and the ops it adds:
+// - the whole network in double against central differences on a padded batch (padding in the
+//   source and in the target), every norm site, fused and composite norms; and each new op alone;
+// - the model normtool builds against PyTorch (tests/golden/rnnsearch_*.json from
+//   scripts/dump_rnnsearch_golden.py): logits, loss and every parameter's gradient;
+// - its statistics sites and its configs (the combinations the contract refuses name their key).
+// (Learning on gettext-de: tests/test_learning.cpp.)
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "golden.h"
+#include "gradcheck.h"
+#include "model/model.h"
+#include "model/rnnsearch.h"
+#include "norms/norms.h"
+#include "ops/ops.h"
+
+namespace nt::test {
+namespace {
+
+// ---- the new ops alone ---------------------------------------------------------------------
+
+constexpr int kB = 2, kS = 4;
+const float kSrcMask[kB * kS] = {1, 1, 1, 0, 1, 0, 0, 0};  // lengths 3 and 1
+
+void expect_gradients_match(const Builder& f, std::vector<Input> in) {
+  for (const bool through_graph : {false, true}) {
+    const GradCheckResult r = gradcheck(f, in, true, through_graph);
+    for (std::size_t i = 0; i < r.errors.size(); ++i) {
+      EXPECT_LE(r.errors[i], 1e-7) << "input " << i << (through_graph ? ", through the graph" : "");
+      EXPECT_GT(r.norms[i], 1e-8) << "input " << i << " has an all-zero gradient";
+    }
+  }
+}
+
+TEST(RnnSearchOps, AdditiveAttentionGradients) {
+  expect_gradients_match(
+      [](Graph<double>& g, std::vector<Tensor<double>>& t) {
+        return additive_attention(g, t[0], t[1], t[2], t[3], kSrcMask, kB, kS);
+      },
+      {random_input(kB * kS, 3, 1), random_input(kB, 3, 2), random_input(1, 3, 3), random_input(kB * kS, 5, 4)});
+}
+
+// The forward against the formula, summed in double: masked keys get no weight.
+TEST(RnnSearchOps, AdditiveAttentionIsTheFormula) {
+  std::vector<Input> in = {random_input(kB * kS, 3, 1), random_input(kB, 3, 2), random_input(1, 3, 3),
+                           random_input(kB * kS, 5, 4)};
+  Graph<double> g(true, false);
+  const Tensor<double> y =
+      additive_attention(g, in[0].tensor(), in[1].tensor(), in[2].tensor(), in[3].tensor(), kSrcMask, kB, kS);
+  for (int b = 0; b < kB; ++b) {
+    std::vector<double> e(kS, 0.0);
+    double total = 0;
+    for (int j = 0; j < kS; ++j) {
+      if (!kSrcMask[b * kS + j]) continue;
+      for (int d = 0; d < 3; ++d) e[j] += in[2].data[d] * std::tanh(in[0].data[(b * kS + j) * 3 + d] + in[1].data[b * 3 + d]);
+      total += std::exp(e[j]);
+    }
+    for (int c = 0; c < 5; ++c) {
+      double want = 0;
+      for (int j = 0; j < kS; ++j)
+        if (kSrcMask[b * kS + j]) want += std::exp(e[j]) / total * in[3].data[(b * kS + j) * 5 + c];
+      EXPECT_NEAR(y.data[b * 5 + c], want, 1e-12);
+    }
+  }
+}
+
+TEST(RnnSearchOps, KeepRowsMaskedMeanAndConcatGradients) {
+  expect_gradients_match(
+      [](Graph<double>& g, std::vector<Tensor<double>>& t) { return keep_rows(g, t[0], t[1], kSrcMask + 1, kS); },
+      {random_input(kB, 3, 1), random_input(kB, 3, 2)});  // row 0 keeps next, row 1 prev
+  expect_gradients_match(
+      [](Graph<double>& g, std::vector<Tensor<double>>& t) { return masked_mean_rows(g, t[0], kSrcMask, kB, kS); },
+      {random_input(kB * kS, 3, 1)});
+  expect_gradients_match(
+      [](Graph<double>& g, std::vector<Tensor<double>>& t) {
+        return concat_cols(g, t[0], concat_cols(g, t[1], t[0]));  // one input twice
+      },
+      {random_input(3, 2, 1), random_input(3, 4, 2)});
+}
+
+// ---- the whole network in double -----------------------------------------------------------
+
+constexpr int V = 6, E = 3, H = 3, S = 3, T = 3, B = 2;  // H > 2: a LayerNorm over 2 values is \pm 1 (its gradient only through eps)
+const int32_t kSrc[B * S] = {4, 5, 1, 3, 0, 0};
+const float kMask[B * S] = {1, 1, 1, 1, 0, 0};
+const int32_t kTgt[B * T] = {2, 4, 5, 2, 3, 0};
+
+struct Case {
+  NormType kind;
+  bool composite;
+};
+
+class NetGradCheck : public ::testing::TestWithParam<Case> {};
+
+// The differences' step: smaller than the checks' default 1e-6, since pRMSNorm over 2 of 3 values
+// curves the net enough that the truncation error (which grows as the step squared: 4e-5 relative
+// at 1e-5) passes 1e-6 there.
+constexpr double kStep = 3e-7;
+
+// The parameters of a GRU, then its four sites' gain and bias.
+void add_gru(std::vector<Input>& in, int d_in, uint64_t seed, NormType kind) {
+  for (auto [rows, cols, scale] : {std::tuple{2 * H, d_in, 0.5}, {1, 2 * H, 0.1}, {H, d_in, 0.5}, {1, H, 0.1},
+                                   {2 * H, H, 0.5}, {H, H, 0.5}})
+    in.push_back(random_input(rows, cols, seed++, scale));
+  if (kind != NormType::none)
+    for (int w : {2 * H, H, 2 * H, H})
+      in.push_back(random_input(1, param_count(norm_desc(kind).gain, w), seed++, 0.2, 1.0)),
+          in.push_back(random_input(1, w, seed++, 0.1));
+}
+
+void add_norm(std::vector<Input>& in, int width, uint64_t seed, NormType kind) {
+  if (kind == NormType::none) return;
+  in.push_back(random_input(1, param_count(norm_desc(kind).gain, width), seed, 0.2, 1.0));
+  in.push_back(random_input(1, width, seed + 1, 0.1));
+}
+
+RowNorm<double> take_norm(NormType kind, bool composite, const std::vector<Tensor<double>>& t, std::size_t& i) {
+  if (kind == NormType::none) return {};
+  const NormDesc& d = norm_desc(kind);
+  NormArgs<double> a;
+  a.eps = 1e-5;
+  a.p = 0.5;
+  if (d.gain != ParamShape::absent) a.gamma = t[i];
+  if (d.bias != ParamShape::absent) a.beta = t[i + 1];
+  i += 2;
+  return {kind, a, composite};
+}
+
+GruCell<double> take_gru(NormType kind, bool composite, const std::vector<Tensor<double>>& t, std::size_t& i) {
+  GruCell<double> c;
+  c.W_g = t[i], c.b_g = t[i + 1], c.W_c = t[i + 2], c.b_c = t[i + 3], c.U_g = t[i + 4], c.U_c = t[i + 5];
+  i += 6;
+  c.norm_gx = take_norm(kind, composite, t, i), c.norm_cx = take_norm(kind, composite, t, i);
+  c.norm_gh = take_norm(kind, composite, t, i), c.norm_ch = take_norm(kind, composite, t, i);
+  return c;
+}
+
+TEST_P(NetGradCheck, ThroughEncoderAttentionAndDecoder) {
+  const auto [kind, composite] = GetParam();
+  std::vector<Input> in = {random_input(V, E, 1)};  // src_emb
+  add_gru(in, E, 10, kind), add_gru(in, E, 30, kind);
+  in.push_back(random_input(H, 2 * H, 50, 0.5)), in.push_back(random_input(1, H, 51, 0.1)), add_norm(in, H, 52, kind);
+  in.push_back(random_input(V, E, 60));  // tgt_emb
+  add_gru(in, E, 70, kind);
+  in.push_back(random_input(2 * H, 2 * H, 90, 0.5)), in.push_back(random_input(1, 2 * H, 91, 0.1));
+  in.push_back(random_input(2 * H, H, 92, 0.5)), in.push_back(random_input(1, 2 * H, 93, 0.5));
+  add_norm(in, 2 * H, 94, kind), add_norm(in, 2 * H, 96, kind);
+  add_gru(in, 2 * H, 100, kind);
+  for (auto [rows, cols, seed] : {std::tuple{E, H, 120}, {1, E, 121}, {E, E, 122}, {E, 2 * H, 123}})
+    in.push_back(random_input(rows, cols, seed, 0.5));
+  add_norm(in, E, 124, kind);
+  in.push_back(random_input(V, E, 130, 0.5)), in.push_back(random_input(1, V, 131, 0.1));
+  const std::size_t n_inputs = in.size();
+  const NormDesc& d = norm_desc(kind);
+  for (const bool through_graph : {false, true}) {
+    const GradCheckResult r = gradcheck(
+        [&](Graph<double>& g, std::vector<Tensor<double>>& t) {
+          RnnSearchNet<double> net;
+          std::size_t i = 0;
+          net.src_emb = t[i++];
+          net.enc_fwd = take_gru(kind, composite, t, i), net.enc_bwd = take_gru(kind, composite, t, i);
+          net.W_i = t[i], net.b_i = t[i + 1], i += 2, net.norm_init = take_norm(kind, composite, t, i);
+          net.tgt_emb = t[i++];
+          net.dec1 = take_gru(kind, composite, t, i);
+          net.attention.W_a = t[i], net.attention.b_a = t[i + 1], net.attention.U_a = t[i + 2], net.attention.v = t[i + 3];
+          i += 4;
+          net.attention.norm_keys = take_norm(kind, composite, t, i);
+          net.attention.norm_query = take_norm(kind, composite, t, i);
+          net.dec2 = take_gru(kind, composite, t, i);
+          net.W_s = t[i], net.b_s = t[i + 1], net.W_y = t[i + 2], net.W_c = t[i + 3], i += 4;
+          net.norm_out = take_norm(kind, composite, t, i);
+          net.W_o = t[i], net.b_o = t[i + 1], i += 2;
+          EXPECT_EQ(i, n_inputs);
+          RnnSearchNet<double>::Steps steps;
+          return net.logits(g, {B, kSrc, kMask, S, kTgt, T}, steps);
+        },
+        in, true, through_graph, kStep);
+    for (std::size_t k = 0; k < r.errors.size(); ++k) {
+      // a norm's bias input where the kind has none is unread: every other input must match
+      const bool unread = r.norms[k] == 0.0 && d.bias == ParamShape::absent && in[k].rows == 1;
+      if (unread) continue;
+      // relative error 1e-6, or an absolute one under the differences' rounding floor
+      // (~1e-16 |L| / kStep) where an input's whole gradient is small
+      const double absolute = r.errors[k] * r.norms[k];
+      EXPECT_TRUE(r.errors[k] <= 1e-6 || absolute <= 1e-8)
+          << "input " << k << (through_graph ? ", through the graph" : "") << ": relative error " << r.errors[k]
+          << ", gradient norm " << r.norms[k];
+      EXPECT_GT(r.norms[k], 1e-8) << "input " << k << " has an all-zero gradient";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Norms, NetGradCheck,
+                         ::testing::Values(Case{NormType::none, false}, Case{NormType::layernorm, false},
+                                           Case{NormType::layernorm, true}, Case{NormType::rmsnorm, false},
+                                           Case{NormType::rmsnorm, true}, Case{NormType::prmsnorm, false}),
+                         [](const auto& info) {
+                           return std::string(to_string(info.param.kind)) + (info.param.composite ? "_composite" : "");
+                         });
+
+// ---- against PyTorch -----------------------------------------------------------------------
+
+std::vector<int32_t> ids(const std::vector<float>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
+
+RunConfig rnnsearch_config(std::vector<std::string> overrides) {
+  overrides.insert(overrides.begin(), {"model.arch=rnnsearch", "data.dataset=synthetic-seq2seq"});
+  return load_config("{}", "rnnsearch", overrides);
+}
+
+void expect_golden(const std::string& name) {
+  Golden ref(name);
+  const auto& c = ref.config();
+  const int Vg = c["V"], Bg = c["B"], Sg = c["S"], Tg = c["T"];
+  const RunConfig config = rnnsearch_config({"model.norm.type=" + c["norm"].get<std::string>(),
+                                             "model.d_model=" + c["d_model"].dump(), "model.d_emb=" + c["d_emb"].dump(),
+                                             "model.norm.eps=" + c["eps"].dump(), "data.max_len=" + std::to_string(Sg)});
+  auto model = make_model(config, Vg, Vg);
+  ParamStore<float>& ps = model->params();
+  std::size_t floats = 0;
+  for (int i = 0; i < ps.count(); ++i) {
+    const auto& info = ps.info(i);
+    const std::vector<float> v = ref.values("p:" + std::to_string(info.layer) + ":" + info.name);
+    ASSERT_EQ(v.size(), info.size()) << info.name;
+    std::copy(v.begin(), v.end(), ps.data() + info.offset);
+    floats += v.size();
+  }
+  EXPECT_EQ(floats, ref.parameter_floats()) << "PyTorch's model has parameters normtool's lacks";
+  Batch batch;
+  batch.B = Bg, batch.T = Tg, batch.S = Sg, batch.padded = true;
+  batch.src = ids(ref.values("src"));
+  batch.src_mask = ref.values("src_mask");
+  batch.tokens = ids(ref.values("tokens"));
+  batch.targets = ids(ref.values("targets"));
+  batch.mask = ref.values("mask");
+  Graph<float> g;
+  const Tensor<float> logits = model->logits(g, batch);
+  const Tensor<float> loss =
+      cross_entropy(g, logits, batch.targets.data(), Tensor<float>{batch.mask.data(), nullptr, Bg * Tg, 1});
+  ps.zero_grad();
+  g.backward(loss);
+  ref.expect_close("logits", logits.data, 1e-5, 1e-4);
+  ref.expect_close("loss", loss.data, 1e-6, 1e-5);
+  for (int i = 0; i < ps.count(); ++i) {
+    const auto& info = ps.info(i);
+    ref.expect_close("g:" + std::to_string(info.layer) + ":" + info.name, ps.grad() + info.offset, 1e-4, 1e-4);
+  }
+  // the decoder's recurrent sites, over the target positions, masked as the targets are
+  const auto& sites = model->sites();
+  ASSERT_EQ(sites.size(), 4u);
+  const char* places[] = {"dec1.state_gates", "dec1.state_cand", "dec2.state_gates", "dec2.state_cand"};
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_STREQ(sites[k].place, places[k]);
+    EXPECT_EQ(sites[k].in.rows, Bg * Tg);
+    EXPECT_EQ(sites[k].T, Tg);
+    EXPECT_EQ(sites[k].mask, batch.mask.data());
+  }
+}
+
+TEST(Golden, RnnSearchLayerNorm) { expect_golden("rnnsearch_layernorm"); }
+TEST(Golden, RnnSearchRmsNorm) { expect_golden("rnnsearch_rmsnorm"); }
+TEST(Golden, RnnSearchNone) { expect_golden("rnnsearch_none"); }
+
+// ---- configs -------------------------------------------------------------------------------
+
+std::string problem(std::vector<std::string> overrides) {
+  try {
+    rnnsearch_config(std::move(overrides));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RnnSearchConfig, SenselessCombinationsNameTheKey) {
+  EXPECT_NE(problem({"model.norm.type=batchnorm"}).find("model.norm.type"), std::string::npos);
+  EXPECT_NE(problem({"model.norm.type=deepnorm"}).find("model.norm.type"), std::string::npos);
+  EXPECT_NE(problem({"model.norm.placement=post"}).find("model.norm.placement"), std::string::npos);
+  EXPECT_NE(problem({"model.bias=false"}).find("model.bias"), std::string::npos);
+  EXPECT_NE(problem({"data.dataset=fortunes"}).find("model.arch"), std::string::npos);
+  EXPECT_NE(problem({"train.precision=bf16"}).find("train.precision"), std::string::npos);
+  EXPECT_EQ(problem({"model.d_emb=16", "model.init=nematus", "model.norm.type=rmsnorm", "model.n_heads=3"}), "");
+}
+
+}  // namespace
+}  // namespace nt::test
