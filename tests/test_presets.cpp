@@ -45,7 +45,6 @@ const json* find_key(const json& j, const std::string& path) {
 
 // What each system's code has (the citations are in the presets' _sources and docs/presets.md);
 // written here a second time so that an edit of a preset that loses one of them fails.
-// (rnnsearch waits for its architecture: no preset yet.)
 struct Expected {
   std::string arch, type, placement;
   double eps;
@@ -61,6 +60,7 @@ const std::map<std::string, Expected> kExpected = {
     {"glm130b", {"transformer", "deepnorm", "post", 1e-5, true, false, "xavier", true, true, true}},
     {"bert", {"encoder", "layernorm", "post", 1e-12, true, false, "normal", true, true, true}},
     {"t5", {"encoder-decoder", "rmsnorm", "pre", 1e-6, true, true, "xavier", false, false, false}},
+    {"rnnsearch", {"rnnsearch", "layernorm", "", 1e-5, true, false, "nematus", true, true, false}},
 };
 
 TEST(Presets, EachResolvesToItsSystemsValues) {

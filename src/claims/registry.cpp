@@ -310,7 +310,7 @@ const std::vector<Claim>& all_claims() {
        "none: a report (REPORT), every figure with its interval over seeds",
        "the systems the seed articles name (BERT, GPT, GPT-2, BLOOM, Llama, GLM-130B, T5), normalized as their "
        "code does it: configs/presets/ and docs/presets.md, every value cited by file and function",
-       "Every preset of configs/presets/ (d 64, 4 blocks, T5 2 + 2; each on its own task: decoders a causal LM and "
+       "Every Transformer preset of configs/presets/ (d 64, 4 blocks, T5 2 + 2; each on its own task: decoders a causal LM and "
        "BERT a masked LM on fortunes, T5 seq2seq on gettext-de), 600 steps (quick 40), AdamW 1e-3, cosine, seeds 1, "
        "2, 3; reported side by side: the final validation loss; the std of the vector entering the block norms by "
        "position and by layer; the gradient norm by layer at init; from ranges.csv (as C12) the share entering the "

@@ -229,8 +229,8 @@ ClaimResult claim_p1(const ClaimContext& ctx) {
   r.measured = fmt::format("a report, no criterion: final validation loss (mean of {} seeds) {}", ctx.seeds.size(),
                            fmt::join(cells, ", "));
   r.details = fmt::format(
-      "Each preset of `configs/presets/` (`normtool presets`: bert, bloom, glm130b, gpt, gpt2, llama, t5; "
-      "rnnsearch has no architecture yet) trained {} steps with its own settings otherwise (AdamW 1e-3, warm-up "
+      "Each Transformer preset of `configs/presets/` (`normtool presets`: bert, bloom, glm130b, gpt, gpt2, llama, "
+      "t5; not rnnsearch, whose norm sites are a GRU's, not a block's) trained {} steps with its own settings otherwise (AdamW 1e-3, warm-up "
       "{} steps, cosine, clipping 1, batch 16, one math thread), on its own task: the decoders on fortunes as a "
       "causal LM, bert as a masked LM on fortunes, t5 seq2seq on gettext-de. Losses of different tasks do not "
       "compare; the statistics do, site for site.\n\n"
