@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "golden.h"
+#include "golden_model.h"
 #include "gradcheck.h"
 #include "model/model.h"
 #include "model/rnnsearch.h"
@@ -219,16 +219,7 @@ void expect_golden(const std::string& name) {
                                              "model.d_model=" + c["d_model"].dump(), "model.d_emb=" + c["d_emb"].dump(),
                                              "model.norm.eps=" + c["eps"].dump(), "data.max_len=" + std::to_string(Sg)});
   auto model = make_model(config, Vg, Vg);
-  ParamStore<float>& ps = model->params();
-  std::size_t floats = 0;
-  for (int i = 0; i < ps.count(); ++i) {
-    const auto& info = ps.info(i);
-    const std::vector<float> v = ref.values("p:" + std::to_string(info.layer) + ":" + info.name);
-    ASSERT_EQ(v.size(), info.size()) << info.name;
-    std::copy(v.begin(), v.end(), ps.data() + info.offset);
-    floats += v.size();
-  }
-  EXPECT_EQ(floats, ref.parameter_floats()) << "PyTorch's model has parameters normtool's lacks";
+  load_parameters(ref, *model);
   Batch batch;
   batch.B = Bg, batch.T = Tg, batch.S = Sg, batch.padded = true;
   batch.src = ids(ref.values("src"));
@@ -240,14 +231,11 @@ void expect_golden(const std::string& name) {
   const Tensor<float> logits = model->logits(g, batch);
   const Tensor<float> loss =
       cross_entropy(g, logits, batch.targets.data(), Tensor<float>{batch.mask.data(), nullptr, Bg * Tg, 1});
-  ps.zero_grad();
+  model->params().zero_grad();
   g.backward(loss);
   ref.expect_close("logits", logits.data, 1e-5, 1e-4);
   ref.expect_close("loss", loss.data, 1e-6, 1e-5);
-  for (int i = 0; i < ps.count(); ++i) {
-    const auto& info = ps.info(i);
-    ref.expect_close("g:" + std::to_string(info.layer) + ":" + info.name, ps.grad() + info.offset, 1e-4, 1e-4);
-  }
+  expect_gradients(ref, *model);
   // the decoder's recurrent sites, over the target positions, masked as the targets are
   const auto& sites = model->sites();
   ASSERT_EQ(sites.size(), 4u);

@@ -1,0 +1,40 @@
+// A whole model against a PyTorch golden file (tests/golden/*.json): its parameters set from the
+// file ("p:<layer>:<name>", normtool's names) and its gradients compared with the file's ("g:...").
+#pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "golden.h"
+#include "model/model.h"
+
+namespace nt::test {
+
+// Every parameter from the file; fails when the file and the model disagree on a size or on the
+// floats in all (a parameter PyTorch's model has and normtool's lacks).
+inline void load_parameters(const Golden& ref, Model& model) {
+  ParamStore<float>& ps = model.params();
+  std::size_t floats = 0;
+  for (int i = 0; i < ps.count(); ++i) {
+    const auto& info = ps.info(i);
+    const std::vector<float> v = ref.values("p:" + std::to_string(info.layer) + ":" + info.name);
+    ASSERT_EQ(v.size(), info.size()) << info.name;
+    std::copy(v.begin(), v.end(), ps.data() + info.offset);
+    floats += v.size();
+  }
+  EXPECT_EQ(floats, ref.parameter_floats()) << "the golden's parameters are not the model's";
+}
+
+// Every parameter's gradient: float32 sums in another order than PyTorch's, through a few layers
+// or steps, so 1e-4.
+inline void expect_gradients(const Golden& ref, Model& model) {
+  ParamStore<float>& ps = model.params();
+  for (int i = 0; i < ps.count(); ++i) {
+    const auto& info = ps.info(i);
+    ref.expect_close("g:" + std::to_string(info.layer) + ":" + info.name, ps.grad() + info.offset, 1e-4, 1e-4);
+  }
+}
+
+}  // namespace nt::test
