@@ -266,9 +266,7 @@ ClaimResult claim_c6(const ClaimContext& ctx) {
   for (const auto& [stem, what, curves] :
        {std::tuple{"position-std", "std", std_curves}, std::tuple{"position-mean", "mean", mean_curves}})
     plot_into(ctx, stem,
-              {.title = fmt::format("C6: {} over the hidden dimension of U_g h in RNNSearch's first decoder GRU, by "
-                                    "position (after the norm)",
-                                    what),
+              {.title = fmt::format("C6: {} of U_g h in RNNSearch's first decoder GRU (after its norm)", what),
                .xlabel = "target position", .ylabel = fmt::format("{} (average over seeds)", what),
                .logy = std::string(what) == "std"},
               curves, r);
