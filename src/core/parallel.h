@@ -10,6 +10,11 @@
 
 namespace nt {
 
+// The math threads for a row-wise op over `elements` values: all of them from 16384 values up,
+// else one. An OpenMP team for a few rows costs more than the rows (a GRU step's norms over one
+// batch of states), and on a loaded machine its waits grow by orders of magnitude.
+inline int threads_for(int64_t elements) { return elements >= 16384 ? omp_get_max_threads() : 1; }
+
 template <class F>
 void parallel_chunks(int64_t n, F&& f) {
   const int threads = omp_get_max_threads();

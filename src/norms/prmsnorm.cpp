@@ -18,13 +18,14 @@
 
 #include "core/check.h"
 #include "core/eigen.h"
+#include "core/parallel.h"
 #include "norms/norms.h"
 
 namespace nt {
 
 template <class T>
 void prmsnorm_forward(T* y, T* rstd, const T* x, const T* gamma, int N, int C, int k, T eps) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_for(int64_t(N) * C))
   for (int n = 0; n < N; ++n) {
     const auto xr = CRowVecMap<T>(x + int64_t(n) * C, C).array();
     const T r = T(1) / std::sqrt(xr.head(k).square().mean() + eps);
@@ -39,7 +40,7 @@ void prmsnorm_forward(T* y, T* rstd, const T* x, const T* gamma, int N, int C, i
 template <class T>
 void prmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, const T* rstd, const T* gamma, int N,
                        int C, int k, unsigned first) {
-  const int threads = omp_get_max_threads();
+  const int threads = threads_for(int64_t(N) * C);
   std::fill(partial, partial + int64_t(threads) * 2 * C, T(0));
 #pragma omp parallel num_threads(threads)
   {

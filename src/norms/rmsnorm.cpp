@@ -17,13 +17,14 @@
 
 #include "core/check.h"
 #include "core/eigen.h"
+#include "core/parallel.h"
 #include "norms/norms.h"
 
 namespace nt {
 
 template <class T>
 void rmsnorm_forward(T* y, T* rstd, const T* x, const T* gamma, int N, int C, T eps) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_for(int64_t(N) * C))
   for (int n = 0; n < N; ++n) {
     const auto xr = CRowVecMap<T>(x + int64_t(n) * C, C).array();
     const T r = T(1) / std::sqrt(xr.square().mean() + eps);
@@ -38,7 +39,7 @@ void rmsnorm_forward(T* y, T* rstd, const T* x, const T* gamma, int N, int C, T 
 template <class T>
 void rmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, const T* rstd, const T* gamma, int N,
                       int C, unsigned first) {
-  const int threads = omp_get_max_threads();
+  const int threads = threads_for(int64_t(N) * C);
   std::fill(partial, partial + int64_t(threads) * 2 * C, T(0));
 #pragma omp parallel num_threads(threads)
   {

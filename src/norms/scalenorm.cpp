@@ -22,6 +22,7 @@
 
 #include "core/check.h"
 #include "core/eigen.h"
+#include "core/parallel.h"
 #include "norms/norms.h"
 
 namespace nt {
@@ -29,7 +30,7 @@ namespace nt {
 template <class T>
 void scalenorm_forward(T* y, T* rnorm, const T* x, const T* gamma, int N, int C, T eps) {
   const T g = gamma ? gamma[0] : T(1);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_for(int64_t(N) * C))
   for (int n = 0; n < N; ++n) {
     const auto xr = CRowVecMap<T>(x + int64_t(n) * C, C).array();
     const T r = T(1) / std::sqrt(xr.square().sum() + eps);
@@ -42,7 +43,7 @@ void scalenorm_forward(T* y, T* rnorm, const T* x, const T* gamma, int N, int C,
 template <class T>
 void scalenorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, const T* rnorm, const T* gamma, int N,
                         int C, unsigned first) {
-  const int threads = omp_get_max_threads();
+  const int threads = threads_for(int64_t(N) * C);
   const T g = gamma ? gamma[0] : T(1);
   std::fill(partial, partial + int64_t(threads) * (1 + C), T(0));
 #pragma omp parallel num_threads(threads)
