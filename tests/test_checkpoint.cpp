@@ -283,7 +283,7 @@ TEST(ResumeUsage, WithoutACheckpointOrWithOverridesItIsRefused) {
 
 // In process: a session saved after 40 steps and loaded into a fresh one continues bit for bit
 // (parameters, Adam moments, BatchNorm running statistics, the data stream, fp16's loss scale),
-// for both models.
+// for the transformer, the mlp, a recurrent LM and RNNSearch (a seq2seq stream, clipping).
 TEST(SessionState, SavedAndLoadedContinuesBitForBit) {
   struct Case {
     const char* config;
@@ -291,7 +291,9 @@ TEST(SessionState, SavedAndLoadedContinuesBitForBit) {
   };
   for (const Case& k : {Case{"configs/smoke/lm-batchnorm-pre.json", {}}, Case{"configs/smoke/mlp-batchnorm.json", {}},
                         // large weights: the loss scale backs off in the first steps, the checkpoint carries it
-                        Case{"configs/smoke/lm-layernorm-pre.json", {"train.precision=fp16", "model.init_std=1.0"}}}) {
+                        Case{"configs/smoke/lm-layernorm-pre.json", {"train.precision=fp16", "model.init_std=1.0"}},
+                        Case{"configs/smoke/rnn-gru-layernorm.json", {}},
+                        Case{"configs/smoke/rnnsearch-rmsnorm.json", {}}}) {
     SCOPED_TRACE(k.config);
     std::vector<std::string> overrides = k.overrides;
     overrides.push_back("train.threads=1");
