@@ -22,12 +22,12 @@ const std::string kSource = NORMTOOL_SOURCE_DIR;
 
 CommandResult sh(const std::string& command) { return run_shell(command); }
 
-// Empty when a Slurm node is up and idle or busy; else why not.
+// Empty when a Slurm node is up: idle, busy, or completing the previous test's job; else why not.
 std::string slurm_unavailable() {
   const CommandResult r = sh("sinfo --noheader --format='%T'");
   if (r.exit_code != 0) return "sinfo failed (" + r.output + "): start Slurm with scripts/slurm-local.sh";
   if (r.output.find("idle") == std::string::npos && r.output.find("mixed") == std::string::npos &&
-      r.output.find("allocated") == std::string::npos)
+      r.output.find("allocated") == std::string::npos && r.output.find("completing") == std::string::npos)
     return "no Slurm node is up (sinfo: " + r.output + "): start Slurm with scripts/slurm-local.sh";
   return "";
 }
