@@ -19,6 +19,11 @@ template <class T>
 using CRowVecMap = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>;
 
 template <class T>
+using VecMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;  // elementwise work on a buffer's run
+template <class T>
+using CVecMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+template <class T>
 MatMap<T> data_of(const Tensor<T>& t) { return MatMap<T>(t.data, t.rows, t.cols); }
 
 // A gradient written on first use (core/graph.h): dst = src when the node writes it first, else

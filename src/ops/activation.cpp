@@ -32,9 +32,7 @@ struct UnaryContext {
 };
 
 template <class T>
-using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T>
-ArrayMap<T> chunk(T* p, int64_t begin, int64_t n) { return ArrayMap<T>(p + begin, n); }
+VecMap<T> chunk(T* p, int64_t begin, int64_t n) { return VecMap<T>(p + begin, n); }
 
 template <class T>
 void relu_backward_node(const void* p, unsigned first) {
@@ -81,7 +79,7 @@ Tensor<T> pointwise(Graph<T>& g, Tensor<T> x, F f, typename Graph<T>::BackwardFn
 
 template <class T>
 Tensor<T> relu(Graph<T>& g, Tensor<T> x) {
-  return pointwise(g, x, [](const ArrayMap<T>& v) { return v.max(T(0)); }, relu_backward_node<T>);
+  return pointwise(g, x, [](const VecMap<T>& v) { return v.max(T(0)); }, relu_backward_node<T>);
 }
 
 template <class T>
@@ -89,10 +87,10 @@ Tensor<T> gelu(Graph<T>& g, Tensor<T> x) {
   Tensor<T> y = g.output(x.rows, x.cols, x);
   T* cdf = g.buffer(x.size());
   parallel_chunks(x.size(), [&](int64_t i, int64_t n) {
-    const auto xa = ArrayMap<T>(x.data + i, n);
-    auto phi = ArrayMap<T>(cdf + i, n);
+    const auto xa = VecMap<T>(x.data + i, n);
+    auto phi = VecMap<T>(cdf + i, n);
     phi = T(0.5) * (T(1) + (xa * T(std::numbers::sqrt2 / 2)).erf());
-    ArrayMap<T>(y.data + i, n) = xa * phi;
+    VecMap<T>(y.data + i, n) = xa * phi;
   });
   if (y.grad) g.record(gelu_backward_node<T>, GeluContext<T>{y, x, cdf}, {x.grad});
   return y;
@@ -100,7 +98,7 @@ Tensor<T> gelu(Graph<T>& g, Tensor<T> x) {
 
 template <class T>
 Tensor<T> tanh(Graph<T>& g, Tensor<T> x) {
-  return pointwise(g, x, [](const ArrayMap<T>& v) { return v.tanh(); }, tanh_backward_node<T>);
+  return pointwise(g, x, [](const VecMap<T>& v) { return v.tanh(); }, tanh_backward_node<T>);
 }
 
 template <class T>

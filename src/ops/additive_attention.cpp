@@ -24,11 +24,6 @@ namespace nt {
 
 namespace {
 template <class T>
-using Vec = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T>
-using CVec = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
-
-template <class T>
 struct AdditiveContext {
   Tensor<T> y, keys, query, v, values;
   const float* mask;
@@ -44,11 +39,11 @@ void additive_attention_backward_node(const void* p, unsigned first) {
              fval = writes_first(first, 3);
   std::vector<T> dv(std::size_t(D), T(0)), dalpha(S, T(0)), dq(D, T(0));
   for (int b = 0; b < c.B; ++b) {
-    const CVec<T> dy(c.y.grad + int64_t(b) * C, C);
+    const CVecMap<T> dy(c.y.grad + int64_t(b) * C, C);
     T weighted = 0;
     for (int j = 0; j < S; ++j) {
       const int64_t r = int64_t(b) * S + j;
-      dalpha[j] = c.mask[r] != 0.0f ? (CVec<T>(c.values.data + r * C, C) * dy).sum() : T(0);
+      dalpha[j] = c.mask[r] != 0.0f ? (CVecMap<T>(c.values.data + r * C, C) * dy).sum() : T(0);
       weighted += c.alpha[r] * dalpha[j];
     }
     std::fill(dq.begin(), dq.end(), T(0));
@@ -56,35 +51,23 @@ void additive_attention_backward_node(const void* p, unsigned first) {
       const int64_t r = int64_t(b) * S + j;
       const bool real = c.mask[r] != 0.0f;
       if (c.values.grad) {
-        Vec<T> dval(c.values.grad + r * C, C);
+        VecMap<T> dval(c.values.grad + r * C, C);
         if (real && fval) dval = c.alpha[r] * dy;
         else if (real) dval += c.alpha[r] * dy;
         else if (fval) dval.setZero();
       }
       const T de = real ? c.alpha[r] * (dalpha[j] - weighted) : T(0);
-      const CVec<T> a(c.a + r * D, D);
-      const CVec<T> v(c.v.data, D);
-      if (c.keys.grad) {
-        Vec<T> dk(c.keys.grad + r * D, D);
-        if (fk) dk = de * v * (T(1) - a * a);
-        else dk += de * v * (T(1) - a * a);
-      }
+      const CVecMap<T> a(c.a + r * D, D);
+      const CVecMap<T> v(c.v.data, D);
+      if (c.keys.grad) put(fk, VecMap<T>(c.keys.grad + r * D, D), de * v * (T(1) - a * a));
       if (real) {
-        Vec<T>(dq.data(), D) += de * v * (T(1) - a * a);
-        Vec<T>(dv.data(), D) += de * a;
+        VecMap<T>(dq.data(), D) += de * v * (T(1) - a * a);
+        VecMap<T>(dv.data(), D) += de * a;
       }
     }
-    if (c.query.grad) {
-      Vec<T> dqb(c.query.grad + int64_t(b) * D, D);
-      if (fq) dqb = CVec<T>(dq.data(), D);
-      else dqb += CVec<T>(dq.data(), D);
-    }
+    if (c.query.grad) put(fq, VecMap<T>(c.query.grad + int64_t(b) * D, D), CVecMap<T>(dq.data(), D));
   }
-  if (c.v.grad) {
-    Vec<T> dvv(c.v.grad, D);
-    if (fv) dvv = CVec<T>(dv.data(), D);
-    else dvv += CVec<T>(dv.data(), D);
-  }
+  if (c.v.grad) put(fv, VecMap<T>(c.v.grad, D), CVecMap<T>(dv.data(), D));
 }
 }  // namespace
 
@@ -99,19 +82,19 @@ Tensor<T> additive_attention(Graph<T>& g, Tensor<T> keys, Tensor<T> query, Tenso
   const bool grad = y.grad != nullptr;
   T* a = g.buffer(std::size_t(B) * S * D);
   T* alpha = g.buffer(std::size_t(B) * S);
-  const CVec<T> vv(v.data, D);
+  const CVecMap<T> vv(v.data, D);
   for (int b = 0; b < B; ++b) {
-    const CVec<T> q(query.data + int64_t(b) * D, D);
+    const CVecMap<T> q(query.data + int64_t(b) * D, D);
     T top = -INFINITY;
     for (int j = 0; j < S; ++j) {
       const int64_t r = int64_t(b) * S + j;
-      Vec<T> ar(a + r * D, D);
+      VecMap<T> ar(a + r * D, D);
       if (key_mask[r] == 0.0f) {
         if (grad) ar.setZero();
         alpha[r] = T(0);
         continue;
       }
-      ar = (CVec<T>(keys.data + r * D, D) + q).tanh();
+      ar = (CVecMap<T>(keys.data + r * D, D) + q).tanh();
       alpha[r] = (ar * vv).sum();
       top = std::max(top, alpha[r]);
     }
@@ -122,13 +105,13 @@ Tensor<T> additive_attention(Graph<T>& g, Tensor<T> keys, Tensor<T> query, Tenso
       alpha[r] = std::exp(alpha[r] - top);
       total += alpha[r];
     }
-    Vec<T> yb(y.data + int64_t(b) * C, C);
+    VecMap<T> yb(y.data + int64_t(b) * C, C);
     yb.setZero();
     for (int j = 0; j < S; ++j) {
       const int64_t r = int64_t(b) * S + j;
       if (key_mask[r] == 0.0f) continue;
       alpha[r] /= total;
-      yb += alpha[r] * CVec<T>(values.data + r * C, C);
+      yb += alpha[r] * CVecMap<T>(values.data + r * C, C);
     }
   }
   if (grad)

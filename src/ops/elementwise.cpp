@@ -55,9 +55,7 @@ void zero_if_first(const Tensor<T>& b, bool first) {
 }
 
 template <class T>
-using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T>
-ArrayMap<T> chunk(T* p, int64_t begin, int64_t n) { return ArrayMap<T>(p + begin, n); }
+VecMap<T> chunk(T* p, int64_t begin, int64_t n) { return VecMap<T>(p + begin, n); }
 
 template <class T>
 void add_backward_node(const void* p, unsigned first) {

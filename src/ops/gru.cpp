@@ -11,10 +11,14 @@
 //   dz = dp (1 - p^2)                    z = cx + r ch
 //   dcx = dz;  dch = dz r;  dr = dz ch
 //   dgx = dgh = [dr r (1 - r), du u (1 - u)]
-// Each gradient is written (=) where the node writes it first (core/graph.h), else added to.
-#include <cmath>
+// Rows are Eigen arrays, so sigmoid and tanh are Eigen's vectorized float approximations (libm's
+// scalar tanhf was a fifth of a GRU language model's step). Each gradient is written (=) where
+// the node writes it first (core/graph.h), else added to.
+#include <utility>
+#include <vector>
 
 #include "core/check.h"
+#include "core/eigen.h"
 #include "ops/ops.h"
 
 namespace nt {
@@ -27,32 +31,28 @@ struct GruContext {
 };
 
 template <class T>
-inline void put(bool first, T& dst, T v) { dst = first ? v : dst + v; }
-
-template <class T>
 void gru_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const GruContext<T>*>(p);
   const int N = c.y.rows, H = c.y.cols;
   const bool fgx = writes_first(first, 0), fgh = writes_first(first, 1), fcx = writes_first(first, 2),
              fch = writes_first(first, 3), fh = writes_first(first, 4);
+  std::vector<T> scratch(3 * std::size_t(H));
+  VecMap<T> dz(scratch.data(), H), dar(scratch.data() + H, H), dau(scratch.data() + 2 * H, H);
   for (int n = 0; n < N; ++n) {
-    const T* r = c.rup + int64_t(n) * 3 * H;
-    const T *u = r + H, *pp = r + 2 * H;
-    const T* dy = c.y.grad + int64_t(n) * H;
-    const T* h = c.h.data + int64_t(n) * H;
-    const T* ch = c.ch.data + int64_t(n) * H;
-    for (int j = 0; j < H; ++j) {
-      const T du = dy[j] * (h[j] - pp[j]);
-      const T dz = dy[j] * (T(1) - u[j]) * (T(1) - pp[j] * pp[j]);
-      const T dar = dz * ch[j] * r[j] * (T(1) - r[j]);
-      const T dau = du * u[j] * (T(1) - u[j]);
-      const int64_t g = int64_t(n) * 2 * H, k = int64_t(n) * H + j;
-      if (c.gx.grad) put(fgx, c.gx.grad[g + j], dar), put(fgx, c.gx.grad[g + H + j], dau);
-      if (c.gh.grad) put(fgh, c.gh.grad[g + j], dar), put(fgh, c.gh.grad[g + H + j], dau);
-      if (c.cx.grad) put(fcx, c.cx.grad[k], dz);
-      if (c.ch.grad) put(fch, c.ch.grad[k], dz * r[j]);
-      if (c.h.grad) put(fh, c.h.grad[k], dy[j] * u[j]);
+    const int64_t g = int64_t(n) * 2 * H, k = int64_t(n) * H;
+    const CVecMap<T> r(c.rup + 3 * k, H), u(c.rup + 3 * k + H, H), pp(c.rup + 3 * k + 2 * H, H);
+    const CVecMap<T> dy(c.y.grad + k, H), h(c.h.data + k, H), ch(c.ch.data + k, H);
+    dz = dy * (T(1) - u) * (T(1) - pp.square());
+    dar = dz * ch * r * (T(1) - r);
+    dau = dy * (h - pp) * u * (T(1) - u);
+    for (auto [grad, gates_first] : {std::pair{c.gx.grad, fgx}, std::pair{c.gh.grad, fgh}}) {
+      if (!grad) continue;
+      put(gates_first, VecMap<T>(grad + g, H), dar);
+      put(gates_first, VecMap<T>(grad + g + H, H), dau);
     }
+    if (c.cx.grad) put(fcx, VecMap<T>(c.cx.grad + k, H), dz);
+    if (c.ch.grad) put(fch, VecMap<T>(c.ch.grad + k, H), dz * r);
+    if (c.h.grad) put(fh, VecMap<T>(c.h.grad + k, H), dy * u);
   }
 }
 }  // namespace
@@ -65,15 +65,15 @@ Tensor<T> gru_transition(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, 
            "gru_transition: expected gx, gh (N, 2H), cx, ch, h (N, H)");
   Tensor<T> y = g.output(N, H, gx, gh, cx, ch, h);
   T* rup = y.grad ? g.buffer(std::size_t(N) * 3 * H) : nullptr;
+  std::vector<T> scratch(rup ? 0 : 3 * std::size_t(H));  // r, u, p of one row when backward needs none
   for (int n = 0; n < N; ++n) {
     const int64_t g2 = int64_t(n) * 2 * H, k = int64_t(n) * H;
-    for (int j = 0; j < H; ++j) {
-      const T r = T(1) / (T(1) + std::exp(-(gx.data[g2 + j] + gh.data[g2 + j])));
-      const T u = T(1) / (T(1) + std::exp(-(gx.data[g2 + H + j] + gh.data[g2 + H + j])));
-      const T p = std::tanh(cx.data[k + j] + r * ch.data[k + j]);
-      y.data[k + j] = u * h.data[k + j] + (T(1) - u) * p;
-      if (rup) rup[3 * k + j] = r, rup[3 * k + H + j] = u, rup[3 * k + 2 * H + j] = p;
-    }
+    T* row = rup ? rup + 3 * k : scratch.data();
+    VecMap<T> r(row, H), u(row + H, H), p(row + 2 * H, H);
+    r = (CVecMap<T>(gx.data + g2, H) + CVecMap<T>(gh.data + g2, H)).logistic();
+    u = (CVecMap<T>(gx.data + g2 + H, H) + CVecMap<T>(gh.data + g2 + H, H)).logistic();
+    p = (CVecMap<T>(cx.data + k, H) + r * CVecMap<T>(ch.data + k, H)).tanh();
+    VecMap<T>(y.data + k, H) = u * CVecMap<T>(h.data + k, H) + (T(1) - u) * p;
   }
   if (y.grad) g.record(gru_backward_node<T>, GruContext<T>{y, gx, gh, cx, ch, h, rup}, {gx.grad, gh.grad, cx.grad, ch.grad, h.grad});
   return y;

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "core/check.h"
+#include "core/eigen.h"
 #include "ops/ops.h"
 
 namespace nt {
@@ -66,9 +67,9 @@ void keep_rows_backward_node(const void* p, unsigned first) {
     const bool write = writes_first(first, slot);
     for (int i = 0; i < c.y.rows; ++i) {
       const bool from_x = (c.mask[int64_t(i) * c.stride] != 0.0f) == kept;
-      const T* dy = c.y.grad + int64_t(i) * C;
-      T* dx = x.grad + int64_t(i) * C;
-      for (int j = 0; j < C; ++j) dx[j] = (write ? T(0) : dx[j]) + (from_x ? dy[j] : T(0));
+      VecMap<T> dx(x.grad + int64_t(i) * C, C);
+      if (from_x) put(write, dx, CVecMap<T>(c.y.grad + int64_t(i) * C, C));
+      else if (write) dx.setZero();
     }
   }
 }
@@ -88,11 +89,11 @@ void masked_mean_rows_backward_node(const void* p, unsigned first) {
   for (int b = 0; b < c.y.rows; ++b) {
     int count = 0;
     for (int j = 0; j < c.S; ++j) count += c.mask[int64_t(b) * c.S + j] != 0.0f;
-    const T* dy = c.y.grad + int64_t(b) * C;
+    const CVecMap<T> dy(c.y.grad + int64_t(b) * C, C);
     for (int j = 0; j < c.S; ++j) {
-      const T w = c.mask[int64_t(b) * c.S + j] != 0.0f ? T(1) / T(count) : T(0);
-      T* dx = c.x.grad + (int64_t(b) * c.S + j) * C;
-      for (int k = 0; k < C; ++k) dx[k] = (write ? T(0) : dx[k]) + w * dy[k];
+      VecMap<T> dx(c.x.grad + (int64_t(b) * c.S + j) * C, C);
+      if (c.mask[int64_t(b) * c.S + j] != 0.0f) put(write, dx, dy / T(count));
+      else if (write) dx.setZero();
     }
   }
 }
