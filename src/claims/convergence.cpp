@@ -1,8 +1,9 @@
-// Convergence and statistics claims on the 4-layer Pre-LN transformer and the MLP: C1
-// (normalization speeds convergence), C2 (RMSNorm matches LayerNorm); C6 (per-position
-// statistics) in RNNSearch's decoder, the RMSNorm paper's Table 5, with C1's transformer runs as
-// its ablation. Every quantity is measured per
-// seed, and the verdict comes from its 95% interval over the seeds.
+// Convergence and statistics claims in the papers' recurrent models, with the 4-layer Pre-LN
+// transformer and the MLP beside them as ablations: C1 (normalization speeds convergence: RNNSearch
+// and the LSTM language model), C2 (RMSNorm matches LayerNorm: RNNSearch), C6 (per-position
+// statistics in RNNSearch's decoder, the RMSNorm paper's Table 5). The RNNSearch runs are shared
+// by the three, the transformer's too. Every quantity is measured per seed, and the verdict comes
+// from its 95% interval over the seeds.
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -19,10 +20,18 @@ namespace nt {
 
 namespace {
 
-// The steps `none` needs to reach the normalized run's last validation loss (at step N),
-// over N; 2 when it never does within its 2N steps (a lower bound: the value is censored).
+// A run's validation loss at step N: the last one logged at or before it
+double val_loss_at(const RunRecord& run, int N) {
+  double loss = NAN;
+  for (const auto& [step, l] : run.val_loss)
+    if (step <= N) loss = l;
+  return loss;
+}
+
+// The steps `none` needs to reach the normalized run's validation loss at step N, over N; 2 when
+// it never does within its 2N steps (a lower bound: the value is censored).
 double speedup(const RunRecord& normed, const RunRecord& none, int N) {
-  const double target = normed.val_loss.back().second;
+  const double target = val_loss_at(normed, N);
   for (const auto& [step, loss] : none.val_loss)
     if (loss <= target) return double(step) / N;
   return 2.0;
@@ -63,8 +72,39 @@ Runs fortunes_runs(const ClaimContext& ctx) {
                           config_path("lm-tiny.json"), fixed, ctx.quick ? 100 : 600);
 }
 
+// The LN-LSTM language model of the LayerNorm paper (configs/rnn-lstm-tiny.json on fortunes) for
+// C1 and C2, a sibling of the claims' directories
+Runs lstm_runs(const ClaimContext& ctx) {
+  const std::vector<std::string> fixed{fmt::format("train.eval_every={}", ctx.quick ? 25 : 50),
+                                       fmt::format("train.eval_batches={}", ctx.eval_batches(10)), "train.stats_every=0"};
+  return convergence_runs(ctx, (std::filesystem::path(ctx.out).parent_path() / "lstm-runs").string(),
+                          config_path("rnn-lstm-tiny.json"), fixed, ctx.quick ? 100 : 600);
+}
+
+// RNNSearch on gettext-de (configs/rnnsearch-tiny.json), none, layernorm and rmsnorm for the same
+// steps (quick 100, else 2000: the baseline sits on the unigram plateau until about step 1000), for
+// C1, C2 and C6. C1 reads LN's loss at half of them, so that none has twice LN's steps.
+int rnnsearch_steps(const ClaimContext& ctx) { return ctx.quick ? 100 : 2000; }
+
+std::vector<RunRecord> rnnsearch_runs(ClaimContext ctx) {
+  ctx.out = (std::filesystem::path(ctx.out).parent_path() / "rnnsearch-runs").string();
+  const int every = ctx.quick ? 50 : 250;
+  return sweep_runs(ctx, "table5", config_path("rnnsearch-tiny.json"),
+                    {fmt::format("train.steps={}", rnnsearch_steps(ctx)), fmt::format("train.eval_every={}", every),
+                     fmt::format("train.eval_batches={}", ctx.eval_batches(20)), fmt::format("train.stats_every={}", every)},
+                    {"model.norm.type=none,layernorm,rmsnorm", ctx.seeds_axis()});
+}
+
 std::vector<const RunRecord*> of_norm(const std::vector<RunRecord>& runs, const char* norm) {
   return select(runs, {{"model.norm.type", norm}});
+}
+
+// Per seed, RMS's final validation loss over LN's
+std::vector<double> rms_over_ln(const std::vector<const RunRecord*>& ln, const std::vector<const RunRecord*>& rms) {
+  const auto l = values_of(ln, "final_val_loss"), r = values_of(rms, "final_val_loss");
+  std::vector<double> ratio;
+  for (std::size_t i = 0; i < l.size() && i < r.size(); ++i) ratio.push_back(r[i] / l[i]);
+  return ratio;
 }
 
 }  // namespace
@@ -72,36 +112,62 @@ std::vector<const RunRecord*> of_norm(const std::vector<RunRecord>& runs, const 
 ClaimResult claim_c1(const ClaimContext& ctx) {
   ClaimResult r;
   r.seeds = ctx.seeds;
+  const std::vector<RunRecord> rs = rnnsearch_runs(ctx);
+  const int Nr = rnnsearch_steps(ctx) / 2;
+  const Runs lstm = lstm_runs(ctx);
   const Runs lm = fortunes_runs(ctx);
   const int Nm = ctx.quick ? 100 : 400;
   const Runs mlp = convergence_runs(ctx, ctx.out + "/mlp", config_path("mlp-fmnist.json"),
                                     {"model.n_layers=6", fmt::format("train.eval_batches={}", ctx.eval_batches(20)), "train.stats_every=0",
                                      "train.eval_every=25"},
                                     Nm);
-  for (const auto& [runs, stem, title] : {std::tuple{&lm, "transformer-val-loss", "4-layer Pre-LN transformer on fortunes"},
+  plot_into(ctx, "rnnsearch-val-loss",
+            {.title = "C1: RNNSearch on gettext-de (mean, band = seeds)", .ylabel = "validation loss"},
+            {mean_curve("none", of_norm(rs, "none"), &RunRecord::val_loss),
+             mean_curve("layernorm", of_norm(rs, "layernorm"), &RunRecord::val_loss),
+             mean_curve("rmsnorm", of_norm(rs, "rmsnorm"), &RunRecord::val_loss)},
+            r);
+  for (const auto& [runs, stem, title] : {std::tuple{&lstm, "lstm-val-loss", "LSTM language model on fortunes"},
+                                          std::tuple{&lm, "transformer-val-loss", "4-layer Pre-LN transformer on fortunes"},
                                           std::tuple{&mlp, "mlp-val-loss", "6-layer MLP on fashion-mnist"}})
     plot_into(ctx, stem, {.title = fmt::format("C1: {} (mean, band = seeds)", title), .ylabel = "validation loss"},
               {mean_curve("none", select(runs->none, {}), &RunRecord::val_loss),
                mean_curve("layernorm", of_norm(runs->normed, "layernorm"), &RunRecord::val_loss),
                mean_curve("rmsnorm", of_norm(runs->normed, "rmsnorm"), &RunRecord::val_loss)},
               r);
-  r.measures = {
-      measure_at_least(fmt::format("transformer: steps none needs to reach LN's step-{} loss, / {} (2 = never in {})",
-                                   lm.N, lm.N, 2 * lm.N),
-                       speedups(of_norm(lm.normed, "layernorm"), select(lm.none, {}), lm.N), 1.5),
-      measure_at_least(fmt::format("MLP: steps none needs to reach LN's step-{} loss, / {} (2 = never in {})", Nm, Nm,
-                                   2 * Nm),
-                       speedups(of_norm(mlp.normed, "layernorm"), select(mlp.none, {}), Nm), 1.5),
-      in_group(measure_at_least(fmt::format("transformer: the same for RMSNorm's step-{} loss", lm.N),
-                                speedups(of_norm(lm.normed, "rmsnorm"), select(lm.none, {}), lm.N), 1.5),
-               "RMSNorm as the normalized model"),
-      in_group(measure_at_least(fmt::format("MLP: the same for RMSNorm's step-{} loss", Nm),
-                                speedups(of_norm(mlp.normed, "rmsnorm"), select(mlp.none, {}), Nm), 1.5),
-               "RMSNorm as the normalized model"),
+  auto steps_name = [](const char* model, const char* norm, int N) {
+    return fmt::format("{}: steps none needs to reach {}'s step-{} loss, / {} (2 = never in {})", model, norm, N, N, 2 * N);
   };
-  r.measured = fmt::format("steps none needs to reach LN's loss, in units of LN's steps: transformer {}, MLP {} "
-                           "(2 = never)", show(r.measures[0].interval, 2), show(r.measures[1].interval, 2));
-  if (ctx.quick) r.setting = fmt::format("quick: transformer N = {}, MLP N = {}", lm.N, Nm);
+  const std::string ablation = "ablation: the Transformer and the MLP";
+  r.measures = {
+      measure_at_least(steps_name("RNNSearch", "LN", Nr), speedups(of_norm(rs, "layernorm"), of_norm(rs, "none"), Nr), 1.5),
+      measure_at_least(steps_name("LSTM LM", "LN", lstm.N),
+                       speedups(of_norm(lstm.normed, "layernorm"), select(lstm.none, {}), lstm.N), 1.5),
+      in_group(measure_at_least(steps_name("RNNSearch", "RMS", Nr), speedups(of_norm(rs, "rmsnorm"), of_norm(rs, "none"), Nr),
+                                1.5),
+               "RMSNorm as the normalized model"),
+      in_group(measure_at_least(steps_name("LSTM LM", "RMS", lstm.N),
+                                speedups(of_norm(lstm.normed, "rmsnorm"), select(lstm.none, {}), lstm.N), 1.5),
+               "RMSNorm as the normalized model"),
+      in_group(measure_at_least(steps_name("transformer", "LN", lm.N),
+                                speedups(of_norm(lm.normed, "layernorm"), select(lm.none, {}), lm.N), 1.5),
+               ablation),
+      in_group(measure_at_least(steps_name("MLP", "LN", Nm), speedups(of_norm(mlp.normed, "layernorm"), select(mlp.none, {}), Nm),
+                                1.5),
+               ablation),
+      in_group(measure_at_least(steps_name("transformer", "RMS", lm.N),
+                                speedups(of_norm(lm.normed, "rmsnorm"), select(lm.none, {}), lm.N), 1.5),
+               ablation),
+      in_group(measure_at_least(steps_name("MLP", "RMS", Nm), speedups(of_norm(mlp.normed, "rmsnorm"), select(mlp.none, {}), Nm),
+                                1.5),
+               ablation),
+  };
+  r.measured = fmt::format("steps none needs to reach LN's loss, in units of LN's steps (2 = never): RNNSearch {}, LSTM LM {}; "
+                           "ablations: transformer {}, MLP {}",
+                           show(r.measures[0].interval, 2), show(r.measures[1].interval, 2),
+                           show(r.measures[4].interval, 2), show(r.measures[5].interval, 2));
+  if (ctx.quick)
+    r.setting = fmt::format("quick: RNNSearch N = {}, LSTM N = {}, transformer N = {}, MLP N = {}", Nr, lstm.N, lm.N, Nm);
   r.verdict = verdict_of(r.measures);
   return r;
 }
@@ -109,17 +175,33 @@ ClaimResult claim_c1(const ClaimContext& ctx) {
 ClaimResult claim_c2(const ClaimContext& ctx) {
   ClaimResult r;
   r.seeds = ctx.seeds;
+  const std::vector<RunRecord> rs = rnnsearch_runs(ctx);
+  const Runs lstm = lstm_runs(ctx);
   const Runs f = fortunes_runs(ctx);
-  const auto ln = values_of(of_norm(f.normed, "layernorm"), "final_val_loss");
-  const auto rms = values_of(of_norm(f.normed, "rmsnorm"), "final_val_loss");
-  std::vector<double> ratio;
-  for (std::size_t i = 0; i < ln.size() && i < rms.size(); ++i) ratio.push_back(rms[i] / ln[i]);
-  r.measures = {measure_within("final validation loss, RMS / LN (same seed)", ratio, 0.98, 1.02),
-                measure_reported("final validation loss, LN", ln, "the losses"),
-                measure_reported("final validation loss, RMS", rms, "the losses")};
-  r.measured = fmt::format("RMS / LN final validation loss {} (LN {}, RMS {})", show(r.measures[0].interval, 4),
-                           show(r.measures[1].interval, 3), show(r.measures[2].interval, 3));
-  if (ctx.quick) r.setting = fmt::format("quick: N = {}", f.N);
+  const std::string ablation = "ablation: the LSTM LM and the Transformer";
+  r.measures = {
+      measure_within("RNNSearch: final validation loss, RMS / LN (same seed)",
+                     rms_over_ln(of_norm(rs, "layernorm"), of_norm(rs, "rmsnorm")), 0.98, 1.02),
+      in_group(measure_within("LSTM LM: final validation loss, RMS / LN (same seed)",
+                              rms_over_ln(of_norm(lstm.normed, "layernorm"), of_norm(lstm.normed, "rmsnorm")), 0.98, 1.02),
+               ablation),
+      in_group(measure_within("transformer: final validation loss, RMS / LN (same seed)",
+                              rms_over_ln(of_norm(f.normed, "layernorm"), of_norm(f.normed, "rmsnorm")), 0.98, 1.02),
+               ablation)};
+  for (const auto& [model, ln, rms] :
+       {std::tuple{"RNNSearch", of_norm(rs, "layernorm"), of_norm(rs, "rmsnorm")},
+        std::tuple{"LSTM LM", of_norm(lstm.normed, "layernorm"), of_norm(lstm.normed, "rmsnorm")},
+        std::tuple{"transformer", of_norm(f.normed, "layernorm"), of_norm(f.normed, "rmsnorm")}}) {
+    r.measures.push_back(measure_reported(fmt::format("{}: final validation loss, LN", model), values_of(ln, "final_val_loss"),
+                                          "the losses"));
+    r.measures.push_back(measure_reported(fmt::format("{}: final validation loss, RMS", model), values_of(rms, "final_val_loss"),
+                                          "the losses"));
+  }
+  r.measured = fmt::format("RMS / LN final validation loss: RNNSearch {} (LN {}, RMS {}); ablations: LSTM LM {}, transformer {}",
+                           show(r.measures[0].interval, 4), show(r.measures[3].interval, 3),
+                           show(r.measures[4].interval, 3), show(r.measures[1].interval, 4),
+                           show(r.measures[2].interval, 4));
+  if (ctx.quick) r.setting = fmt::format("quick: RNNSearch N = {}, LSTM N = {}, transformer N = {}", rnnsearch_steps(ctx), lstm.N, f.N);
   r.verdict = verdict_of(r.measures);
   return r;
 }
@@ -176,17 +258,6 @@ Table5Reading read_table5(const RunRecord& run) {
   return r;
 }
 
-// RNNSearch on gettext-de (configs/rnnsearch-tiny.json), none, layernorm and rmsnorm for N steps.
-std::vector<RunRecord> rnnsearch_runs(ClaimContext ctx, int N) {
-  ctx.out = (std::filesystem::path(ctx.out).parent_path() / "rnnsearch-runs").string();
-  const int stats_every = ctx.quick ? 50 : 250;
-  return sweep_runs(ctx, "table5", config_path("rnnsearch-tiny.json"),
-                    {fmt::format("train.steps={}", N), fmt::format("train.eval_every={}", ctx.quick ? 50 : 250),
-                     fmt::format("train.eval_batches={}", ctx.eval_batches(20)),
-                     fmt::format("train.stats_every={}", stats_every)},
-                    {"model.norm.type=none,layernorm,rmsnorm", ctx.seeds_axis()});
-}
-
 // The transformer's statistics (C1's runs), kept as the ablation: the CV over positions of the
 // std leaving each site, averaged over sites, per seed.
 std::vector<std::vector<double>> transformer_cvs(const Runs& f) {
@@ -215,8 +286,8 @@ std::vector<std::vector<double>> transformer_cvs(const Runs& f) {
 ClaimResult claim_c6(const ClaimContext& ctx) {
   ClaimResult r;
   r.seeds = ctx.seeds;
-  const int N = ctx.quick ? 100 : 2000;
-  const std::vector<RunRecord> runs = rnnsearch_runs(ctx, N);
+  const int N = rnnsearch_steps(ctx);
+  const std::vector<RunRecord> runs = rnnsearch_runs(ctx);
   const char* names[] = {"none", "layernorm", "rmsnorm"};
   std::vector<double> ratio[3], cv[3];
   std::vector<Curve> std_curves, mean_curves;

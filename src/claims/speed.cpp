@@ -16,6 +16,7 @@
 
 #include "claims/claim.h"
 #include "claims/evidence.h"
+#include "claims/postln.h"
 #include "core/aligned.h"
 #include "core/rng.h"
 #include "core/threads.h"
@@ -100,6 +101,18 @@ class OpBench {
   Graph<float> g_;
 };
 
+// The training steps timed: a Transformer LM and the RMSNorm paper's RNNSearch, where the paper
+// saw its largest speed-ups (its norms sit in every GRU transition, on small rows)
+struct StepModel {
+  const char* label;
+  const char* config;
+};
+constexpr StepModel kStepModels[] = {{"lm-tiny step", "lm-tiny.json"}, {"rnnsearch-tiny step", "rnnsearch-tiny.json"}};
+
+std::string data_override(const StepModel& m) {
+  return std::string("data.dataset=") + (m.config == std::string("lm-tiny.json") ? "synthetic-lm" : seq2seq_dataset());
+}
+
 }  // namespace
 
 ClaimResult claim_c3(const ClaimContext& ctx) {
@@ -109,27 +122,41 @@ ClaimResult claim_c3(const ClaimContext& ctx) {
   const int rounds = ctx.quick ? 15 : 50;
   std::vector<NormType> kinds;
   for (const Compared& c : kCompared) kinds.push_back(c.kind);
+  std::vector<NormType> step_kinds = kinds;  // and none, for the norm's share of a step
+  step_kinds.push_back(NormType::none);
   const char* regimes[] = {"composite", "fused"};
-  // ms[regime][what][kind]: one value per round; what 0 = the op on 4096 x 512, 1 = an lm-tiny step
+  constexpr int kWhats = 1 + std::size(kStepModels);  // what 0 = the op on 4096 x 512, then each model's step
+  auto label_of = [](int what) { return what == 0 ? "op 4096x512 fwd+bwd" : kStepModels[what - 1].label; };
+  // ms[regime][what][kind]: one value per round
   std::map<std::tuple<int, int, NormType>, std::vector<double>> ms;
   OpBench op(4096, 512);
   for (int regime = 0; regime < 2; ++regime) {
     const bool composite = regime == 0;
-    std::map<NormType, std::unique_ptr<Session>> sessions;  // lm-tiny's shape on synthetic data, the same batch
-    for (NormType k : kinds) {
-      sessions[k] = std::make_unique<Session>(session_config(
-          "lm-tiny.json", {"data.dataset=synthetic-lm", std::string("model.norm.type=") + to_string(k),
-                           std::string("model.norm.impl=") + regimes[regime]}));
-      sessions[k]->next_batch();
-    }
-    auto step = [&](NormType k) { sessions[k]->step_on(sessions[k]->batch()); };
-    for (int i = 0; i < 3; ++i)  // warm-up: sizes the arenas and the caches
-      for (NormType k : kinds) op.run(k, composite), step(k);
-    for (int i = 0; i < rounds; ++i)  // alternating, so that slow phases of the machine hit every norm alike
-      for (NormType k : kinds) {
-        ms[{regime, 0, k}].push_back(ms_of([&] { op.run(k, composite); }));
-        ms[{regime, 1, k}].push_back(ms_of([&] { step(k); }));
+    // each model's shape, one session per norm, each stepping on the same batch again and again
+    std::map<std::pair<int, NormType>, std::unique_ptr<Session>> sessions;
+    for (int what = 1; what < kWhats; ++what)
+      for (NormType k : step_kinds) {
+        auto& s = sessions[{what, k}];
+        s = std::make_unique<Session>(session_config(
+            kStepModels[what - 1].config, {data_override(kStepModels[what - 1]), std::string("model.norm.type=") + to_string(k),
+                                           std::string("model.norm.impl=") + regimes[regime]}));
+        s->next_batch();
       }
+    auto time_round = [&](bool record) {
+      for (NormType k : step_kinds) {  // alternating, so that slow phases of the machine hit every norm alike
+        if (k != NormType::none) {
+          const double t = ms_of([&] { op.run(k, composite); });
+          if (record) ms[{regime, 0, k}].push_back(t);
+        }
+        for (int what = 1; what < kWhats; ++what) {
+          Session& s = *sessions[{what, k}];
+          const double t = ms_of([&] { s.step_on(s.batch()); });
+          if (record) ms[{regime, what, k}].push_back(t);
+        }
+      }
+    };
+    for (int i = 0; i < 3; ++i) time_round(false);  // warm-up: sizes the arenas and the caches
+    for (int i = 0; i < rounds; ++i) time_round(true);
   }
   std::vector<std::string> labels;
   for (int i = 1; i <= rounds; ++i) labels.push_back(fmt::format("round {}", i));
@@ -140,49 +167,83 @@ ClaimResult claim_c3(const ClaimContext& ctx) {
   };
   r.details = "| regime | measurement | " + [&] {
     std::string h;
-    for (NormType k : kinds) h += std::string(to_string(k)) + " min / median / max (ms) | ";
+    for (NormType k : step_kinds) h += std::string(to_string(k)) + " min / median / max (ms) | ";
     return h;
-  }() + "\n|---|---|" + std::string(3 * kinds.size(), '-') + "|\n";
+  }() + "\n|---|---|" + std::string(3 * step_kinds.size(), '-') + "|\n";
   for (int regime = 0; regime < 2; ++regime) {
     const std::string group = regime == 0 ? "" : "regime: fused kernels (normtool's own)";
-    for (int what = 0; what < 2; ++what) {
-      const char* label = what == 0 ? "op 4096x512 fwd+bwd" : "lm-tiny step";
-      r.details += fmt::format("| {} | {} |", regimes[regime], label);
-      for (NormType k : kinds) {
+    for (int what = 0; what < kWhats; ++what) {
+      r.details += fmt::format("| {} | {} |", regimes[regime], label_of(what));
+      for (NormType k : step_kinds) {
         auto v = ms[{regime, what, k}];
+        if (v.empty()) {
+          r.details += " - |";
+          continue;
+        }
         std::sort(v.begin(), v.end());
         r.details += fmt::format(" {:.3f} / {:.3f} / {:.3f} |", v.front(), median(v), v.back());
       }
       r.details += "\n";
       for (const auto& [k, role] : kCompared) {
         if (k == NormType::layernorm) continue;
-        const std::string name = fmt::format("{}: {} time {} / layernorm", regimes[regime], label, to_string(k));
+        const std::string name = fmt::format("{}: {} time {} / layernorm", regimes[regime], label_of(what), to_string(k));
         Measure m = what == 0 ? measure_at_most(name, ratio(regime, what, k), 0.9)
                               : measure_at_most(name, ratio(regime, what, k), 1.0);
-        if (what == 1) m.criterion = "< 1";
+        if (what > 0) m.criterion = "< 1";
         m.labels = labels;
         r.measures.push_back(in_group(m, *role == '\0' ? group
-                                                        : fmt::format("{} ({}), {}", to_string(k), role,
-                                                                      regime == 0 ? "composite" : "fused")));
+                                                        : fmt::format("{} ({}), {}", to_string(k), role, regimes[regime])));
       }
     }
+  }
+  // The norm's share of a step (1 - the step without a norm / with LayerNorm), and whether
+  // RMSNorm saves more of RNNSearch's step than of the Transformer's
+  std::map<std::pair<int, int>, Interval> share;
+  std::map<int, Interval> rnn_gain;
+  for (int regime = 0; regime < 2; ++regime) {
+    for (int what = 1; what < kWhats; ++what) {
+      std::vector<double> v = ratio(regime, what, NormType::none);
+      for (double& x : v) x = 1 - x;
+      Measure m = measure_reported(fmt::format("{}: {}: LayerNorm's share of the step, 1 - none / layernorm", regimes[regime],
+                                               label_of(what)),
+                                   v, "the norm's share of a step");
+      m.labels = labels;
+      share[{regime, what}] = m.interval;
+      r.measures.push_back(m);
+    }
+    std::vector<double> gain = ratio(regime, 1, NormType::rmsnorm), rnn = ratio(regime, 2, NormType::rmsnorm);
+    for (int i = 0; i < rounds; ++i) gain[i] -= rnn[i];
+    Measure m = measure_reported(fmt::format("{}: RMSNorm's saving on rnnsearch-tiny's step minus on lm-tiny's "
+                                             "(lm ratio - rnnsearch ratio)",
+                                             regimes[regime]),
+                                 gain, "the recurrent regime against the Transformer");
+    m.labels = labels;
+    rnn_gain[regime] = m.interval;
+    r.measures.push_back(m);
   }
   auto find = [&](const std::string& prefix) -> const Measure& {
     for (const Measure& m : r.measures)
       if (m.name.starts_with(prefix)) return m;
     return r.measures.front();
   };
-  const Measure &c_op = find("composite: op 4096x512 fwd+bwd time rmsnorm"), &c_step = find("composite: lm-tiny step time rmsnorm"),
-                &f_op = find("fused: op 4096x512 fwd+bwd time rmsnorm"), &f_step = find("fused: lm-tiny step time rmsnorm");
-  const ClaimVerdict fused = all_of({f_op.verdict, f_step.verdict});
-  r.measured = fmt::format("RMS/LN time, composite ops (the paper's regime): op {}, step {}; fused kernels: op {}, "
-                           "step {} ({})",
-                           show(c_op.interval, 3), show(c_step.interval, 3), show(f_op.interval, 3),
-                           show(f_step.interval, 3), std::string("fused regime ") + to_string(fused));
+  const std::string rnn = kStepModels[1].label, lm = kStepModels[0].label;
+  const Measure &c_op = find("composite: op 4096x512 fwd+bwd time rmsnorm"), &c_step = find("composite: " + lm + " time rmsnorm"),
+                &c_rnn = find("composite: " + rnn + " time rmsnorm"), &f_op = find("fused: op 4096x512 fwd+bwd time rmsnorm"),
+                &f_step = find("fused: " + lm + " time rmsnorm"), &f_rnn = find("fused: " + rnn + " time rmsnorm");
+  const ClaimVerdict fused = all_of({f_op.verdict, f_step.verdict, f_rnn.verdict});
+  auto larger = [](const Interval& i) { return i.lo > 0 ? "larger" : i.hi < 0 ? "smaller" : "not distinguishable"; };
+  r.measured = fmt::format(
+      "RMS/LN time, composite ops (the paper's regime): op {}, Transformer step {}, RNNSearch step {}; fused kernels: "
+      "op {}, steps {} and {} ({}). LayerNorm's share of the step, composite / fused: Transformer {} / {}, RNNSearch "
+      "{} / {}; RNNSearch's saving is {} (composite), {} (fused)",
+      show(c_op.interval, 3), show(c_step.interval, 3), show(c_rnn.interval, 3), show(f_op.interval, 3),
+      show(f_step.interval, 3), show(f_rnn.interval, 3), std::string("fused regime ") + to_string(fused),
+      show(share[{0, 1}], 2), show(share[{1, 1}], 2), show(share[{0, 2}], 2), show(share[{1, 2}], 2),
+      larger(rnn_gain[0]), larger(rnn_gain[1]));
   r.details += fmt::format("\n{} rounds after 3 warm-up rounds, one thread; each round times every norm in turn, so the "
-                           "ratios pair measurements taken moments apart. Other processes used {:.1f}% of the machine's "
-                           "CPU during the timings{}.\n",
-                           rounds, 100 * load.share(),
+                           "ratios pair measurements taken moments apart. rnnsearch-tiny steps on {} batches. Other "
+                           "processes used {:.1f}% of the machine's CPU during the timings{}.\n",
+                           rounds, seq2seq_dataset(), 100 * load.share(),
                            load.share() > 0.1 ? " (more than 10%: the timings are disturbed, rerun on an idle machine)" : "");
   r.verdict = verdict_of(r.measures);
   return r;
