@@ -30,6 +30,7 @@ import json
 import math
 import os
 import statistics
+import struct
 import sys
 import time
 
@@ -42,20 +43,31 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from normtool_streams import fortunes_documents  # noqa: E402
 
-# normtool's defaults (docs/config.md)
+# normtool's defaults (docs/config.md, `normtool config`)
 DEFAULTS = {
     "name": "", "seed": 1,
-    "data": {"dataset": "fortunes", "path": "", "seq_len": 64, "layout": "packed", "val_fraction": 0.05},
+    "data": {"dataset": "fortunes", "path": "", "seq_len": 64, "layout": "packed", "val_fraction": 0.05,
+             "max_len": 48, "catalogs": None, "mask_prob": 0.15},
     "model": {"arch": "transformer", "d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 256, "hidden": 256,
               "activation": "gelu", "init": "normal", "init_std": 0.02,
-              "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "momentum": 0.1,
-                       "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625, "impl": "fused"},
-              "final_norm": True},
+              "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
+                       "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625,
+                       "impl": "fused"},
+              "final_norm": True, "embed_norm": False, "bias": True, "n_dec_layers": None, "cell": "gru",
+              "d_emb": None},
     "train": {"steps": 500, "batch_size": 16, "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "beta1": 0.9,
               "beta2": 0.999, "adam_eps": 1e-8, "weight_decay": 0.0, "schedule": "constant", "warmup_steps": 0,
               "grad_clip": 0.0, "log_every": 10, "eval_every": 100, "eval_batches": 20, "stats_every": 100,
               "checkpoint_every": 0, "threads": 0, "precision": "fp32"},
 }
+ACT = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh}
+LM_DATA, SEQ2SEQ_DATA = ("fortunes",), ("gettext-de",)
+RECURRENT = ("rnn", "rnnsearch")
+# data.catalogs' default (docs/usage.md, "Seq2seq datasets")
+GETTEXT_CATALOGS = ["iso_639-3", "iso_3166-1", "iso_4217", "iso_15924", "coreutils", "bash", "grep", "sed", "tar",
+                    "findutils", "diffutils", "dpkg", "apt", "libapt-pkg6.0", "make", "git", "wget", "man-db",
+                    "gettext-tools", "libc", "gtk20", "gtk20-properties", "glib20", "xkeyboard-config",
+                    "shared-mime-info", "procps-ng", "shadow", "xz"]
 
 
 class ConfigError(Exception):
@@ -75,12 +87,100 @@ def _merge(base, user, prefix=""):
             base[k] = v
 
 
+def deepnorm_constants(c, stack):
+    """DeepNet's (alpha, beta) of a stack (docs/deepnorm.md); an explicit alpha or beta replaces it."""
+    m = c["model"]
+    N, M = m["n_layers"], m["n_dec_layers"]
+    if m["arch"] != "encoder-decoder":
+        alpha, beta = (2 * N) ** 0.25, (8 * N) ** -0.25
+    elif stack == "enc":
+        alpha, beta = 0.81 * (N ** 4 * M) ** (1 / 16), 0.87 * (N ** 4 * M) ** (-1 / 16)
+    else:
+        alpha, beta = (3 * M) ** 0.25, (12 * M) ** -0.25
+    return m["norm"]["alpha"] or alpha, m["norm"]["beta"] or beta
+
+
+CHOICES = {  # docs/config.md
+    "data.dataset": ("fortunes", "fashion-mnist", "synthetic-lm", "synthetic-classify", "gettext-de",
+                     "synthetic-seq2seq"),
+    "data.layout": ("packed", "padded"),
+    "model.arch": ("transformer", "mlp", "encoder", "encoder-decoder", "rnn", "rnnsearch"),
+    "model.activation": tuple(ACT), "model.init": ("normal", "xavier", "nematus"),
+    "model.norm.type": ("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm"),
+    "model.norm.placement": ("pre", "post"), "model.norm.bn_axes": ("batch_time", "batch"),
+    "model.norm.impl": ("fused", "composite"), "model.cell": ("gru", "lstm"),
+    "train.optimizer": ("sgd", "adam", "adamw"), "train.schedule": ("constant", "linear", "cosine", "inverse_sqrt"),
+    "train.precision": ("fp32", "bf16", "fp16"),
+}
+
+
+def validate(c):
+    """normtool's combination checks (src/config/validate.cpp's rules, from docs/config.md and usage.md), and
+    what the twin does not implement, each refused naming the key."""
+    for key, names in CHOICES.items():
+        node = c
+        for part in key.split("."):
+            node = node[part]
+        if node not in names:
+            raise ConfigError(f"{key}: one of {', '.join(names)}, got {node!r}")
+    d, m, n, tr = c["data"], c["model"], c["model"]["norm"], c["train"]
+    arch, ds = m["arch"], d["dataset"]
+    if tr["precision"] != "fp32":
+        raise ConfigError("train.precision: the twin trains in fp32 only")
+    if ds not in ("fortunes", "fashion-mnist", "gettext-de"):
+        raise ConfigError(f"data.dataset: the twin reads fortunes, fashion-mnist and gettext-de, got {ds!r} "
+                          "(the synthetic sets are normtool's own)")
+    if arch in ("transformer", "encoder", "rnn") and ds not in LM_DATA:
+        raise ConfigError(f"model.arch: {arch} needs a language-modelling dataset, got data.dataset {ds!r}")
+    if arch == "mlp" and ds != "fashion-mnist":
+        raise ConfigError(f"model.arch: mlp needs a classification dataset, got data.dataset {ds!r}")
+    if arch in ("encoder-decoder", "rnnsearch") and ds not in SEQ2SEQ_DATA:
+        raise ConfigError(f"model.arch: {arch} needs a seq2seq dataset, got data.dataset {ds!r}")
+    if arch in RECURRENT:
+        if n["type"] in ("batchnorm", "deepnorm"):
+            raise ConfigError(f"model.norm.type: model.arch {arch} takes a norm over each row, got {n['type']!r}")
+        for key, bad in (("model.norm.placement", n["placement"] != "pre"), ("model.embed_norm", m["embed_norm"]),
+                         ("model.bias", not m["bias"])):
+            if bad:
+                raise ConfigError(f"{key}: model.arch {arch} has fixed norm sites and Nematus's biases: leave the default")
+    else:
+        if m["d_emb"] is not None:
+            raise ConfigError(f"model.d_emb: is the embedding width of rnn or rnnsearch, not of {arch!r}")
+        if m["init"] == "nematus":
+            raise ConfigError(f"model.init: nematus is for rnn or rnnsearch, got {arch!r}")
+    if arch == "encoder-decoder":
+        m["n_dec_layers"] = m["n_dec_layers"] or m["n_layers"]
+    elif m["n_dec_layers"] is not None:
+        raise ConfigError(f"model.n_dec_layers: counts the decoder blocks of an encoder-decoder, not of {arch!r}")
+    if arch == "mlp" and m["embed_norm"]:
+        raise ConfigError("model.embed_norm: the mlp has no embeddings to normalize")
+    if arch == "encoder-decoder" and n["type"] == "batchnorm" and n["bn_axes"] == "batch":
+        raise ConfigError("model.norm.bn_axes: batch (per position) needs fixed-length rows: use batch_time")
+    if d["catalogs"] is not None and ds != "gettext-de":
+        raise ConfigError(f"data.catalogs: only gettext-de reads catalogs, got data.dataset {ds!r}")
+    if ds == "gettext-de" and d["catalogs"] is None:
+        d["catalogs"] = list(GETTEXT_CATALOGS)
+    if arch not in ("mlp",) + RECURRENT and m["d_model"] % m["n_heads"]:
+        raise ConfigError(f"model.n_heads: must divide model.d_model = {m['d_model']}, got {m['n_heads']}")
+    if n["type"] == "deepnorm":
+        if arch == "mlp":
+            raise ConfigError("model.norm.type: deepnorm is a transformer residual scheme, not for mlp")
+        n["placement"] = "post"
+        if arch != "encoder-decoder":
+            n["alpha"], n["beta"] = deepnorm_constants(c, "dec")
+    if n["type"] == "batchnorm" and n["impl"] == "composite":
+        raise ConfigError("model.norm.impl: composite batchnorm keeps no running statistics: use fused")
+    if n["type"] == "batchnorm" and arch == "mlp" and tr["batch_size"] < 2:
+        raise ConfigError("train.batch_size: batchnorm needs at least 2 rows per batch, got 1")
+
+
 def load_config(path, sets=()):
     """The resolved config: normtool's defaults, the file, then the `key.path=value` overrides."""
     if not os.path.exists(path) and os.path.exists(os.path.join(ROOT, path)):
         path = os.path.join(ROOT, path)
     with open(path) as f:
         user = json.load(f)
+    user.pop("_sources", None)  # a preset's citations, not config
     c = copy.deepcopy(DEFAULTS)
     _merge(c, user)
     for s in sets:
@@ -100,15 +200,7 @@ def load_config(path, sets=()):
         _merge(c, node)
     if not c["name"]:
         c["name"] = os.path.splitext(os.path.basename(path))[0]
-    n, m = c["model"]["norm"], c["model"]
-    if n["type"] == "deepnorm":
-        n["placement"] = "post"
-        n["alpha"] = n["alpha"] or (2 * m["n_layers"]) ** 0.25
-        n["beta"] = n["beta"] or (8 * m["n_layers"]) ** -0.25
-    if c["train"]["precision"] != "fp32":
-        raise ConfigError("train.precision: the twin trains in fp32 only")
-    if c["data"]["dataset"] not in ("fortunes", "fashion-mnist"):
-        raise ConfigError(f"data.dataset: the twin reads fortunes and fashion-mnist, got {c['data']['dataset']!r}")
+    validate(c)
     return c
 
 
@@ -116,53 +208,159 @@ def set_threads(n):
     torch.set_num_threads(n if n > 0 else os.cpu_count() or 1)
 
 
-# ---- data (docs/data.md)
+# ---- data (docs/data.md, docs/usage.md); a batch is a dict of tensors: x, y, mask (the targets that count),
+# real (the real tokens: attention keys and norm statistics), and for seq2seq src, src_mask
 class LMData:
-    """fortunes: byte rows, packed (random windows of one stream) or padded (one document a row)."""
+    """fortunes: byte rows, packed (random windows of one stream) or padded (one document a row).
+    shift false (the masked LM's rows): rows of seq_len bytes, targets = inputs."""
 
-    def __init__(self, c):
+    def __init__(self, c, shift=True):
         d = c["data"]
         docs = fortunes_documents(d["path"] or "/usr/share/games/fortunes")
         n_val = math.ceil(d["val_fraction"] * len(docs))
         n_train = len(docs) - min(n_val, len(docs) - 1)
         self.train_docs, self.val_docs = docs[:n_train], docs[n_train:]
-        self.T, self.layout = d["seq_len"], d["layout"]
+        self.T, self.L, self.layout = d["seq_len"], d["seq_len"] + shift, d["layout"]
         self.train = np.frombuffer(b"\n\n".join(self.train_docs), dtype=np.uint8)
         self.val = np.frombuffer(b"\n\n".join(self.val_docs), dtype=np.uint8)
         self.gen = torch.Generator().manual_seed(c["seed"])
 
-    def _batch(self, rows):
-        """rows: (B, T + 1) bytes, 0-padded; mask 0 where a target is padding (padded layout)."""
-        rows = torch.as_tensor(np.asarray(rows, dtype=np.int64))
-        x, y = rows[:, :-1], rows[:, 1:]
-        mask = torch.ones_like(y, dtype=torch.float32)
-        if self.layout == "padded":
-            mask = self._mask
-        return x, y, mask
+    def val_rows(self):
+        return len(self.val) // self.L if self.layout == "packed" else len(self.val_docs)
 
-    def _padded(self, docs):
-        L = self.T + 1
-        rows = np.zeros((len(docs), L), dtype=np.uint8)
-        mask = np.zeros((len(docs), self.T), dtype=np.float32)
-        for i, doc in enumerate(docs):
-            b = np.frombuffer(doc[:L], dtype=np.uint8)
-            rows[i, :len(b)] = b
-            mask[i, :max(0, len(b) - 1)] = 1
-        self._mask = torch.as_tensor(mask)
-        return rows
+    def _batch(self, rows):
+        """rows: byte strings of at most L bytes, right-padded with 0 to L -> inputs, targets, mask (0 where a
+        target is padding)."""
+        s = self.L - self.T
+        pad = np.zeros((len(rows), self.L), dtype=np.int64)
+        mask = np.zeros((len(rows), self.T), dtype=np.float32)
+        for i, r in enumerate(rows):
+            pad[i, :len(r)] = np.frombuffer(bytes(r), dtype=np.uint8)
+            mask[i, :max(0, len(r) - s)] = 1
+        rows = torch.as_tensor(pad)
+        return rows[:, :self.T], rows[:, s:], torch.as_tensor(mask)
+
+    def _dict(self, rows):
+        x, y, mask = self._batch(rows)
+        return {"x": x, "y": y, "mask": mask, "real": mask}
 
     def train_batch(self, B):
         if self.layout == "packed":
-            off = torch.randint(0, len(self.train) - self.T, (B,), generator=self.gen).tolist()
-            return self._batch([self.train[o:o + self.T + 1] for o in off])
+            off = torch.randint(0, len(self.train) - self.L + 1, (B,), generator=self.gen).tolist()
+            return self._dict([self.train[o:o + self.L] for o in off])
         idx = torch.randint(0, len(self.train_docs), (B,), generator=self.gen).tolist()
-        return self._batch(self._padded([self.train_docs[i] for i in idx]))
+        return self._dict([self.train_docs[i][:self.L] for i in idx])
 
     def val_batch(self, i, B):
         if self.layout == "packed":
-            L = self.T + 1
-            return self._batch([self.val[(i * B + b) * L:(i * B + b + 1) * L] for b in range(B)])
-        return self._batch(self._padded(self.val_docs[i * B:(i + 1) * B]))
+            L = self.L
+            return self._dict([self.val[(i * B + b) * L:(i * B + b + 1) * L] for b in range(B)])
+        return self._dict([d[:self.L] for d in self.val_docs[i * B:(i + 1) * B]])
+
+
+class MaskedLMData(LMData):
+    """The encoder's masked LM (docs/usage.md): each real position chosen with probability mask_prob; a chosen
+    input becomes byte 1 (MASK) with probability 0.8, a random byte 0.1, stays 0.1; the loss counts the chosen
+    positions. Validation batch i is masked from its own generator, the same at every evaluation."""
+
+    def __init__(self, c):
+        super().__init__(c, shift=False)
+        self.p, self.seed = c["data"]["mask_prob"], c["seed"]
+
+    def _mask(self, b, gen):
+        u = torch.rand(b["x"].shape, generator=gen)
+        v = torch.rand(b["x"].shape, generator=gen)
+        rand = torch.randint(0, 256, b["x"].shape, generator=gen)
+        chosen = (u < self.p) & (b["real"] > 0)
+        x = torch.where(chosen & (v < 0.8), torch.ones_like(b["x"]), b["x"])
+        b["x"] = torch.where(chosen & (v >= 0.8) & (v < 0.9), rand, x)
+        b["mask"] = chosen.float()
+        return b
+
+    def train_batch(self, B):
+        return self._mask(super().train_batch(B), self.gen)
+
+    def val_batch(self, i, B):
+        return self._mask(super().val_batch(i, B), torch.Generator().manual_seed(self.seed * 100003 + 103 + i))
+
+
+def read_mo(path):
+    """The (msgid, msgstr) entries of a GNU .mo catalog (its magic gives the byte order)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if len(raw) < 20 or struct.unpack("<I", raw[:4])[0] not in (0x950412de, 0xde120495):
+        raise OSError(f"{path}: not a GNU .mo catalog")
+    order = "<" if struct.unpack("<I", raw[:4])[0] == 0x950412de else ">"
+    n, oo, ot = struct.unpack(order + "III", raw[8:20])
+    out = []
+    for i in range(n):
+        lo, po = struct.unpack_from(order + "II", raw, oo + 8 * i)
+        lt, pt = struct.unpack_from(order + "II", raw, ot + 8 * i)
+        out.append((raw[po:po + lo], raw[pt:pt + lt]))
+    return out
+
+
+def fnv1a64(data, h=0xcbf29ce484222325):
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+class Seq2SeqData:
+    """gettext-de (docs/usage.md): (msgid, msgstr) pairs of the catalogs' entries, skipping the header, contexts,
+    plural forms, empty or unchanged translations, any '%', control byte or newline and pairs longer than
+    max_len; the first per msgid in file-name order, sorted by msgid bytes; validation: fnv1a64(msgid) % 1000
+    below 1000 val_fraction. Batches padded with 0 to the longest source and the longest target + 1: the
+    decoder reads BOS (2) + target and predicts target + EOS (3)."""
+
+    def __init__(self, c):
+        d = c["data"]
+        folder = d["path"] or "/usr/share/locale/de/LC_MESSAGES"
+        clean = lambda b: all(ch >= 0x20 and ch != 0x7f and ch != ord("%") for ch in b)
+        pairs = {}
+        for name in sorted(set(stem + ".mo" for stem in d["catalogs"])):
+            path = os.path.join(folder, name)
+            if not os.path.isfile(path):
+                raise OSError(f"{path}: no such catalog")
+            for src, tgt in read_mo(path):
+                if (src and tgt and src != tgt and len(src) <= d["max_len"] and len(tgt) <= d["max_len"]
+                        and clean(src) and clean(tgt)):
+                    pairs.setdefault(src, tgt)
+        pairs = sorted(pairs.items())
+        h = 0xcbf29ce484222325
+        for s, t in pairs:
+            h = fnv1a64(b"\x1e", fnv1a64(t, fnv1a64(b"\x1f", fnv1a64(s, h))))
+        is_val = lambda s: fnv1a64(s) % 1000 < 1000 * d["val_fraction"]
+        self.train = [p for p in pairs if not is_val(p[0])]
+        self.val = [p for p in pairs if is_val(p[0])]
+        if not self.train or not self.val:
+            raise OSError(f"gettext-de: {len(self.train)} training and {len(self.val)} validation pairs")
+        self.fingerprint = {"train_pairs": len(self.train), "val_pairs": len(self.val),
+                            "corpus_fnv1a64": f"{h:016x}"}
+        self.gen = torch.Generator().manual_seed(c["seed"])
+
+    def val_rows(self):
+        return len(self.val)
+
+    @staticmethod
+    def _batch(rows):
+        B, S, T = len(rows), max(len(s) for s, _ in rows), max(len(t) for _, t in rows) + 1
+        src, x, y = (np.zeros((B, n), dtype=np.int64) for n in (S, T, T))
+        src_mask, mask = np.zeros((B, S), dtype=np.float32), np.zeros((B, T), dtype=np.float32)
+        for b, (s, t) in enumerate(rows):
+            src[b, :len(s)], src_mask[b, :len(s)] = list(s), 1
+            x[b, 0], x[b, 1:len(t) + 1] = 2, list(t)
+            y[b, :len(t)], y[b, len(t)] = list(t), 3
+            mask[b, :len(t) + 1] = 1
+        mask = torch.as_tensor(mask)
+        return {"src": torch.as_tensor(src), "src_mask": torch.as_tensor(src_mask), "x": torch.as_tensor(x),
+                "y": torch.as_tensor(y), "mask": mask, "real": mask}
+
+    def train_batch(self, B):
+        return self._batch([self.train[i] for i in torch.randint(0, len(self.train), (B,), generator=self.gen).tolist()])
+
+    def val_batch(self, i, B):
+        return self._batch(self.val[i * B:(i + 1) * B])
 
 
 class FashionMnist:
@@ -179,17 +377,22 @@ class FashionMnist:
         self.val_y = torch.as_tensor(idx("t10k-labels-idx1-ubyte.gz", 8).astype(np.int64))
         self.gen = torch.Generator().manual_seed(c["seed"])
 
+    def val_rows(self):
+        return len(self.val_y)
+
     def train_batch(self, B):
         i = torch.randint(0, len(self.train_y), (B,), generator=self.gen)
-        return self.train_x[i], self.train_y[i], torch.ones(B)
+        return {"x": self.train_x[i], "y": self.train_y[i], "mask": torch.ones(B), "real": torch.ones(B)}
 
     def val_batch(self, i, B):
-        return self.val_x[i * B:(i + 1) * B], self.val_y[i * B:(i + 1) * B], torch.ones(B)
+        y = self.val_y[i * B:(i + 1) * B]
+        return {"x": self.val_x[i * B:(i + 1) * B], "y": y, "mask": torch.ones(len(y)), "real": torch.ones(len(y))}
 
 
 # ---- models
 class Norm(torch.nn.Module):
-    """layernorm | rmsnorm | prmsnorm | batchnorm | none over the last dimension of (N, C) rows."""
+    """layernorm | rmsnorm | prmsnorm | scalenorm | batchnorm | none over the last dimension of (N, C) rows;
+    deepnorm's norm is layernorm. mask (N): the real rows, for batchnorm's statistics."""
 
     def __init__(self, c, C, positions=1):
         super().__init__()
@@ -197,8 +400,9 @@ class Norm(torch.nn.Module):
         self.kind = "layernorm" if n["type"] == "deepnorm" else n["type"]
         self.eps, self.momentum, self.p, self.axes = n["eps"], n["momentum"], n["p"], n["bn_axes"]
         if self.kind != "none" and n["affine"]:
-            self.weight = torch.nn.Parameter(torch.ones(C))
-            if self.kind in ("layernorm", "batchnorm"):
+            gain = torch.full((1,), math.sqrt(C)) if self.kind == "scalenorm" else torch.ones(C)
+            self.weight = torch.nn.Parameter(gain)
+            if self.kind in ("layernorm", "batchnorm") and n["bias"]:
                 self.bias = torch.nn.Parameter(torch.zeros(C))
         if self.kind == "batchnorm":
             shape = (positions, C) if self.axes == "batch" else (C,)
@@ -210,7 +414,7 @@ class Norm(torch.nn.Module):
             y = y * self.weight
         return y + self.bias if hasattr(self, "bias") else y
 
-    def forward(self, x, mask, B=None, T=None):  # x (N, C); mask (N) of 0/1
+    def forward(self, x, mask=None, B=None, T=None):
         if self.kind == "none":
             return x
         if self.kind == "layernorm":
@@ -218,16 +422,17 @@ class Norm(torch.nn.Module):
         if self.kind in ("rmsnorm", "prmsnorm"):
             k = max(1, int(self.p * x.shape[-1])) if self.kind == "prmsnorm" else x.shape[-1]
             return self.affine(x / torch.sqrt(x[:, :k].pow(2).mean(-1, keepdim=True) + self.eps))
+        if self.kind == "scalenorm":
+            return self.affine(x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + self.eps))
+        mask = torch.ones(x.shape[0]) if mask is None else mask
         if self.axes == "batch" and T is not None:  # per position and feature, over the batch
             xs, m = x.view(B, T, -1), mask.view(B, T, 1)
-            dims = 0
         else:
             xs, m = x, mask[:, None]
-            dims = 0
         if self.training:
-            count = m.sum(dims)
-            mean = (xs * m).sum(dims) / count
-            var = (((xs - mean) ** 2) * m).sum(dims) / count
+            count = m.sum(0)
+            mean = (xs * m).sum(0) / count
+            var = (((xs - mean) ** 2) * m).sum(0) / count
             with torch.no_grad():
                 self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
                 self.running_var.mul_(1 - self.momentum).add_(self.momentum * var * count / (count - 1).clamp(min=1))
@@ -236,96 +441,164 @@ class Norm(torch.nn.Module):
         return self.affine(((xs - mean) / torch.sqrt(var + self.eps)).reshape(x.shape))
 
 
-ACT = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh}
+
+def _normal(t, std):
+    with torch.no_grad():
+        t.normal_(0.0, std)
+
+
+def _init_weight(w, m, gain=None, recurrent=False):
+    """A Linear weight (out, in) as model.init says (model/init.h's contract, docs/config.md): normal
+    N(0, init_std); xavier Glorot normal, gain 1; nematus a square weight orthogonal, each H x H block of a
+    recurrent (k H, H) one orthogonal, any other N(0, 0.01^2). `gain`: DeepNorm's Xavier with that gain."""
+    out_f, in_f = w.shape
+    xavier = math.sqrt(2.0 / (in_f + out_f))
+    if gain is not None or m["init"] == "xavier":
+        return _normal(w, (1.0 if gain is None else gain) * xavier)
+    if m["init"] == "normal":
+        return _normal(w, m["init_std"])
+    with torch.no_grad():
+        if recurrent:
+            for r in range(0, out_f, in_f):
+                torch.nn.init.orthogonal_(w[r:r + in_f])
+        elif out_f == in_f:
+            torch.nn.init.orthogonal_(w)
+        else:
+            w.normal_(0.0, 0.01)
+
+
+def _embedding_std(m):
+    return {"xavier": 1.0, "nematus": 0.01}.get(m["init"], m["init_std"])
+
+
+def linear(m, i, o, bias=True, gain=None, recurrent=False):
+    """A Linear, its weight as model.init says, its bias 0."""
+    lin = torch.nn.Linear(i, o, bias=bias)
+    _init_weight(lin.weight, m, gain, recurrent)
+    if bias:
+        torch.nn.init.zeros_(lin.bias)
+    return lin
 
 
 class Attention(torch.nn.Module):
-    def __init__(self, C, heads):
+    def __init__(self, m, gains):
         super().__init__()
-        self.heads = heads
-        self.q, self.k, self.v, self.out = (torch.nn.Linear(C, C) for _ in range(4))
+        C, b = m["d_model"], m["bias"]
+        self.heads = m["n_heads"]
+        self.q, self.k, self.v, self.out = (linear(m, C, C, b, g) for g in gains)
 
-    def forward(self, x, B, T):
+    def forward(self, x, B, T, mem=None, S=None, key_mask=None, causal=False):
+        """x (B*T, C) queries; keys and values from mem (B*S, C), else x; key_mask (B, S): 1 = a real key."""
+        mem, S = (x, T) if mem is None else (mem, S)
         hs = x.shape[-1] // self.heads
-        split = lambda t: t.view(B, T, self.heads, hs).transpose(1, 2)
-        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        split = lambda t, n: t.view(B, n, self.heads, hs).transpose(1, 2)
+        q, k, v = split(self.q(x), T), split(self.k(mem), S), split(self.v(mem), S)
         att = (q @ k.transpose(-2, -1)) / math.sqrt(hs)
-        att = att.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf")).softmax(-1)
+        keep = torch.ones(B, 1, T, S, dtype=torch.bool)
+        if key_mask is not None:
+            keep = keep & key_mask.bool()[:, None, None, :]
+        if causal:
+            keep = keep & torch.tril(torch.ones(T, S, dtype=torch.bool))
+        att = att.masked_fill(~keep, float("-inf")).softmax(-1)
         return self.out((att @ v).transpose(1, 2).reshape(B * T, -1))
 
 
 class FeedForward(torch.nn.Module):
-    def __init__(self, C, d_ff, act):
+    def __init__(self, m, gain):
         super().__init__()
-        self.fc1, self.fc2, self.act = torch.nn.Linear(C, d_ff), torch.nn.Linear(d_ff, C), act
+        self.fc1 = linear(m, m["d_model"], m["d_ff"], m["bias"], gain)
+        self.fc2 = linear(m, m["d_ff"], m["d_model"], m["bias"], gain)
+        self.act = ACT[m["activation"]]
 
     def forward(self, x):
         return self.fc2(self.act(self.fc1(x)))
 
 
 class Block(torch.nn.Module):
+    """Self-attention, (cross-attention,) feed-forward, each placed: pre x + f(norm(x)); post norm(x + f(x));
+    deepnorm norm(alpha x + f(x)), with v, out, fc1, fc2 Xavier with gain beta and q, k with gain 1."""
+
+    def __init__(self, c, positions, causal, cross, alpha, beta):
+        super().__init__()
+        m = c["model"]
+        deep = m["norm"]["type"] == "deepnorm"
+        gains = (1.0, 1.0, beta, beta) if deep else (None,) * 4
+        self.placement, self.alpha, self.causal = m["norm"]["placement"], alpha if deep else 1.0, causal
+        self.attn_norm, self.attn = Norm(c, m["d_model"], positions), Attention(m, gains)
+        self.cross = Attention(m, gains) if cross else None
+        self.cross_norm = Norm(c, m["d_model"], positions) if cross else None
+        self.ffn_norm, self.ffn = Norm(c, m["d_model"], positions), FeedForward(m, beta if deep else None)
+
+    def _place(self, x, f, norm, mask, B, T):
+        if self.placement == "pre":
+            return x + f(norm(x, mask, B, T))
+        return norm(self.alpha * x + f(x), mask, B, T)
+
+    def forward(self, x, real, key_mask, B, T, mem=None, mem_mask=None):
+        x = self._place(x, lambda h: self.attn(h, B, T, key_mask=key_mask, causal=self.causal), self.attn_norm,
+                        real, B, T)
+        if self.cross is not None:
+            S = mem_mask.shape[1]
+            x = self._place(x, lambda h: self.cross(h, B, T, mem, S, mem_mask), self.cross_norm, real, B, T)
+        return self._place(x, self.ffn, self.ffn_norm, real, B, T)
+
+
+class Stack(torch.nn.Module):
+    """Token and position embeddings (embed_norm: normalized), n blocks, a final norm in pre placement."""
+
+    def __init__(self, c, positions, n, causal=False, cross=False, stack="dec", vocab=256):
+        super().__init__()
+        m = c["model"]
+        C = m["d_model"]
+        alpha, beta = deepnorm_constants(c, stack) if m["norm"]["type"] == "deepnorm" else (1.0, None)
+        self.tok_emb, self.pos_emb = torch.nn.Embedding(vocab, C), torch.nn.Embedding(positions, C)
+        for e in (self.tok_emb, self.pos_emb):
+            _normal(e.weight, _embedding_std(m))
+        self.embed_norm = Norm(c, C, positions) if m["embed_norm"] else None
+        self.blocks = torch.nn.ModuleList(Block(c, positions, causal, cross, alpha, beta) for _ in range(n))
+        pre = m["norm"]["placement"] == "pre"
+        self.final_norm = Norm(c, C, positions) if pre and m["final_norm"] else None
+
+    def encode(self, tokens, real, key_mask, mem=None, mem_mask=None):
+        """tokens (B, T); real (B, T): the real tokens (norm statistics); key_mask: the attention's keys."""
+        B, T = tokens.shape
+        r = real.reshape(-1)
+        h = (self.tok_emb(tokens) + self.pos_emb(torch.arange(T))).reshape(B * T, -1)
+        if self.embed_norm is not None:
+            h = self.embed_norm(h, r, B, T)
+        for b in self.blocks:
+            h = b(h, r, key_mask, B, T, mem, mem_mask)
+        return self.final_norm(h, r, B, T) if self.final_norm is not None else h
+
+
+class Transformer(Stack):
+    """transformer: decoder-only, causal; encoder: bidirectional over the real tokens (the masked LM)."""
+
+    def __init__(self, c, vocab=256):
+        m = c["model"]
+        encoder = m["arch"] == "encoder"
+        super().__init__(c, c["data"]["seq_len"], m["n_layers"], causal=not encoder, vocab=vocab)
+        self.encoder = encoder
+        self.head = linear(m, m["d_model"], vocab, m["bias"])
+
+    def forward(self, x, mask):  # mask (B, T): the real tokens
+        return self.head(self.encode(x, mask, mask if self.encoder else None))
+
+
+class EncoderDecoder(torch.nn.Module):
+    """n_layers bidirectional encoder blocks over the source; n_dec_layers decoder blocks of causal
+    self-attention, cross-attention to the real source positions and feed-forward; its own output layer."""
+
     def __init__(self, c):
         super().__init__()
-        m = c["model"]
-        self.kind, self.placement, self.alpha = m["norm"]["type"], m["norm"]["placement"], m["norm"]["alpha"]
-        T = c["data"]["seq_len"]
-        self.attn_norm, self.ffn_norm = Norm(c, m["d_model"], T), Norm(c, m["d_model"], T)
-        self.attn = Attention(m["d_model"], m["n_heads"])
-        self.ffn = FeedForward(m["d_model"], m["d_ff"], ACT[m["activation"]])
+        m, L = c["model"], c["data"]["max_len"]
+        self.enc = Stack(c, L, m["n_layers"], stack="enc")
+        self.dec = Stack(c, L + 1, m["n_dec_layers"], causal=True, cross=True, stack="dec")
+        self.head = linear(m, m["d_model"], 256, m["bias"])
 
-    def forward(self, x, mask, B, T):
-        a = lambda h: self.attn(h, B, T)
-        if self.kind == "deepnorm":
-            x = self.attn_norm(self.alpha * x + a(x), mask, B, T)
-            return self.ffn_norm(self.alpha * x + self.ffn(x), mask, B, T)
-        if self.placement == "post":
-            x = self.attn_norm(x + a(x), mask, B, T)
-            return self.ffn_norm(x + self.ffn(x), mask, B, T)
-        x = x + a(self.attn_norm(x, mask, B, T))
-        return x + self.ffn(self.ffn_norm(x, mask, B, T))
-
-
-def _init_linear(lin, m, gain=None):
-    """model.init: normal N(0, init_std) or xavier (gain 1); `gain`: deepnorm's Xavier with that gain."""
-    with torch.no_grad():
-        out_f, in_f = lin.weight.shape
-        xavier = math.sqrt(2.0 / (in_f + out_f))
-        std = gain * xavier if gain is not None else xavier if m["init"] == "xavier" else m["init_std"]
-        lin.weight.normal_(0.0, std)
-        lin.bias.zero_()
-
-
-class Transformer(torch.nn.Module):
-    def __init__(self, c, vocab=256):
-        super().__init__()
-        m = c["model"]
-        C, T = m["d_model"], c["data"]["seq_len"]
-        self.tok_emb, self.pos_emb = torch.nn.Embedding(vocab, C), torch.nn.Embedding(T, C)
-        self.blocks = torch.nn.ModuleList(Block(c) for _ in range(m["n_layers"]))
-        pre = m["norm"]["placement"] == "pre" and m["norm"]["type"] != "deepnorm"
-        self.final_norm = Norm(c, C, T) if pre and m["final_norm"] else None
-        self.head = torch.nn.Linear(C, vocab)
-        emb_std = 1.0 if m["init"] == "xavier" else m["init_std"]
-        with torch.no_grad():
-            self.tok_emb.weight.normal_(0.0, emb_std)
-            self.pos_emb.weight.normal_(0.0, emb_std)
-        deep = m["norm"]["type"] == "deepnorm"
-        for b in self.blocks:
-            for lin in (b.attn.q, b.attn.k):
-                _init_linear(lin, m, 1.0 if deep else None)
-            for lin in (b.attn.v, b.attn.out, b.ffn.fc1, b.ffn.fc2):
-                _init_linear(lin, m, m["norm"]["beta"] if deep else None)
-        _init_linear(self.head, m)
-
-    def forward(self, x, mask):
-        B, T = x.shape
-        mask = mask.reshape(-1)
-        h = (self.tok_emb(x) + self.pos_emb(torch.arange(T))).reshape(B * T, -1)
-        for b in self.blocks:
-            h = b(h, mask, B, T)
-        if self.final_norm is not None:
-            h = self.final_norm(h, mask, B, T)
-        return self.head(h)
+    def forward(self, x, mask, src, src_mask):
+        mem = self.enc.encode(src, src_mask, src_mask)
+        return self.head(self.dec.encode(x, mask, mask, mem, src_mask))
 
 
 class Mlp(torch.nn.Module):
@@ -333,17 +606,163 @@ class Mlp(torch.nn.Module):
         super().__init__()
         m = c["model"]
         dims = [inputs] + [m["hidden"]] * m["n_layers"]
-        self.linears = torch.nn.ModuleList(torch.nn.Linear(i, o) for i, o in zip(dims, dims[1:]))
+        self.linears = torch.nn.ModuleList(linear(m, i, o, m["bias"]) for i, o in zip(dims, dims[1:]))
         self.norms = torch.nn.ModuleList(Norm(c, m["hidden"]) for _ in range(m["n_layers"]))
-        self.out = torch.nn.Linear(m["hidden"], classes)
+        self.out = linear(m, m["hidden"], classes, m["bias"])
         self.act = ACT[m["activation"]]
-        for lin in list(self.linears) + [self.out]:
-            _init_linear(lin, m)
 
     def forward(self, x, mask):
         for lin, norm in zip(self.linears, self.norms):
             x = self.act(norm(lin(x), mask))
         return self.out(x)
+
+
+class Gru(torch.nn.Module):
+    """Nematus's GRU transition with four norm sites: gx = n(W_g x + b_g), cx = n(W_c x + b_c), gh = n(U_g h),
+    ch = n(U_c h) (the gates' 2H jointly); [r, u] = sigmoid(gx + gh); p = tanh(cx + r ch); h' = u h + (1 - u) p."""
+
+    def __init__(self, c, d_in, H):
+        super().__init__()
+        m = c["model"]
+        self.H = H
+        self.W_g, self.W_c = linear(m, d_in, 2 * H), linear(m, d_in, H)
+        self.U_g, self.U_c = linear(m, H, 2 * H, False, recurrent=True), linear(m, H, H, False, recurrent=True)
+        self.norm_gx, self.norm_cx = Norm(c, 2 * H), Norm(c, H)
+        self.norm_gh, self.norm_ch = Norm(c, 2 * H), Norm(c, H)
+
+    def inputs(self, x):
+        return self.norm_gx(self.W_g(x)), self.norm_cx(self.W_c(x))
+
+    def step(self, gx, cx, h):
+        r, u = torch.sigmoid(gx + self.norm_gh(self.U_g(h))).split(self.H, -1)
+        p = torch.tanh(cx + r * self.norm_ch(self.U_c(h)))
+        return u * h + (1 - u) * p
+
+    def forward(self, x):  # (B, T, d_in) -> (B, T, H), the state 0 at t = 0
+        gx, cx = self.inputs(x.reshape(-1, x.shape[-1]))
+        B, T = x.shape[:2]
+        gx, cx = gx.view(B, T, -1), cx.view(B, T, -1)
+        h, out = torch.zeros(B, self.H), []
+        for t in range(T):
+            h = self.step(gx[:, t], cx[:, t], h)
+            out.append(h)
+        return torch.stack(out, 1)
+
+
+class Lstm(torch.nn.Module):
+    """The LayerNorm paper's LN-LSTM: [f, i, o, g] = n(W_h h) + n(W_x x) + b (4H jointly);
+    c' = sigmoid(f) c + sigmoid(i) tanh(g); h' = sigmoid(o) tanh(n(c'))."""
+
+    def __init__(self, c, d_in, H):
+        super().__init__()
+        m = c["model"]
+        self.H = H
+        self.W_x, self.W_h = linear(m, d_in, 4 * H, False), linear(m, H, 4 * H, False, recurrent=True)
+        self.bias = torch.nn.Parameter(torch.zeros(4 * H))
+        self.norm_x, self.norm_h, self.norm_c = Norm(c, 4 * H), Norm(c, 4 * H), Norm(c, H)
+
+    def forward(self, x):
+        B, T = x.shape[:2]
+        xg = (self.norm_x(self.W_x(x.reshape(B * T, -1))) + self.bias).view(B, T, -1)
+        h, cell, out = torch.zeros(B, self.H), torch.zeros(B, self.H), []
+        for t in range(T):
+            f, i, o, g = (xg[:, t] + self.norm_h(self.W_h(h))).split(self.H, -1)
+            cell = torch.sigmoid(f) * cell + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(self.norm_c(cell))
+            out.append(h)
+        return torch.stack(out, 1)
+
+
+class Rnn(torch.nn.Module):
+    """The recurrent LM: an embedding of width d_emb, n_layers stacked cells of width d_model, logits W_o h + b_o."""
+
+    def __init__(self, c):
+        super().__init__()
+        m = c["model"]
+        H, E = m["d_model"], m["d_emb"] or m["d_model"]
+        self.emb = torch.nn.Embedding(256, E)
+        _normal(self.emb.weight, _embedding_std(m))
+        cell = Gru if m["cell"] == "gru" else Lstm
+        self.cells = torch.nn.ModuleList(cell(c, E if i == 0 else H, H) for i in range(m["n_layers"]))
+        self.head = linear(m, H, 256)
+
+    def forward(self, x, mask):
+        x = self.emb(x)
+        for cell in self.cells:
+            x = cell(x)
+        return self.head(x.reshape(-1, x.shape[-1]))
+
+
+class RnnSearch(torch.nn.Module):
+    """RNNSearch in Nematus's layout (docs/usage.md): forward and backward GRUs over the source (a padded
+    position keeps the state), annotations [fwd; bwd]; s0 = tanh(n(W_i mean(annotations) + b_i)); per target
+    step s1 = GRU1(emb(y_{t-1}), s), e_j = v . tanh(n(W_a ann_j + b_a) + n(U_a s1)) over the real positions,
+    c = softmax(e) . ann, s = GRU2(c, s1); o = tanh(n(W_s s + b_s + W_y emb(y_{t-1}) + W_c c)); W_o o + b_o."""
+
+    def __init__(self, c):
+        super().__init__()
+        m = c["model"]
+        H, E = m["d_model"], m["d_emb"] or m["d_model"]
+        self.src_emb, self.tgt_emb = torch.nn.Embedding(256, E), torch.nn.Embedding(256, E)
+        for e in (self.src_emb, self.tgt_emb):
+            _normal(e.weight, _embedding_std(m))
+        self.enc_fwd, self.enc_bwd = Gru(c, E, H), Gru(c, E, H)
+        self.init, self.init_norm = linear(m, 2 * H, H), Norm(c, H)
+        self.dec1, self.dec2 = Gru(c, E, H), Gru(c, 2 * H, H)
+        self.W_a, self.U_a, self.v = linear(m, 2 * H, 2 * H), linear(m, H, 2 * H, False), linear(m, 2 * H, 1, False)
+        self.norm_keys, self.norm_query = Norm(c, 2 * H), Norm(c, 2 * H)
+        self.W_s, self.W_y, self.W_c = linear(m, H, E), linear(m, E, E, False), linear(m, 2 * H, E, False)
+        self.readout_norm = Norm(c, E)
+        self.head = linear(m, E, 256)
+
+    def forward(self, y_in, mask, src, sm):
+        (B, S), T = src.shape, y_in.shape[1]
+        x = self.src_emb(src).reshape(B * S, -1)
+        ann = []
+        for gru, order in ((self.enc_fwd, range(S)), (self.enc_bwd, range(S - 1, -1, -1))):
+            gx, cx = (t.view(B, S, -1) for t in gru.inputs(x))
+            h, out = torch.zeros(B, gru.H), [None] * S
+            for j in order:
+                keep = sm[:, j:j + 1]
+                h = keep * gru.step(gx[:, j], cx[:, j], h) + (1 - keep) * h
+                out[j] = h
+            ann.append(torch.stack(out, 1))
+        ann = torch.cat(ann, -1)  # (B, S, 2H)
+        mean = (ann * sm[:, :, None]).sum(1) / sm.sum(1, keepdim=True)
+        s = torch.tanh(self.init_norm(self.init(mean)))
+        keys = self.norm_keys(self.W_a(ann.reshape(B * S, -1))).view(B, S, -1)
+        y = self.tgt_emb(y_in)
+        g1, c1 = (t.view(B, T, -1) for t in self.dec1.inputs(y.reshape(B * T, -1)))
+        states, ctxs = [], []
+        for t in range(T):
+            s1 = self.dec1.step(g1[:, t], c1[:, t], s)
+            e = self.v(torch.tanh(keys + self.norm_query(self.U_a(s1))[:, None, :])).squeeze(-1)
+            alpha = e.masked_fill(sm == 0, float("-inf")).softmax(-1)
+            ctx = (alpha[:, :, None] * ann).sum(1)
+            s = self.dec2.step(*self.dec2.inputs(ctx), s1)
+            states.append(s)
+            ctxs.append(ctx)
+        states, ctxs = torch.stack(states, 1).reshape(B * T, -1), torch.stack(ctxs, 1).reshape(B * T, -1)
+        o = torch.tanh(self.readout_norm(self.W_s(states) + self.W_y(y.reshape(B * T, -1)) + self.W_c(ctxs)))
+        return self.head(o)
+
+
+MODELS = {"transformer": Transformer, "encoder": Transformer, "encoder-decoder": EncoderDecoder, "mlp": Mlp,
+          "rnn": Rnn, "rnnsearch": RnnSearch}
+
+
+def forward(model, b):
+    """The logits of a batch: inputs, the real tokens, and for seq2seq the source and its mask."""
+    return model(b["x"], b["real"], *[b[k] for k in ("src", "src_mask") if k in b])
+
+
+def make_data(c):
+    arch = c["model"]["arch"]
+    if arch == "mlp":
+        return FashionMnist(c)
+    if arch in ("encoder-decoder", "rnnsearch"):
+        return Seq2SeqData(c)
+    return MaskedLMData(c) if arch == "encoder" else LMData(c)
 
 
 # ---- training
@@ -368,7 +787,7 @@ def loss_fn(logits, y, mask):
     """Mean cross-entropy over the real targets; also the number of correct predictions and of targets."""
     y, mask = y.reshape(-1), mask.reshape(-1)
     losses = F.cross_entropy(logits, y, reduction="none")
-    loss = (losses * mask).sum() / mask.sum()
+    loss = (losses * mask).sum() / mask.sum().clamp(min=1)
     correct = ((logits.argmax(-1) == y).float() * mask).sum().item()
     return loss, correct, mask.sum().item()
 
@@ -376,10 +795,15 @@ def loss_fn(logits, y, mask):
 def run(c, out):
     set_threads(c["train"]["threads"])
     torch.manual_seed(c["seed"])
-    lm = c["model"]["arch"] == "transformer"
-    data = LMData(c) if lm else FashionMnist(c)
-    model = Transformer(c) if lm else Mlp(c)
+    arch = c["model"]["arch"]
+    lm = arch in ("transformer", "encoder", "rnn")  # byte rows of seq_len (summary's tokens_per_s)
+    acc = arch not in ("transformer", "rnn")  # classification, masked LM and seq2seq lines carry "acc"
+    data, model = make_data(c), MODELS[arch](c)
     tr, B = c["train"], c["train"]["batch_size"]
+    eval_batches = min(tr["eval_batches"], data.val_rows() // B)
+    if eval_batches < 1:
+        print(f"error: data: {data.val_rows()} validation rows, fewer than train.batch_size = {B}", file=sys.stderr)
+        return 2
     params = list(model.parameters())
     opt = make_optimizer(params, tr)
     os.makedirs(out, exist_ok=True)
@@ -387,25 +811,23 @@ def run(c, out):
         json.dump(c, f, indent=2)
     metrics = open(os.path.join(out, "metrics.jsonl"), "w")
     start, step_ms, recent, since = time.time(), [], [], []
-    first, diverged, last_val, best_val, steps_done = None, False, None, None, 0
+    first, diverged, last_val, last_acc, best_val, steps_done = None, False, None, None, None, 0
 
     def evaluate(step):
-        nonlocal last_val, best_val
+        nonlocal last_val, last_acc, best_val
         model.eval()
         total = n = correct = 0.0
         with torch.no_grad():
-            for i in range(tr["eval_batches"]):
-                x, y, mask = data.val_batch(i, B)
-                if len(y) == 0:
-                    break
-                loss, ok, count = loss_fn(model(x, mask), y, mask)
+            for i in range(eval_batches):
+                b = data.val_batch(i, B)
+                loss, ok, count = loss_fn(forward(model, b), b["y"], b["mask"])
                 total, n, correct = total + loss.item() * count, n + count, correct + ok
         model.train()
-        last_val = total / n
+        last_val, last_acc = total / n, correct / n
         best_val = last_val if best_val is None else min(best_val, last_val)
         line = {"step": step, "split": "val", "loss": last_val, "elapsed_s": time.time() - start}
-        if not lm:
-            line["acc"] = correct / n
+        if acc:
+            line["acc"] = last_acc
         metrics.write(json.dumps(line) + "\n")
         metrics.flush()
 
@@ -414,19 +836,19 @@ def run(c, out):
         if step % tr["eval_every"] == 0:
             evaluate(step)
         t0 = time.perf_counter()
-        x, y, mask = data.train_batch(B)
+        b = data.train_batch(B)
         lr = lr_at(step, tr)
         for g in opt.param_groups:
             g["lr"] = lr
         opt.zero_grad(set_to_none=True)
-        loss, ok, count = loss_fn(model(x, mask), y, mask)
+        loss, ok, count = loss_fn(forward(model, b), b["y"], b["mask"])
         loss.backward()
         grad_norm = torch.norm(torch.stack([p.grad.norm() for p in params if p.grad is not None])).item()
         if tr["grad_clip"] > 0:
             torch.nn.utils.clip_grad_norm_(params, tr["grad_clip"])
         value = loss.item()
         first = value if first is None else first
-        bad = not math.isfinite(value) or value > 1e3 * first
+        bad = not math.isfinite(value) or value > 1e3 * first or not math.isfinite(grad_norm)
         if not bad:
             opt.step()
             steps_done = step + 1
@@ -437,7 +859,7 @@ def run(c, out):
             line = {"step": step, "split": "train", "loss": value if math.isfinite(value) else None, "lr": lr,
                     "grad_norm": grad_norm if math.isfinite(grad_norm) else None,
                     "step_ms": sum(since) / len(since), "elapsed_s": time.time() - start}
-            if not lm:
+            if acc:
                 line["acc"] = ok / count
             metrics.write(json.dumps(line) + "\n")
             metrics.flush()
@@ -457,7 +879,12 @@ def run(c, out):
                "steps_per_s": steps_done / train_s if train_s > 0 else None,
                "tokens_per_s": steps_done / train_s * B * (c["data"]["seq_len"] if lm else 1) if train_s > 0 else None,
                "step_ms_median": statistics.median(step_ms) if step_ms else None, "impl": "torch_twin",
-               "torch": torch.__version__, "threads": torch.get_num_threads()}
+               "torch": torch.__version__, "threads": torch.get_num_threads(),
+               "params": sum(p.numel() for p in params)}
+    if acc:
+        summary["final_val_acc"] = last_acc
+    if hasattr(data, "fingerprint"):
+        summary["data"] = data.fingerprint
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
     print(f"{c['name']}: {summary['status']} after {steps_done} steps: val loss {last_val} -> {out}")
@@ -477,7 +904,11 @@ def main():
     except (ConfigError, OSError, json.JSONDecodeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    return run(c, args.out)
+    try:
+        return run(c, args.out)
+    except OSError as e:  # a missing or unreadable data file
+        print(f"error: data: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
