@@ -8,20 +8,33 @@ PyTorch, so that normtool's results can be checked against PyTorch from a clone 
 
 Needs Debian's python3-torch (and python3-numpy); run it with /usr/bin/python3.
 
-What it implements, from docs/config.md and docs/data.md: the decoder-only transformer (pre:
-x + f(norm(x)) and a final norm; post: norm(x + f(x)); deepnorm: LN(alpha x + f(x)) with gain beta
-on the feed-forward, value and output projections) and the mlp (Linear -> norm -> activation);
-layernorm, rmsnorm, prmsnorm, batchnorm (batch_time or batch axes, running statistics) and none;
-init normal or xavier; sgd, adam, adamw; the four schedules with linear warm-up; global-norm
-clipping; the fortunes (packed and padded) and fashion-mnist datasets. It writes config.json,
-metrics.jsonl and summary.json as normtool does (no layers.jsonl, stats.csv or ranges.csv), and
+What it implements, from docs/config.md, docs/data.md and docs/usage.md ("Model families"), every
+model.arch of normtool:
+- transformer, the decoder-only LM (pre: x + f(norm(x)) and a final norm; post: norm(x + f(x));
+  deepnorm: LN(alpha x + f(x)) with gain beta on the feed-forward, value and output projections);
+- encoder, the same stack bidirectional over the real tokens, BERT's masked LM (mask_prob; MASK
+  byte 1 80%, a random byte 10%, kept 10%; the loss over the chosen positions);
+- encoder-decoder (n_layers encoder blocks, n_dec_layers decoder blocks with causal self-attention
+  and cross-attention to the real source positions; DeepNet's alpha and beta per stack);
+- mlp (Linear -> norm -> activation);
+- rnn, stacked GRU (Nematus's transition, four norm sites) or LN-LSTM cells (model.cell, d_emb);
+- rnnsearch, the GRU encoder-decoder with additive attention in Nematus's layout.
+Norms layernorm, rmsnorm, prmsnorm, scalenorm, batchnorm (batch_time or batch axes, running
+statistics) and none, with affine, norm.bias, embed_norm, final_norm and model.bias; init normal,
+xavier or nematus (orthogonal square and recurrent blocks); sgd, adam, adamw; the four schedules
+with linear warm-up; global-norm clipping; the fortunes (packed and padded), fashion-mnist and
+gettext-de datasets (the same split and pairs: summary.json's data.corpus_fnv1a64 is normtool's).
+It writes config.json, metrics.jsonl and summary.json as normtool does (no layers.jsonl, stats.csv,
+ranges.csv or checkpoint: train.stats_every and train.checkpoint_every change nothing here), and
 stops a diverged run as normtool does. Batches come from PyTorch's generator seeded with `seed`:
-the twin draws the same distribution of rows as normtool, not the same rows (for the same rows,
-scripts/paired_trajectory.py replays normtool's streams). The synthetic datasets and the reduced
-precisions are normtool's own and are refused here (exit 2).
+the twin draws the same distribution of rows (and of masked-LM masks) as normtool, not the same
+rows (for the same rows, scripts/paired_trajectory.py replays normtool's streams). It checks a
+config's choices and combinations as normtool does; the synthetic datasets and the reduced
+precisions are normtool's own and are refused here (exit 2), as is any unknown key.
 
 The models are written here from the formulas, as are the golden-file scripts (scripts/dump_*.py),
-independently of normtool's C++ code; parameter names follow normtool's layers.jsonl.
+independently of normtool's C++ code; parameter names follow normtool's layers.jsonl, with the layer
+as blocks.<i>. (transformer stacks) or cells.<i>. (rnn) in the name.
 """
 import argparse
 import copy
@@ -554,7 +567,7 @@ class Stack(torch.nn.Module):
         self.tok_emb, self.pos_emb = torch.nn.Embedding(vocab, C), torch.nn.Embedding(positions, C)
         for e in (self.tok_emb, self.pos_emb):
             _normal(e.weight, _embedding_std(m))
-        self.embed_norm = Norm(c, C, positions) if m["embed_norm"] else None
+        self.emb_norm = Norm(c, C, positions) if m["embed_norm"] else None
         self.blocks = torch.nn.ModuleList(Block(c, positions, causal, cross, alpha, beta) for _ in range(n))
         pre = m["norm"]["placement"] == "pre"
         self.final_norm = Norm(c, C, positions) if pre and m["final_norm"] else None
@@ -564,8 +577,8 @@ class Stack(torch.nn.Module):
         B, T = tokens.shape
         r = real.reshape(-1)
         h = (self.tok_emb(tokens) + self.pos_emb(torch.arange(T))).reshape(B * T, -1)
-        if self.embed_norm is not None:
-            h = self.embed_norm(h, r, B, T)
+        if self.emb_norm is not None:
+            h = self.emb_norm(h, r, B, T)
         for b in self.blocks:
             h = b(h, r, key_mask, B, T, mem, mem_mask)
         return self.final_norm(h, r, B, T) if self.final_norm is not None else h
@@ -707,12 +720,15 @@ class RnnSearch(torch.nn.Module):
         for e in (self.src_emb, self.tgt_emb):
             _normal(e.weight, _embedding_std(m))
         self.enc_fwd, self.enc_bwd = Gru(c, E, H), Gru(c, E, H)
-        self.init, self.init_norm = linear(m, 2 * H, H), Norm(c, H)
+        self.init = linear(m, 2 * H, H)
+        self.init.norm = Norm(c, H)
         self.dec1, self.dec2 = Gru(c, E, H), Gru(c, 2 * H, H)
-        self.W_a, self.U_a, self.v = linear(m, 2 * H, 2 * H), linear(m, H, 2 * H, False), linear(m, 2 * H, 1, False)
-        self.norm_keys, self.norm_query = Norm(c, 2 * H), Norm(c, 2 * H)
-        self.W_s, self.W_y, self.W_c = linear(m, H, E), linear(m, E, E, False), linear(m, 2 * H, E, False)
-        self.readout_norm = Norm(c, E)
+        self.attention = a = torch.nn.Module()
+        a.W_a, a.U_a, a.v = linear(m, 2 * H, 2 * H), linear(m, H, 2 * H, False), linear(m, 2 * H, 1, False)
+        a.norm_keys, a.norm_query = Norm(c, 2 * H), Norm(c, 2 * H)
+        self.readout = r = torch.nn.Module()
+        r.W_s, r.W_y, r.W_c = linear(m, H, E), linear(m, E, E, False), linear(m, 2 * H, E, False)
+        r.norm = Norm(c, E)
         self.head = linear(m, E, 256)
 
     def forward(self, y_in, mask, src, sm):
@@ -729,21 +745,22 @@ class RnnSearch(torch.nn.Module):
             ann.append(torch.stack(out, 1))
         ann = torch.cat(ann, -1)  # (B, S, 2H)
         mean = (ann * sm[:, :, None]).sum(1) / sm.sum(1, keepdim=True)
-        s = torch.tanh(self.init_norm(self.init(mean)))
-        keys = self.norm_keys(self.W_a(ann.reshape(B * S, -1))).view(B, S, -1)
+        a, r = self.attention, self.readout
+        s = torch.tanh(self.init.norm(self.init(mean)))
+        keys = a.norm_keys(a.W_a(ann.reshape(B * S, -1))).view(B, S, -1)
         y = self.tgt_emb(y_in)
         g1, c1 = (t.view(B, T, -1) for t in self.dec1.inputs(y.reshape(B * T, -1)))
         states, ctxs = [], []
         for t in range(T):
             s1 = self.dec1.step(g1[:, t], c1[:, t], s)
-            e = self.v(torch.tanh(keys + self.norm_query(self.U_a(s1))[:, None, :])).squeeze(-1)
+            e = a.v(torch.tanh(keys + a.norm_query(a.U_a(s1))[:, None, :])).squeeze(-1)
             alpha = e.masked_fill(sm == 0, float("-inf")).softmax(-1)
             ctx = (alpha[:, :, None] * ann).sum(1)
             s = self.dec2.step(*self.dec2.inputs(ctx), s1)
             states.append(s)
             ctxs.append(ctx)
         states, ctxs = torch.stack(states, 1).reshape(B * T, -1), torch.stack(ctxs, 1).reshape(B * T, -1)
-        o = torch.tanh(self.readout_norm(self.W_s(states) + self.W_y(y.reshape(B * T, -1)) + self.W_c(ctxs)))
+        o = torch.tanh(r.norm(r.W_s(states) + r.W_y(y.reshape(B * T, -1)) + r.W_c(ctxs)))
         return self.head(o)
 
 
