@@ -23,13 +23,14 @@ Norms layernorm, rmsnorm, prmsnorm, scalenorm, batchnorm (batch_time or batch ax
 statistics) and none, with affine, norm.bias, embed_norm, final_norm and model.bias; init normal,
 xavier or nematus (orthogonal square and recurrent blocks); sgd, adam, adamw; the four schedules
 with linear warm-up; global-norm clipping; the fortunes (packed and padded), fashion-mnist and
-gettext-de datasets (the same split and pairs: summary.json's data.corpus_fnv1a64 is normtool's).
+gettext-de and synthetic-seq2seq datasets (the same split and pairs: summary.json's
+data.corpus_fnv1a64 is normtool's).
 It writes config.json, metrics.jsonl and summary.json as normtool does (no layers.jsonl, stats.csv,
 ranges.csv or checkpoint: train.stats_every and train.checkpoint_every change nothing here), and
 stops a diverged run as normtool does. Batches come from PyTorch's generator seeded with `seed`:
 the twin draws the same distribution of rows (and of masked-LM masks) as normtool, not the same
 rows (for the same rows, scripts/paired_trajectory.py replays normtool's streams). It checks a
-config's choices and combinations as normtool does; the synthetic datasets and the reduced
+config's choices and combinations as normtool does; synthetic-lm, synthetic-classify and the reduced
 precisions are normtool's own and are refused here (exit 2), as is any unknown key.
 
 The models are written here from the formulas, as are the golden-file scripts (scripts/dump_*.py),
@@ -54,7 +55,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from normtool_streams import fortunes_documents  # noqa: E402
+from normtool_streams import Rng, fortunes_documents  # noqa: E402
 
 # normtool's defaults (docs/config.md, `normtool config`)
 DEFAULTS = {
@@ -74,7 +75,7 @@ DEFAULTS = {
               "checkpoint_every": 0, "threads": 0, "precision": "fp32"},
 }
 ACT = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh}
-LM_DATA, SEQ2SEQ_DATA = ("fortunes",), ("gettext-de",)
+LM_DATA, SEQ2SEQ_DATA = ("fortunes",), ("gettext-de", "synthetic-seq2seq")
 RECURRENT = ("rnn", "rnnsearch")
 # data.catalogs' default (docs/usage.md, "Seq2seq datasets")
 GETTEXT_CATALOGS = ["iso_639-3", "iso_3166-1", "iso_4217", "iso_15924", "coreutils", "bash", "grep", "sed", "tar",
@@ -140,9 +141,9 @@ def validate(c):
     arch, ds = m["arch"], d["dataset"]
     if tr["precision"] != "fp32":
         raise ConfigError("train.precision: the twin trains in fp32 only")
-    if ds not in ("fortunes", "fashion-mnist", "gettext-de"):
-        raise ConfigError(f"data.dataset: the twin reads fortunes, fashion-mnist and gettext-de, got {ds!r} "
-                          "(the synthetic sets are normtool's own)")
+    if ds in ("synthetic-lm", "synthetic-classify"):
+        raise ConfigError(f"data.dataset: {ds} is normtool's own; the twin reads fortunes, fashion-mnist, gettext-de "
+                          "and synthetic-seq2seq")
     if arch in ("transformer", "encoder", "rnn") and ds not in LM_DATA:
         raise ConfigError(f"model.arch: {arch} needs a language-modelling dataset, got data.dataset {ds!r}")
     if arch == "mlp" and ds != "fashion-mnist":
@@ -319,26 +320,49 @@ def fnv1a64(data, h=0xcbf29ce484222325):
     return h
 
 
+def gettext_pairs(d):
+    """gettext-de (docs/usage.md): (msgid, msgstr) of the catalogs' entries, skipping the header, contexts, plural
+    forms, empty or unchanged translations, any '%', control byte or newline, and pairs longer than max_len; the
+    first per msgid in file-name order."""
+    folder = d["path"] or "/usr/share/locale/de/LC_MESSAGES"
+    clean = lambda b: all(ch >= 0x20 and ch != 0x7f and ch != ord("%") for ch in b)
+    pairs = {}
+    for name in sorted(set(stem + ".mo" for stem in d["catalogs"])):
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path):
+            raise OSError(f"{path}: no such catalog")
+        for src, tgt in read_mo(path):
+            if (src and tgt and src != tgt and len(src) <= d["max_len"] and len(tgt) <= d["max_len"]
+                    and clean(src) and clean(tgt)):
+                pairs.setdefault(src, tgt)
+    return pairs
+
+
+def synthetic_seq2seq_pairs(seed, max_len):
+    """synthetic-seq2seq (docs/usage.md), from normtool's stream 104 (scripts/normtool_streams.py): a permutation
+    of a..z (Fisher-Yates), then 12,000 sources of 1 + below(min(24, max_len)) letters; the target is the source
+    reversed through the permutation; the first per source."""
+    rng = Rng(seed, 104)
+    pi = list(range(ord("a"), ord("z") + 1))
+    for i in range(25, 0, -1):
+        j = rng.below(i + 1)
+        pi[i], pi[j] = pi[j], pi[i]
+    pairs = {}
+    for _ in range(12000):
+        n = 1 + rng.below(min(24, max_len))
+        src = bytes(ord("a") + rng.below(26) for _ in range(n))
+        pairs.setdefault(src, bytes(pi[ch - ord("a")] for ch in reversed(src)))
+    return pairs
+
+
 class Seq2SeqData:
-    """gettext-de (docs/usage.md): (msgid, msgstr) pairs of the catalogs' entries, skipping the header, contexts,
-    plural forms, empty or unchanged translations, any '%', control byte or newline and pairs longer than
-    max_len; the first per msgid in file-name order, sorted by msgid bytes; validation: fnv1a64(msgid) % 1000
-    below 1000 val_fraction. Batches padded with 0 to the longest source and the longest target + 1: the
-    decoder reads BOS (2) + target and predicts target + EOS (3)."""
+    """(source, target) byte pairs sorted by source; validation: fnv1a64(source) % 1000 below 1000 val_fraction.
+    Batches padded with 0 to the longest source and the longest target + 1: the decoder reads BOS (2) + target
+    and predicts target + EOS (3)."""
 
     def __init__(self, c):
         d = c["data"]
-        folder = d["path"] or "/usr/share/locale/de/LC_MESSAGES"
-        clean = lambda b: all(ch >= 0x20 and ch != 0x7f and ch != ord("%") for ch in b)
-        pairs = {}
-        for name in sorted(set(stem + ".mo" for stem in d["catalogs"])):
-            path = os.path.join(folder, name)
-            if not os.path.isfile(path):
-                raise OSError(f"{path}: no such catalog")
-            for src, tgt in read_mo(path):
-                if (src and tgt and src != tgt and len(src) <= d["max_len"] and len(tgt) <= d["max_len"]
-                        and clean(src) and clean(tgt)):
-                    pairs.setdefault(src, tgt)
+        pairs = gettext_pairs(d) if d["dataset"] == "gettext-de" else synthetic_seq2seq_pairs(c["seed"], d["max_len"])
         pairs = sorted(pairs.items())
         h = 0xcbf29ce484222325
         for s, t in pairs:
@@ -347,7 +371,7 @@ class Seq2SeqData:
         self.train = [p for p in pairs if not is_val(p[0])]
         self.val = [p for p in pairs if is_val(p[0])]
         if not self.train or not self.val:
-            raise OSError(f"gettext-de: {len(self.train)} training and {len(self.val)} validation pairs")
+            raise OSError(f"{d['dataset']}: {len(self.train)} training and {len(self.val)} validation pairs")
         self.fingerprint = {"train_pairs": len(self.train), "val_pairs": len(self.val),
                             "corpus_fnv1a64": f"{h:016x}"}
         self.gen = torch.Generator().manual_seed(c["seed"])
