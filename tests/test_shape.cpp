@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/params.h"
 #include "data/dataset.h"
 #include "model/model.h"
 #include "model/shape.h"
@@ -16,10 +17,19 @@ namespace {
 
 int64_t built_params(const RunConfig& c) {
   const DataSizes d = data_sizes(c.data);
-  const std::unique_ptr<Model> model = make_model(c, d.inputs, d.outputs);
-  int64_t n = 0;
-  for (int i = 0; i < model->params().count(); ++i) n += int64_t(model->params().info(i).size());
-  return n;
+  return int64_t(make_model(c, d.inputs, d.outputs)->params().parameter_count());
+}
+
+// summary.json's params: each parameter starts on a 64-byte boundary, and the padding between
+// them is not a parameter (a ScaleNorm gain of one float was counted as 16)
+TEST(ParamStore, CountsParametersWithoutTheAlignmentPadding) {
+  ParamStore<float> ps;
+  ps.add("g", 0, 1, 1);
+  ps.add("w", 0, 2, 3);
+  ps.add("b", 0, 1, 5, true);
+  ps.finalize();
+  EXPECT_EQ(ps.parameter_count(), 12u);
+  EXPECT_EQ(ps.numel(), 16u + 6 + 5);  // g padded to 16 floats; b follows w
 }
 
 TEST(ModelShape, CountsTheParametersOfEveryReadyConfig) {

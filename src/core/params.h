@@ -35,7 +35,12 @@ class ParamStore {
   Tensor<T> joined(int first, int count, int rows, int cols);
   const Info& info(int id) const { return infos_[id]; }
   int count() const { return int(infos_.size()); }
-  std::size_t numel() const { return data_.size(); }
+  std::size_t numel() const { return data_.size(); }  // the buffer's length, alignment padding included
+  std::size_t parameter_count() const {                // the model's parameters, without the padding
+    std::size_t n = 0;
+    for (const Info& i : infos_) n += i.size();
+    return n;
+  }
 
   T* data() { return data_.data(); }
   T* grad() { return grad_.data(); }
