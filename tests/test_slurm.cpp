@@ -151,7 +151,7 @@ TEST(Slurm, ARequeuedTaskResumesFromItsCheckpointToTheSameResult) {
   EXPECT_EQ(s["final_val_loss"], read_json(d / "reference/summary.json")["final_val_loss"]);
 }
 
-// reproduce --launcher slurm: C2's sweeps as job arrays, C5 (one process) as an array task, E4
+// reproduce --launcher slurm: C2's sweeps (RNNSearch, the LSTM LM and the transformer, each norm apart) as job arrays, C5 (one process) as an array task, E4
 // here; --collect assembles the report once Slurm has run them.
 TEST(Slurm, AReproductionSubmittedToSlurmIsCollectedIntoAReport) {
   const std::string why = slurm_unavailable();
@@ -160,7 +160,7 @@ TEST(Slurm, AReproductionSubmittedToSlurmIsCollectedIntoAReport) {
   const auto t0 = Clock::now();
   const CommandResult submitted = run_normtool("reproduce E4 C2 C5 --quick --launcher slurm --out " + (d / "r"));
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
-  EXPECT_NE(submitted.output.find("C2  PENDING       2 sweep(s) on Slurm"), std::string::npos) << submitted.output;
+  EXPECT_NE(submitted.output.find("C2  PENDING       5 sweep(s) on Slurm"), std::string::npos) << submitted.output;
   EXPECT_NE(submitted.output.find("C5  SUBMITTED     task 0 of Slurm job"), std::string::npos) << submitted.output;
   CommandResult collected{75, ""};
   while (collected.exit_code == 75 && Clock::now() - t0 < std::chrono::seconds(600)) {
