@@ -136,6 +136,8 @@ int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, bo
       const auto it = std::find(tasks.begin(), tasks.end(), std::string(c->id));
       const auto states = slurm_task_states(doc.value("claims_job_id", ""));
       const int task = int(it - tasks.begin());
+      if (!states.count(task) && !done.count(c->id))  // read again: the task may have ended since the results were read
+        for (auto& [claim, result] : load_results(out)) done[claim->id] = result;
       if (states.count(task)) {
         fmt::print("{:<3} {:<13} task {} of Slurm job {} is {}\n", c->id, "PENDING", task, doc.value("claims_job_id", ""),
                    states.at(task));
