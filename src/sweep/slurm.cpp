@@ -3,13 +3,11 @@
 #include <sys/wait.h>
 
 #include <array>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "core/errors.h"
 #include "io/files.h"
@@ -199,18 +197,7 @@ std::string submit_sbatch(const std::string& script) {
 std::map<int, std::string> slurm_task_states(const std::string& job_id) {
   std::map<int, std::string> states;
   if (job_id.empty()) return states;
-  // squeue fails for a job that has left the queue ("Invalid job id"), and also when slurmctld does
-  // not answer in time; read as "nothing queued", the latter reports a running task as ended
-  // without a result (a collect under a load of 5 did, once). Other failures are asked again, up to
-  // five times.
-  Output o = capture("squeue --noheader --array --format='%i %T' --jobs=" + shell_quote(job_id));
-  auto transient = [](const Output& o) {
-    return o.status != 0 && o.status != 127 && o.text.find("Invalid job id") == std::string::npos;
-  };
-  for (int attempt = 1; transient(o) && attempt < 5; ++attempt) {
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    o = capture("squeue --noheader --array --format='%i %T' --jobs=" + shell_quote(job_id));
-  }
+  const Output o = capture("squeue --noheader --array --format='%i %T' --jobs=" + shell_quote(job_id));
   if (o.status != 0) return states;
   std::istringstream lines(o.text);
   for (std::string id, state; lines >> id >> state;) {
