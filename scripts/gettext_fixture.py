@@ -154,8 +154,13 @@ def write_mo_big_endian(path, entries):
         f.write(head + body + blob)
 
 
-def read_mo(path):  # independent of normtool's reader
-    raw = open(path, "rb").read()
+def read_mo(path):
+    """The (msgid, msgstr) entries of a GNU .mo catalog (its magic gives the byte order); written
+    independently of normtool's reader. scripts/torch_twin.py reads gettext-de with it too."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if len(raw) < 20 or struct.unpack("<I", raw[:4])[0] not in (0x950412de, 0xde120495):
+        raise OSError(f"{path}: not a GNU .mo catalog")
     order = "<" if struct.unpack("<I", raw[:4])[0] == 0x950412de else ">"
     n, oo, ot = struct.unpack(order + "III", raw[8:20])
     out = []

@@ -44,7 +44,6 @@ import json
 import math
 import os
 import statistics
-import struct
 import sys
 import time
 
@@ -56,6 +55,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from normtool_streams import Rng, fortunes_documents  # noqa: E402
+from gettext_fixture import fnv1a64, read_mo  # noqa: E402
 
 # normtool's defaults (docs/config.md, `normtool config`)
 DEFAULTS = {
@@ -296,28 +296,6 @@ class MaskedLMData(LMData):
 
     def val_batch(self, i, B):
         return self._mask(super().val_batch(i, B), torch.Generator().manual_seed(self.seed * 100003 + 103 + i))
-
-
-def read_mo(path):
-    """The (msgid, msgstr) entries of a GNU .mo catalog (its magic gives the byte order)."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    if len(raw) < 20 or struct.unpack("<I", raw[:4])[0] not in (0x950412de, 0xde120495):
-        raise OSError(f"{path}: not a GNU .mo catalog")
-    order = "<" if struct.unpack("<I", raw[:4])[0] == 0x950412de else ">"
-    n, oo, ot = struct.unpack(order + "III", raw[8:20])
-    out = []
-    for i in range(n):
-        lo, po = struct.unpack_from(order + "II", raw, oo + 8 * i)
-        lt, pt = struct.unpack_from(order + "II", raw, ot + 8 * i)
-        out.append((raw[po:po + lo], raw[pt:pt + lt]))
-    return out
-
-
-def fnv1a64(data, h=0xcbf29ce484222325):
-    for b in data:
-        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
 
 
 def gettext_pairs(d):
