@@ -86,8 +86,10 @@ std::string measures_table(const ClaimResult& r) {
     t += "| measure | values | mean [95% interval] | criterion | verdict |\n|---|---|---|---|---|\n";
     for (const Measure& m : r.measures)
       if (m.group == g)
-        t += fmt::format("| {} | {} | {} | {} | {} |\n", m.name, values_text(m, r.seeds), show(m.interval, 4),
-                         m.criterion, m.criterion == "-" ? "-" : to_string(m.verdict));
+        // a measure without values (not defined for that system, e.g. P1's rnnsearch) shows "-"
+        t += fmt::format("| {} | {} | {} | {} | {} |\n", m.name, m.values.empty() ? "-" : values_text(m, r.seeds),
+                         m.values.empty() ? "-" : show(m.interval, 4), m.criterion,
+                         m.criterion == "-" ? "-" : to_string(m.verdict));
     t += "\n";
   }
   return t;
