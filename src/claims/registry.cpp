@@ -340,14 +340,15 @@ const std::vector<Claim>& all_claims() {
       {"P1", "presets-side-by-side",
        "The seed articles' systems side by side: what their normalization does to the values it sees",
        "none: a report (REPORT), every figure with its interval over seeds",
-       "the systems the seed articles name (BERT, GPT, GPT-2, BLOOM, Llama, GLM-130B, T5), normalized as their "
+       "the systems the seed articles name (BERT, GPT, GPT-2, BLOOM, Llama, GLM-130B, T5, RNNSearch), normalized as their "
        "code does it: configs/presets/ and docs/presets.md, every value cited by file and function",
-       "Every Transformer preset of configs/presets/ (d 64, 4 blocks, T5 2 + 2; each on its own task: decoders a causal LM and "
-       "BERT a masked LM on fortunes, T5 seq2seq on gettext-de), 600 steps (quick 40), AdamW 1e-3, cosine, seeds 1, "
-       "2, 3; reported side by side: the final validation loss; the std of the vector entering the block norms by "
-       "position and by layer; the gradient norm by layer at init; from ranges.csv (as C12) the share entering the "
-       "norms outside fp16's normal range and the int8 absmax SNR entering and leaving them. One plot per "
-       "statistic, every preset on it.",
+       "Every preset of configs/presets/ (the Transformers d 64, 4 blocks, T5 2 + 2; RNNSearch embedding 64, state "
+       "128; each on its own task: decoders a causal LM and BERT a masked LM on fortunes, T5 and RNNSearch seq2seq "
+       "on gettext-de), 600 steps (quick 40), AdamW 1e-3, cosine, seeds 1, 2, 3; reported side by side: the final "
+       "validation loss; the std of the vector entering the norms (the blocks'; RNNSearch's decoder GRUs' "
+       "recurrent norms, a GRU as a layer) by position and by layer; the gradient norm by layer at init; from "
+       "ranges.csv (as C12) the share entering the norms outside fp16's normal range and the int8 absmax SNR "
+       "entering and leaving them. One plot per statistic, every preset on it.",
        false, true, claim_p1,
        "The articles explain normalization through these systems, but the systems differ in task, size and much "
        "besides their norm, and their papers claim nothing about one another's: there is no criterion to hold "
