@@ -104,8 +104,8 @@ ClaimResult claim_c8(const ClaimContext& ctx) {
                                     &RunRecord::val_loss));
   }
   plot_into(ctx, "val-loss",
-            {.title = fmt::format("C8: encoder-decoder {0}L-{0}L and BERT-style encoder, Adam (0.9, 0.98) lr 2e-3, "
-                                  "warm-up 0 vs {1} (mean over seeds)", ed, W),
+            {.title = fmt::format("C8: encoder-decoder {}L-{}L and BERT-style encoder, warm-up 0 vs {} (mean over seeds)",
+                                  ed, ed, W),
              .ylabel = "validation loss"},
             curves, r);
   r.details += fmt::format(

@@ -186,7 +186,7 @@ ClaimResult claim_c10(const ClaimContext& ctx) {
             {.title = fmt::format("C10: ||F(x, theta_t) - F(x, theta_0)|| per token, {} and {} layers, Xavier, "
                                   "warm-up 500",
                                   depth_name(encdec, ed_depths.back()), lm_depths.back()),
-             .xlabel = "step t", .ylabel = "model update", .logx = true, .logy = true},
+             .xlabel = "step t", .ylabel = "model update", .logx = true, .logy = true, .key = "bottom right"},
             curves, r);
   r.details += fmt::format(
       "\nF = the final hidden states (the last block's output: the decoder's in the encoder-decoder) on a fixed "

@@ -77,7 +77,7 @@ std::string plot_curves(const std::string& dir, const std::string& stem, const P
        << "set output " << quoted(stem + ".png") << "\n"
        << "set title " << quoted(style.title) << "\n"
        << "set xlabel " << quoted(style.xlabel) << "\nset ylabel " << quoted(style.ylabel) << "\n"
-       << "set grid\nset key top right\nset style fill transparent solid 0.2 noborder\n"
+       << "set grid\nset key " << style.key << "\nset style fill transparent solid 0.2 noborder\n"
        << (style.logx ? "set logscale x 2\n" : "") << (style.logy ? "set logscale y\n" : "") << "plot ";
     bool first = true;
     for (std::size_t i = 0; i < curves.size(); ++i) {

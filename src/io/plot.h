@@ -18,6 +18,7 @@ struct Curve {
 struct PlotStyle {
   std::string title, xlabel = "step", ylabel = "loss";
   bool logx = false, logy = false;
+  std::string key = "top right";  // gnuplot's key position: where the curves leave room
 };
 
 std::string plot_curves(const std::string& dir, const std::string& stem, const PlotStyle& style,
