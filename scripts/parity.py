@@ -6,6 +6,10 @@
   scripts/parity.py --suite                     # the pre and post parity configs, seeds 1-10
   scripts/parity.py --config C --set model.init=xavier --seeds 1,2,3 --curve --out runs/parity
 
+Both sides read the same data: a dataset default that is each implementation's own (gettext-de's
+catalog list) is passed to both as normtool resolves it, and the run stops when the two report
+different pair counts.
+
 Exit status: 0 when every compared config agrees (|mean difference| <= 2 standard errors of
 the difference), 1 when one does not, 2 on bad usage or a run that failed.
 Runs the peer with Debian's /usr/bin/python3 (python3-torch); needs nothing but numpy here.
@@ -100,14 +104,39 @@ def run_one(impl, config, sets, seed, out, args):
     return impl, seed, s, curve
 
 
+def same_data(config, sets, args):
+    """The overrides that make both sides read the same data: a dataset's defaults are each
+    implementation's own (gettext-de's catalog list is "the project's documented default"), so
+    normtool's resolved data.catalogs is passed to both."""
+    cmd = [args.normtool, "run", "--config", config, "--print-config"]
+    for o in sets:
+        cmd += ["--set", o]
+    data = json.loads(subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout)["data"]
+    if data.get("dataset") == "gettext-de" and not any(o.startswith("data.catalogs=") for o in sets):
+        return list(sets) + ["data.catalogs=" + json.dumps(data["catalogs"])]
+    return list(sets)
+
+
+def corpus_sizes(summary):
+    """(train pairs, validation pairs) of a seq2seq run's summary, either side's spelling; None otherwise."""
+    d = summary.get("data")
+    if not isinstance(d, dict) or "train_pairs" not in d:
+        return None
+    return d["train_pairs"], d["val_pairs"]
+
+
 def compare(config, args, out):
     jobs = [(impl, seed) for seed in args.seeds for impl in ("normtool", "peer")]
     results = {"normtool": {}, "peer": {}}
+    sets = same_data(config, args.set, args)
     with cf.ThreadPoolExecutor(args.jobs) as pool:
-        futures = [pool.submit(run_one, impl, config, args.set, seed, out, args) for impl, seed in jobs]
+        futures = [pool.submit(run_one, impl, config, sets, seed, out, args) for impl, seed in jobs]
         for fut in cf.as_completed(futures):
             impl, seed, s, curve = fut.result()
             results[impl][seed] = (s, curve)
+    sizes = {impl: corpus_sizes(results[impl][args.seeds[0]][0]) for impl in results}
+    if sizes["normtool"] != sizes["peer"]:
+        raise RuntimeError(f"the two sides read different data: (train, validation) pairs {sizes}")
     values = {impl: [results[impl][s][0][args.metric] for s in args.seeds] for impl in results}
     for impl, v in values.items():
         if any(x is None for x in v):
