@@ -136,7 +136,7 @@ def fused_gru_table():
 def main():
     global ARGS
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--configs", nargs="+", default=list(STEPS))
+    ap.add_argument("--configs", nargs="+", default=["lm-tiny", "lm-small", "mlp-fmnist", "lm-deep18"])
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--peer", default=os.path.join(ROOT, "scripts", "torch_twin.py"),
@@ -196,7 +196,7 @@ def main():
     print(text)
     summary = [f"| config | normtool ms/step | PyTorch ms/step | ratio (target) | 2 threads | % of roofline |",
                "|---|---|---|---|---|---|"]
-    for name in [n for n in ARGS.configs if n in TARGET and n not in NO_ROOFLINE]:
+    for name in [] if ARGS.section else [n for n in ARGS.configs if n in TARGET and n not in NO_ROOFLINE]:
         gflop, mb = work(resolved(f"configs/{name}.json"))
         a, b = med[("normtool", name, 1)], med[("peer", name, 1)]
         two = f"{a / med[('normtool', name, 2)]:.2f}x" if ("normtool", name, 2) in med else "-"

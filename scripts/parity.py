@@ -8,7 +8,7 @@
 
 Both sides read the same data: a dataset default that is each implementation's own (gettext-de's
 catalog list) is passed to both as normtool resolves it, and the run stops when the two report
-different pair counts.
+different pairs (their counts or their hash).
 
 Exit status: 0 when every compared config agrees (|mean difference| <= 2 standard errors of
 the difference), 1 when one does not, 2 on bad usage or a run that failed.
@@ -111,18 +111,22 @@ def same_data(config, sets, args):
     cmd = [args.normtool, "run", "--config", config, "--print-config"]
     for o in sets:
         cmd += ["--set", o]
-    data = json.loads(subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout)["data"]
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed (exit {r.returncode}): {r.stderr.strip()[-500:]}")
+    data = json.loads(r.stdout)["data"]
     if data.get("dataset") == "gettext-de" and not any(o.startswith("data.catalogs=") for o in sets):
         return list(sets) + ["data.catalogs=" + json.dumps(data["catalogs"])]
     return list(sets)
 
 
-def corpus_sizes(summary):
-    """(train pairs, validation pairs) of a seq2seq run's summary, either side's spelling; None otherwise."""
+def corpus(summary):
+    """(train pairs, validation pairs, FNV-1a hash of the pairs) of a seq2seq run's summary (the hash
+    is normtool's corpus_fnv1a64, the peer's hash); None for other data."""
     d = summary.get("data")
     if not isinstance(d, dict) or "train_pairs" not in d:
         return None
-    return d["train_pairs"], d["val_pairs"]
+    return d["train_pairs"], d["val_pairs"], d.get("corpus_fnv1a64", d.get("hash"))
 
 
 def compare(config, args, out):
@@ -134,16 +138,16 @@ def compare(config, args, out):
         for fut in cf.as_completed(futures):
             impl, seed, s, curve = fut.result()
             results[impl][seed] = (s, curve)
-    sizes = {impl: corpus_sizes(results[impl][args.seeds[0]][0]) for impl in results}
-    if sizes["normtool"] != sizes["peer"]:
-        raise RuntimeError(f"the two sides read different data: (train, validation) pairs {sizes}")
+    pairs = {impl: corpus(results[impl][args.seeds[0]][0]) for impl in results}
+    if pairs["normtool"] != pairs["peer"]:
+        raise RuntimeError(f"the two sides read different data: (train pairs, validation pairs, hash) {pairs}")
     values = {impl: [results[impl][s][0][args.metric] for s in args.seeds] for impl in results}
     for impl, v in values.items():
         if any(x is None for x in v):
             raise RuntimeError(f"{impl}: {args.metric} missing in some runs (diverged?): {v}")
     diff, se, t, df, p = welch(values["normtool"], values["peer"])
     agree = abs(diff) <= 2 * se
-    print(f"{config} {' '.join(args.set)}: {args.metric} over seeds {args.seeds[0]}..{args.seeds[-1]} "
+    print(f"{config} {' '.join(sets)}: {args.metric} over seeds {args.seeds[0]}..{args.seeds[-1]} "
           f"(n = {len(args.seeds)} a side), one thread")
     print(f"  {'':9} {'mean':>8} {'sd':>8} {'se':>8}")
     for impl in ("normtool", "peer"):
@@ -164,7 +168,7 @@ def compare(config, args, out):
         ts = [welch([results["normtool"][s][1][st] for s in args.seeds], [results["peer"][s][1][st] for s in args.seeds])[2]
               for st in steps]
         print(f"  {'Welch t':>21}: " + " ".join(f"{t:6.2f}" for t in ts))
-    return {"config": config, "overrides": args.set, "metric": args.metric, "seeds": args.seeds,
+    return {"config": config, "overrides": sets, "metric": args.metric, "seeds": args.seeds,
             "normtool": values["normtool"], "peer": values["peer"], "difference": diff, "se": se, "t": t, "df": df,
             "p": p, "agree": agree}
 
