@@ -1,15 +1,14 @@
-// The Post-LN claims, each in the setting of the paper that makes it (Xavier init as Xiong et al.
-// 2020 and DeepNet use, their depths and warm-up), with normtool's default small init
-// (model.init normal, N(0, 0.02)) beside it as an ablation: C8 (warm-up), C9 (deep Post-LN
-// against DeepNorm). C7 (gradients at init) is in postln_gradients.cpp, C10 (the early model
-// update) in postln_update.cpp. Every quantity is measured per seed; the verdict comes from its
-// 95% interval over the seeds.
+// The Post-LN claims, each in the architecture and setting of the paper that makes it (Xavier init
+// as Xiong et al. 2020 and DeepNet use, BERT's own N(0, 0.02) for C8's BERT-style encoder, their
+// depths and warm-up), the decoder-only transformer and normtool's default small init (model.init
+// normal, N(0, 0.02)) beside them as ablations: C8 (warm-up), C9 (deep Post-LN against DeepNorm).
+// C7 (gradients at init) is in postln_gradients.cpp, C10 (the early model update) in
+// postln_update.cpp. Every quantity is measured per seed; the verdict comes from its 95% interval
+// over the seeds.
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <map>
-#include <numeric>
 
 #include "claims/claim.h"
 #include "claims/evidence.h"

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
-#include <numeric>
 
 #include "claims/claim.h"
 #include "claims/evidence.h"
@@ -197,11 +196,12 @@ ClaimResult claim_c10(const ClaimContext& ctx) {
       "so the criterion reads t = 10, before Post-LN saturates.\n",
       seq2seq_dataset());
   r.measured = fmt::format(
-      "encoder-decoder, Post-LN / DeepNorm update at t = 10: {} at {}, {} at {}; N(0, 0.02): {} at {}. Decoder-only "
-      "ablation: {} at {} layers; N(0, 0.02): {}",
+      "encoder-decoder, Post-LN / DeepNorm update at t = 10: {} at {}, {} at {}, growth {}; N(0, 0.02): {} at {}. "
+      "Decoder-only ablation: {} at {} layers, growth {}; N(0, 0.02): {}",
       show(r.measures[0].interval, 2), depth_name(encdec, ed_depths.back()), show(r.measures[2].interval, 2),
-      depth_name(encdec, ed_depths.front()), show(r.measures[3].interval, 2), depth_name(encdec, ed_depths.back()),
-      show(r.measures[5].interval, 2), lm_depths.back(), show(r.measures[7].interval, 2));
+      depth_name(encdec, ed_depths.front()), show(r.measures[1].interval, 2), show(r.measures[3].interval, 2),
+      depth_name(encdec, ed_depths.back()), show(r.measures[5].interval, 2), lm_depths.back(),
+      show(r.measures[6].interval, 2), show(r.measures[7].interval, 2));
   if (ctx.quick)
     r.setting = fmt::format("quick: encoder-decoder {}, decoder-only {}, steps up to t = 10",
                             fmt::join(ed_depths, "/"), fmt::join(lm_depths, "/"));
