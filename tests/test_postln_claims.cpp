@@ -1,5 +1,6 @@
 // The measurements of the Post-LN claims in the encoder-decoder (src/claims/postln_gradients.cpp,
-// postln.cpp), checked by value against the model's own gradients and the contract's constants.
+// postln.cpp, postln_update.cpp), checked by value against the model's own gradients, the
+// contract's constants and a second session's outputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -76,6 +77,52 @@ TEST(PostLnClaims, TheDepthSweepsEncoderDecoderIsNByNWithTheEncoderDecoderConsta
   EXPECT_NEAR(six.deepnorm(Stack::encoder).beta, 0.497, 5e-4);
   EXPECT_NEAR(six.deepnorm(Stack::decoder).alpha, 2.060, 5e-4);
   EXPECT_NEAR(six.deepnorm(Stack::decoder).beta, 0.343, 5e-4);
+}
+
+// C10's model update is taken over the real target tokens: recomputed here from a second session
+// with the same init and data stream, padding left out, and it differs from the same sum over
+// every row (so the test fails if padding enters it).
+TEST(PostLnClaims, TheModelUpdateIsOverTheRealTargetTokensOnly) {
+  const RunConfig c = session_config("encdec-tiny.json", {"data.dataset=synthetic-seq2seq", "model.n_layers=2",
+                                                          "model.n_dec_layers=null", "model.norm.placement=post",
+                                                          "model.init=xavier", "model.d_ff=64", "train.batch_size=8",
+                                                          "train.warmup_steps=0", "seed=3"});
+  const std::vector<int> at{1, 3};
+  const UpdateTrace u = model_update(c, at);
+  ASSERT_EQ(u.update.size(), at.size());
+
+  Session run(c);
+  Batch probe;
+  run.data().val_batch(0, c.train.batch_size, probe);
+  ASSERT_TRUE(probe.padded);
+  ASSERT_LT(probe.real_targets(), int64_t(probe.mask.size()));  // the probe has padding
+  auto final_hidden = [&] {
+    run.forward(probe, /*training=*/false);
+    const Tensor<float>& y = run.model().sites().back().out;
+    EXPECT_EQ(std::size_t(y.rows), probe.mask.size());
+    return std::vector<double>(y.data, y.data + y.size());
+  };
+  const std::vector<double> F0 = final_hidden();
+  const std::size_t cols = F0.size() / probe.mask.size();
+  for (int t = 1, k = 0; t <= at.back(); ++t) {
+    run.step();
+    if (t != at[k]) continue;
+    const std::vector<double> F = final_hidden();
+    double real = 0, all = 0, n_real = 0;
+    for (std::size_t row = 0; row < probe.mask.size(); ++row) {
+      double d2 = 0;
+      for (std::size_t j = 0; j < cols; ++j) {
+        const double d = F[row * cols + j] - F0[row * cols + j];
+        d2 += d * d;
+      }
+      all += d2;
+      if (probe.mask[row] > 0) real += d2, n_real += 1;
+    }
+    const double expected = std::sqrt(real / n_real), every_row = std::sqrt(all / double(probe.mask.size()));
+    EXPECT_NEAR(u.update[k], expected, 1e-9 * expected) << "t = " << t;
+    EXPECT_GT(std::abs(every_row - expected), 1e-3 * expected) << "t = " << t << ": padding changes nothing here";
+    ++k;
+  }
 }
 
 }  // namespace

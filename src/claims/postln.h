@@ -33,4 +33,15 @@ const std::string& seq2seq_dataset();
 std::map<std::string, std::vector<double>> w2_gradient_norms(const RunConfig& c, const std::shared_ptr<const Dataset>& data,
                                                              int batches);
 
+// C10's probe: trains a session on its data stream and probes F (the output of the last block,
+// which the output layer reads: the decoder's, in the encoder-decoder) on its first validation
+// batch after every step; ||F_t - F_0|| per real target token (padding left out) at each t in
+// `at`, and the mean ||x||/sqrt(d) of the real tokens' vectors entering the norms at t = 0 and the
+// last t.
+struct UpdateTrace {
+  std::vector<double> update;  // at the probe times
+  double ln_in0 = 0, ln_in = 0;
+};
+UpdateTrace model_update(const RunConfig& c, const std::vector<int>& at);
+
 }  // namespace nt

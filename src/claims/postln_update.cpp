@@ -16,17 +16,6 @@
 
 namespace nt {
 
-namespace {
-
-// Trains a session on its data stream and probes F (the output of the last block, which the output
-// layer reads: the decoder's, in the encoder-decoder) on a fixed batch after every step; returns
-// ||F_t - F_0|| per real target token at each t in `at`, and the mean ||x||/sqrt(d) of the real
-// tokens' vectors entering the norms at t = 0 and the last t.
-struct UpdateTrace {
-  std::vector<double> update;  // at the probe times
-  double ln_in0 = 0, ln_in = 0;
-};
-
 UpdateTrace model_update(const RunConfig& c, const std::vector<int>& at) {
   Session run(c);
   Batch probe;
@@ -73,6 +62,8 @@ UpdateTrace model_update(const RunConfig& c, const std::vector<int>& at) {
   }
   return u;
 }
+
+namespace {
 
 // Post-LN against DeepNorm in one family and init: per depth, the update traces and ratios.
 struct Comparison {
