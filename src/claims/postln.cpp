@@ -54,21 +54,22 @@ ClaimResult claim_c8(const ClaimContext& ctx) {
     std::string name, group, dir, config;
     std::vector<std::string> overrides;
     bool warmup_decides;  // Post-LN without / with warm-up decides (Xiong's BERT runs Post-LN with warm-up only)
+    std::string curve;    // the label of its curves on the plot; empty: in the table only (the ablations)
   };
   const int ed = ctx.quick ? 2 : 6, bert = ctx.quick ? 2 : 12, L = ctx.quick ? 6 : 12;
   std::vector<Setting> settings{
       {fmt::format("encoder-decoder {0}L-{0}L, Xavier", ed), "", "encdec", "encdec-tiny.json",
        {fmt::format("model.n_layers={}", ed), "model.n_dec_layers=null", "model.init=xavier",
         "data.dataset=" + seq2seq_dataset()},
-       true},
+       true, "encoder-decoder"},
       {fmt::format("BERT-style encoder, {} layers, N(0, 0.02)", bert), "", "bert", "encoder-tiny.json",
-       {fmt::format("model.n_layers={}", bert), "model.init=normal"}, false},
+       {fmt::format("model.n_layers={}", bert), "model.init=normal"}, false, "BERT"},
       {fmt::format("decoder-only, {} layers, Xavier", L), "ablation: decoder-only (Xavier)", "lm-xavier",
        "lm-tiny.json",
-       {fmt::format("model.n_layers={}", L), "model.d_ff=128", "model.init=xavier"}, true}};
+       {fmt::format("model.n_layers={}", L), "model.d_ff=128", "model.init=xavier"}, true, ""}};
   if (!ctx.quick)
     settings.push_back({fmt::format("decoder-only, {} layers, N(0, 0.02)", L), kSmallInit, "lm-normal", "lm-tiny.json",
-                        {fmt::format("model.n_layers={}", L), "model.d_ff=128", "model.init=normal"}, true});
+                        {fmt::format("model.n_layers={}", L), "model.d_ff=128", "model.init=normal"}, true, ""});
   std::vector<SweepRequest> sweeps;  // per setting: Post-LN with and without warm-up, Pre-LN without
   for (std::size_t k = 0; k < settings.size(); ++k) {
     auto o = fixed;
@@ -96,11 +97,10 @@ ClaimResult claim_c8(const ClaimContext& ctx) {
         s.group));
     r.details += fmt::format("| {} | {} | {} | {} |\n", s.name, show(mean_interval(l_post0), 3),
                              show(mean_interval(l_postw), 3), show(mean_interval(l_pre0), 3));
-    if (k < 2)  // the deciders' curves; the ablations are in the table
+    if (!s.curve.empty())
       for (const auto& [runs, label] : {std::pair{post0, "Post-LN, no warm-up"},
                                         std::pair{postw, "Post-LN, warm-up"}, std::pair{pre0, "Pre-LN, no warm-up"}})
-        curves.push_back(mean_curve(fmt::format("{} ({})", label, k == 0 ? "encoder-decoder" : "BERT"), runs,
-                                    &RunRecord::val_loss));
+        curves.push_back(mean_curve(fmt::format("{} ({})", label, s.curve), runs, &RunRecord::val_loss));
   }
   plot_into(ctx, "val-loss",
             {.title = fmt::format("C8: encoder-decoder {}L-{}L and BERT-style encoder, warm-up 0 vs {} (mean over seeds)",
@@ -160,7 +160,7 @@ DepthComparison compare_depths(const std::vector<RunRecord>& runs, const std::ve
     c.post.points.emplace_back(d, mean_interval(post).mean);
     c.deep.points.emplace_back(d, mean_interval(deep).mean);
     table += fmt::format("| {} | {} | {} | {} |\n",
-                         label == "encoder-decoder" ? fmt::format("{0}L-{0}L", d) : fmt::format("{} layers", d),
+                         depth_label(label == "encoder-decoder", d),
                          show(mean_interval(post), 3), show(mean_interval(deep), 3), show(mean_interval(rt), 2));
   }
   return c;

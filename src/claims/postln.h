@@ -16,6 +16,14 @@ inline constexpr const char* kSmallInit = "ablation: model.init normal, N(0, 0.0
 
 inline std::string seed_override(int seed) { return fmt::format("seed={}", seed); }
 
+// A depth as the tables name it: "6L-6L" in the encoder-decoder (layers per stack), "6 layers" else.
+inline std::string depth_label(bool encoder_decoder, int depth) {
+  return encoder_decoder ? fmt::format("{0}L-{0}L", depth) : fmt::format("{} layers", depth);
+}
+
+// model.norm.type of a Post-LN claim's run, as the tables name it.
+inline const char* norm_label(const std::string& norm) { return norm == "deepnorm" ? "DeepNorm" : "Post-LN"; }
+
 // a[i] / b[i], over the shorter of the two
 inline std::vector<double> ratio(const std::vector<double>& a, const std::vector<double>& b) {
   std::vector<double> v;

@@ -82,7 +82,7 @@ ClaimResult claim_c10(const ClaimContext& ctx) {
   const std::vector<int> ed_depths = ctx.quick ? std::vector<int>{2, 4} : std::vector<int>{6, 18};
   const std::vector<int> lm_depths = ctx.quick ? std::vector<int>{6, 12} : std::vector<int>{6, 18};
   const std::vector<int> at = ctx.quick ? std::vector<int>{1, 2, 5, 10} : std::vector<int>{1, 2, 5, 10, 20, 50};
-  const std::size_t t10 = 3;  // the index of t = 10 in `at`
+  const std::size_t t10 = std::find(at.begin(), at.end(), 10) - at.begin();  // where the criterion reads
   struct Family {
     std::string name, config;
     std::vector<std::string> overrides;
@@ -122,9 +122,7 @@ ClaimResult claim_c10(const ClaimContext& ctx) {
                        {&decoder, "xavier", "ablation: decoder-only (Xavier)", {}},
                        {&decoder, "normal", "ablation: decoder-only, model.init normal (N(0, 0.02))", {}}};
   for (Run& run : all) run.res = measure(*run.family, run.init);
-  auto depth_name = [](const Family& f, int d) {
-    return f.name == "encoder-decoder" ? fmt::format("{0}L-{0}L", d) : fmt::format("{} layers", d);
-  };
+  auto depth_name = [](const Family& f, int d) { return depth_label(f.name == "encoder-decoder", d); };
   for (const Run& run : all) {
     const Family& f = *run.family;
     const int lo = f.depths.front(), hi = f.depths.back();
@@ -147,7 +145,7 @@ ClaimResult claim_c10(const ClaimContext& ctx) {
   for (const char* norm : {"layernorm", "deepnorm"})
     r.measures.push_back(measure_reported(
         fmt::format("{}, {}: mean ||LN input|| / sqrt(d), t = {} / t = 0", depth_name(encdec, ed_depths.back()),
-                    std::string(norm) == "deepnorm" ? "DeepNorm" : "Post-LN", at.back()),
+                    norm_label(norm), at.back()),
         main.res.ln_growth.at({norm, ed_depths.back()}), "the norms' inputs (encoder-decoder, Xavier)"));
   std::vector<Curve> curves;
   r.details = fmt::format("| model | depth | norm | init | update per token at t = {} (mean over seeds) |\n"
@@ -159,7 +157,7 @@ ClaimResult claim_c10(const ClaimContext& ctx) {
       for (const char* norm : {"layernorm", "deepnorm"}) {
         const auto& traces = run.res.traces.at({norm, depth});
         const std::string init = std::string(run.init) == "xavier" ? "Xavier" : "N(0, 0.02)";
-        const std::string label = std::string(norm) == "deepnorm" ? "DeepNorm" : "Post-LN";
+        const std::string label = norm_label(norm);
         Curve c{fmt::format("{} {} {}, {}", label, f.name, depth_name(f, depth), init), {}, {}};
         std::string row;
         for (std::size_t i = 0; i < at.size(); ++i) {
