@@ -1,5 +1,6 @@
-// `normtool reproduce --quick`, as CI runs it: every claim of claims.md produces a verdict
-// (the experiment ran), every exact claim (E1-E8) passes, and the reports (P1) say REPORT.
+// `normtool reproduce --quick --ablations`, as CI runs it: every claim of claims.md produces a
+// verdict (the experiment ran), every exact claim (E1-E8) passes, the reports (P1) say REPORT,
+// and no ablation is left out.
 #include <gtest/gtest.h>
 
 #include "claims/claim.h"
@@ -10,7 +11,7 @@ namespace {
 
 TEST(ReproduceQuick, EveryClaimHasAVerdictAndTheExactClaimsPass) {
   TempDir d;
-  const auto r = run_normtool("reproduce --quick --jobs 2 --out " + d.str());
+  const auto r = run_normtool("reproduce --quick --ablations --jobs 2 --out " + d.str());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto verdicts = read_json(d / "verdicts.json");
   ASSERT_EQ(verdicts.size(), all_claims().size()) << r.output;
@@ -28,7 +29,26 @@ TEST(ReproduceQuick, EveryClaimHasAVerdictAndTheExactClaimsPass) {
     }
   }
   EXPECT_TRUE(std::filesystem::exists(d / "REPORT.md"));
+  EXPECT_EQ(read_text(d / "REPORT.md").find("Ablations not run"), std::string::npos);
   std::cout << r.output;  // the verdicts, in the CI log
+}
+
+// Without --ablations a claim decides on the papers' settings alone: C9's decoder-only runs are
+// not made, no measure of an ablation is reported, and the report names what was left out.
+TEST(ReproduceQuick, WithoutAblationsOnlyTheDecidingSettingsRunAndTheReportSaysWhatWasLeftOut) {
+  TempDir d;
+  const auto r = run_normtool("reproduce C9 --quick --jobs 2 --out " + d.str());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto result = read_json(d / "C9-deep-post-ln-vs-deepnorm/result.json");
+  ASSERT_FALSE(result["measures"].empty());
+  for (const auto& m : result["measures"]) EXPECT_EQ(m["group"].get<std::string>().rfind("ablation", 0), std::string::npos) << m.dump();
+  EXPECT_EQ(result["ablations_not_run"], nlohmann::json::array({"the decoder-only transformer at depths 6/12"}));
+  EXPECT_TRUE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/encdec-depths"));
+  EXPECT_FALSE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/depths"));
+  EXPECT_NE(read_text(d / "REPORT.md")
+                .find("Ablations not run (`normtool reproduce C9 --ablations` runs them): the decoder-only transformer at "
+                      "depths 6/12."),
+            std::string::npos);
 }
 
 }  // namespace

@@ -151,14 +151,15 @@ TEST(Slurm, ARequeuedTaskResumesFromItsCheckpointToTheSameResult) {
   EXPECT_EQ(s["final_val_loss"], read_json(d / "reference/summary.json")["final_val_loss"]);
 }
 
-// reproduce --launcher slurm: C2's sweeps (RNNSearch, the LSTM LM and the transformer, each norm apart) as job arrays, C5 (one process) as an array task, E4
-// here; --collect assembles the report once Slurm has run them.
+// reproduce --launcher slurm --ablations: C2's sweeps (RNNSearch, the LSTM LM and the transformer ablation, each norm
+// apart) as job arrays, C5 (one process) as an array task, E4 here; --collect assembles the report once Slurm has run
+// them, with the ablations the submission asked for.
 TEST(Slurm, AReproductionSubmittedToSlurmIsCollectedIntoAReport) {
   const std::string why = slurm_unavailable();
   ASSERT_TRUE(why.empty()) << why;
   TempDir d;
   const auto t0 = Clock::now();
-  const CommandResult submitted = run_normtool("reproduce E4 C2 C5 --quick --launcher slurm --out " + (d / "r"));
+  const CommandResult submitted = run_normtool("reproduce E4 C2 C5 --quick --ablations --launcher slurm --out " + (d / "r"));
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
   EXPECT_NE(submitted.output.find("C2  PENDING       5 sweep(s) on Slurm"), std::string::npos) << submitted.output;
   EXPECT_NE(submitted.output.find("C5  SUBMITTED     task 0 of Slurm job"), std::string::npos) << submitted.output;
@@ -174,6 +175,8 @@ TEST(Slurm, AReproductionSubmittedToSlurmIsCollectedIntoAReport) {
   std::ifstream report(d / "r/REPORT.md");
   const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("RMS / LN final validation loss"), std::string::npos);
+  EXPECT_NE(text.find("transformer: final validation loss, RMS / LN"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Ablations not run"), std::string::npos) << text;
   EXPECT_NE(text.find("train-mode minus eval-mode accuracy at batch 4"), std::string::npos);
   EXPECT_EQ(text.find("failed to run"), std::string::npos) << text;
 }

@@ -18,6 +18,9 @@ struct ClaimContext {
   bool quick = false;      // shrunken settings
   int jobs = 2;            // parallel training runs
   std::vector<int> seeds;  // the training claims' seeds
+  // Also the settings kept beside the papers' as ablations (reproduce --ablations). Without them
+  // every verdict is still decided: the ablations' measures have a group and decide nothing.
+  bool ablations = false;
   std::string seeds_axis() const;  // the sweep axis "seed=1,2,3"
   // A run's validation batches: `full`, or a fifth of them in quick mode (which only shows that
   // the claim runs: evaluation was a third of its time)
@@ -61,6 +64,7 @@ struct ClaimResult {
   std::vector<std::string> plots;    // file names inside the claim's directory
   std::string details;               // markdown: tables, notes, the runs used
   bool ran = true;                   // false when the experiment itself failed to run
+  std::vector<std::string> ablations_not_run;  // the ablations left out (no --ablations), named
   double seconds = 0;                // wall time of the experiment
 };
 

@@ -62,6 +62,9 @@ Runs convergence_runs(ClaimContext ctx, const std::string& dir, const std::strin
   return {N, std::move(runs[0]), std::move(runs[1])};
 }
 
+// The language models' steps N (none: 2N), the transformer's and the LSTM's
+int lm_steps(const ClaimContext& ctx) { return ctx.quick ? 100 : 600; }
+
 // The 4-layer Pre-LN transformer on fortunes of C1, C2 and C6: a sibling of the claims'
 // directories, so that each claim reuses the runs.
 Runs fortunes_runs(const ClaimContext& ctx) {
@@ -69,7 +72,7 @@ Runs fortunes_runs(const ClaimContext& ctx) {
                                        fmt::format("train.eval_batches={}", ctx.eval_batches(10)),
                                        fmt::format("train.stats_every={}", ctx.quick ? 50 : 100)};
   return convergence_runs(ctx, (std::filesystem::path(ctx.out).parent_path() / "fortunes-transformer-runs").string(),
-                          config_path("lm-tiny.json"), fixed, ctx.quick ? 100 : 600);
+                          config_path("lm-tiny.json"), fixed, lm_steps(ctx));
 }
 
 // The LN-LSTM language model of the LayerNorm paper (configs/rnn-lstm-tiny.json on fortunes) for
@@ -78,7 +81,7 @@ Runs lstm_runs(const ClaimContext& ctx) {
   const std::vector<std::string> fixed{fmt::format("train.eval_every={}", ctx.quick ? 25 : 50),
                                        fmt::format("train.eval_batches={}", ctx.eval_batches(10)), "train.stats_every=0"};
   return convergence_runs(ctx, (std::filesystem::path(ctx.out).parent_path() / "lstm-runs").string(),
-                          config_path("rnn-lstm-tiny.json"), fixed, ctx.quick ? 100 : 600);
+                          config_path("rnn-lstm-tiny.json"), fixed, lm_steps(ctx));
 }
 
 // RNNSearch on gettext-de (configs/rnnsearch-tiny.json), none, layernorm and rmsnorm for the same
@@ -115,12 +118,14 @@ ClaimResult claim_c1(const ClaimContext& ctx) {
   const std::vector<RunRecord> rs = rnnsearch_runs(ctx);
   const int Nr = rnnsearch_steps(ctx) / 2;
   const Runs lstm = lstm_runs(ctx);
-  const Runs lm = fortunes_runs(ctx);
   const int Nm = ctx.quick ? 100 : 400;
-  const Runs mlp = convergence_runs(ctx, ctx.out + "/mlp", config_path("mlp-fmnist.json"),
-                                    {"model.n_layers=6", fmt::format("train.eval_batches={}", ctx.eval_batches(20)), "train.stats_every=0",
-                                     "train.eval_every=25"},
-                                    Nm);
+  const Runs lm = ctx.ablations ? fortunes_runs(ctx) : Runs{};
+  const Runs mlp = ctx.ablations ? convergence_runs(ctx, ctx.out + "/mlp", config_path("mlp-fmnist.json"),
+                                                    {"model.n_layers=6",
+                                                     fmt::format("train.eval_batches={}", ctx.eval_batches(20)),
+                                                     "train.stats_every=0", "train.eval_every=25"},
+                                                    Nm)
+                                 : Runs{};
   plot_into(ctx, "rnnsearch-val-loss",
             {.title = "C1: RNNSearch on gettext-de (mean, band = seeds)", .ylabel = "validation loss"},
             {mean_curve("none", of_norm(rs, "none"), &RunRecord::val_loss),
@@ -130,11 +135,12 @@ ClaimResult claim_c1(const ClaimContext& ctx) {
   for (const auto& [runs, stem, title] : {std::tuple{&lstm, "lstm-val-loss", "LSTM language model on fortunes"},
                                           std::tuple{&lm, "transformer-val-loss", "4-layer Pre-LN transformer on fortunes"},
                                           std::tuple{&mlp, "mlp-val-loss", "6-layer MLP on fashion-mnist"}})
-    plot_into(ctx, stem, {.title = fmt::format("C1: {} (mean, band = seeds)", title), .ylabel = "validation loss"},
-              {mean_curve("none", select(runs->none, {}), &RunRecord::val_loss),
-               mean_curve("layernorm", of_norm(runs->normed, "layernorm"), &RunRecord::val_loss),
-               mean_curve("rmsnorm", of_norm(runs->normed, "rmsnorm"), &RunRecord::val_loss)},
-              r);
+    if (!runs->none.empty())
+      plot_into(ctx, stem, {.title = fmt::format("C1: {} (mean, band = seeds)", title), .ylabel = "validation loss"},
+                {mean_curve("none", select(runs->none, {}), &RunRecord::val_loss),
+                 mean_curve("layernorm", of_norm(runs->normed, "layernorm"), &RunRecord::val_loss),
+                 mean_curve("rmsnorm", of_norm(runs->normed, "rmsnorm"), &RunRecord::val_loss)},
+                r);
   auto steps_name = [](const char* model, const char* norm, int N) {
     return fmt::format("{}: steps none needs to reach {}'s step-{} loss, / {} (2 = never in {})", model, norm, N, N, 2 * N);
   };
@@ -148,7 +154,11 @@ ClaimResult claim_c1(const ClaimContext& ctx) {
                "RMSNorm as the normalized model"),
       in_group(measure_at_least(steps_name("LSTM LM", "RMS", lstm.N),
                                 speedups(of_norm(lstm.normed, "rmsnorm"), select(lstm.none, {}), lstm.N), 1.5),
-               "RMSNorm as the normalized model"),
+               "RMSNorm as the normalized model")};
+  r.measured = fmt::format("steps none needs to reach LN's loss, in units of LN's steps (2 = never): RNNSearch {}, LSTM LM {}",
+                           show(r.measures[0].interval, 2), show(r.measures[1].interval, 2));
+  if (ctx.ablations) {
+    r.measures.insert(r.measures.end(), {
       in_group(measure_at_least(steps_name("transformer", "LN", lm.N),
                                 speedups(of_norm(lm.normed, "layernorm"), select(lm.none, {}), lm.N), 1.5),
                ablation),
@@ -160,14 +170,15 @@ ClaimResult claim_c1(const ClaimContext& ctx) {
                ablation),
       in_group(measure_at_least(steps_name("MLP", "RMS", Nm), speedups(of_norm(mlp.normed, "rmsnorm"), select(mlp.none, {}), Nm),
                                 1.5),
-               ablation),
-  };
-  r.measured = fmt::format("steps none needs to reach LN's loss, in units of LN's steps (2 = never): RNNSearch {}, LSTM LM {}; "
-                           "ablations: transformer {}, MLP {}",
-                           show(r.measures[0].interval, 2), show(r.measures[1].interval, 2),
-                           show(r.measures[4].interval, 2), show(r.measures[5].interval, 2));
+               ablation)});
+    r.measured += fmt::format("; ablations: transformer {}, MLP {}", show(r.measures[4].interval, 2),
+                              show(r.measures[5].interval, 2));
+  } else {
+    r.ablations_not_run = {"the 4-layer Pre-LN transformer on fortunes", "the 6-layer MLP on fashion-mnist"};
+  }
   if (ctx.quick)
-    r.setting = fmt::format("quick: RNNSearch N = {}, LSTM N = {}, transformer N = {}, MLP N = {}", Nr, lstm.N, lm.N, Nm);
+    r.setting = fmt::format("quick: RNNSearch N = {}, LSTM N = {}, transformer N = {}, MLP N = {}", Nr, lstm.N,
+                            lm_steps(ctx), Nm);
   r.verdict = verdict_of(r.measures);
   return r;
 }
@@ -176,32 +187,34 @@ ClaimResult claim_c2(const ClaimContext& ctx) {
   ClaimResult r;
   r.seeds = ctx.seeds;
   const std::vector<RunRecord> rs = rnnsearch_runs(ctx);
-  const Runs lstm = lstm_runs(ctx);
-  const Runs f = fortunes_runs(ctx);
-  const std::string ablation = "ablation: the LSTM LM and the Transformer";
-  r.measures = {
-      measure_within("RNNSearch: final validation loss, RMS / LN (same seed)",
-                     rms_over_ln(of_norm(rs, "layernorm"), of_norm(rs, "rmsnorm")), 0.98, 1.02),
-      in_group(measure_within("LSTM LM: final validation loss, RMS / LN (same seed)",
-                              rms_over_ln(of_norm(lstm.normed, "layernorm"), of_norm(lstm.normed, "rmsnorm")), 0.98, 1.02),
-               ablation),
-      in_group(measure_within("transformer: final validation loss, RMS / LN (same seed)",
-                              rms_over_ln(of_norm(f.normed, "layernorm"), of_norm(f.normed, "rmsnorm")), 0.98, 1.02),
-               ablation)};
-  for (const auto& [model, ln, rms] :
-       {std::tuple{"RNNSearch", of_norm(rs, "layernorm"), of_norm(rs, "rmsnorm")},
-        std::tuple{"LSTM LM", of_norm(lstm.normed, "layernorm"), of_norm(lstm.normed, "rmsnorm")},
-        std::tuple{"transformer", of_norm(f.normed, "layernorm"), of_norm(f.normed, "rmsnorm")}}) {
-    r.measures.push_back(measure_reported(fmt::format("{}: final validation loss, LN", model), values_of(ln, "final_val_loss"),
+  const Runs lstm = lstm_runs(ctx);  // C1 decides on them: they run with or without --ablations
+  const Runs f = ctx.ablations ? fortunes_runs(ctx) : Runs{};
+  struct Model {
+    const char* name;
+    std::vector<const RunRecord*> ln, rms;
+  };
+  std::vector<Model> models{{"RNNSearch", of_norm(rs, "layernorm"), of_norm(rs, "rmsnorm")},
+                            {"LSTM LM", of_norm(lstm.normed, "layernorm"), of_norm(lstm.normed, "rmsnorm")}};
+  if (ctx.ablations) models.push_back({"transformer", of_norm(f.normed, "layernorm"), of_norm(f.normed, "rmsnorm")});
+  else r.ablations_not_run = {"the 4-layer Pre-LN transformer on fortunes"};
+  for (const Model& m : models)
+    r.measures.push_back(in_group(measure_within(fmt::format("{}: final validation loss, RMS / LN (same seed)", m.name),
+                                                 rms_over_ln(m.ln, m.rms), 0.98, 1.02),
+                                  &m == &models.front() ? "" : "ablation: the LSTM LM and the Transformer"));
+  for (const Model& m : models) {
+    r.measures.push_back(measure_reported(fmt::format("{}: final validation loss, LN", m.name), values_of(m.ln, "final_val_loss"),
                                           "the losses"));
-    r.measures.push_back(measure_reported(fmt::format("{}: final validation loss, RMS", model), values_of(rms, "final_val_loss"),
-                                          "the losses"));
+    r.measures.push_back(measure_reported(fmt::format("{}: final validation loss, RMS", m.name),
+                                          values_of(m.rms, "final_val_loss"), "the losses"));
   }
-  r.measured = fmt::format("RMS / LN final validation loss: RNNSearch {} (LN {}, RMS {}); ablations: LSTM LM {}, transformer {}",
-                           show(r.measures[0].interval, 4), show(r.measures[3].interval, 3),
-                           show(r.measures[4].interval, 3), show(r.measures[1].interval, 4),
-                           show(r.measures[2].interval, 4));
-  if (ctx.quick) r.setting = fmt::format("quick: RNNSearch N = {}, LSTM N = {}, transformer N = {}", rnnsearch_steps(ctx), lstm.N, f.N);
+  const std::size_t losses = models.size();  // where the RNNSearch's LN and RMS losses start
+  r.measured = fmt::format("RMS / LN final validation loss: RNNSearch {} (LN {}, RMS {}); ablations: LSTM LM {}",
+                           show(r.measures[0].interval, 4), show(r.measures[losses].interval, 3),
+                           show(r.measures[losses + 1].interval, 3), show(r.measures[1].interval, 4));
+  if (ctx.ablations) r.measured += fmt::format(", transformer {}", show(r.measures[2].interval, 4));
+  if (ctx.quick)
+    r.setting = fmt::format("quick: RNNSearch N = {}, LSTM N = {}, transformer N = {}", rnnsearch_steps(ctx), lstm.N,
+                            lm_steps(ctx));
   r.verdict = verdict_of(r.measures);
   return r;
 }
@@ -342,19 +355,24 @@ ClaimResult claim_c6(const ClaimContext& ctx) {
                .logy = std::string(what) == "std"},
               curves, r);
 
-  const Runs f = fortunes_runs(ctx);
-  const auto tcv = transformer_cvs(f);
-  const std::string ablation = "ablation: the decoder-only transformer of C1 (no state built from an encoder)";
   r.measures = {
       measure_at_least("none: S at position 1 / mean S at positions 2-4", ratio[0], 1.5),
       measure_within("LN: S at position 1 / mean S at positions 2-4", ratio[1], 1 / 1.5, 1.5),
       measure_within("RMS: S at position 1 / mean S at positions 2-4", ratio[2], 1 / 1.5, 1.5),
       measure_at_most("LN: CV of S over positions 2..T (%)", cv[1], 5),
       measure_at_most("RMS: CV of S over positions 2..T (%)", cv[2], 5),
-      measure_reported("none: CV of S over positions 2..T (%)", cv[0], "reported"),
-      in_group(measure_at_most("LN: CV over positions of the post-norm std (%)", tcv[1], 5), ablation),
-      in_group(measure_at_most("RMS: CV over positions of the post-norm std (%)", tcv[2], 5), ablation),
-      in_group(measure_at_least("none: CV over positions of the residual stream's std (%)", tcv[0], 15), ablation)};
+      measure_reported("none: CV of S over positions 2..T (%)", cv[0], "reported")};
+  if (ctx.ablations) {
+    const auto tcv = transformer_cvs(fortunes_runs(ctx));
+    const std::string ablation = "ablation: the decoder-only transformer of C1 (no state built from an encoder)";
+    r.measures.insert(
+        r.measures.end(),
+        {in_group(measure_at_most("LN: CV over positions of the post-norm std (%)", tcv[1], 5), ablation),
+         in_group(measure_at_most("RMS: CV over positions of the post-norm std (%)", tcv[2], 5), ablation),
+         in_group(measure_at_least("none: CV over positions of the residual stream's std (%)", tcv[0], 15), ablation)});
+  } else {
+    r.ablations_not_run = {"the 4-layer decoder-only transformer of C1"};
+  }
   r.measured = fmt::format("RNNSearch, S1 / mean(S2..S4): none {}, LN {}, RMS {} (paper 2.87, 0.79, 0.85); CV of S over "
                            "positions 2..T: LN {}%, RMS {}%",
                            show(r.measures[0].interval, 2), show(r.measures[1].interval, 2),
@@ -373,7 +391,7 @@ ClaimResult claim_c6(const ClaimContext& ctx) {
       "every position from the same embedding table and causal context, with nothing like s0, so its position 1 "
       "cannot stand apart the way Table 5's does.\n",
       N, table);
-  if (ctx.quick) r.setting = fmt::format("quick: RNNSearch N = {}, transformer N = {}", N, f.N);
+  if (ctx.quick) r.setting = fmt::format("quick: RNNSearch N = {}, transformer N = {}", N, lm_steps(ctx));
   r.verdict = verdict_of(r.measures);
   return r;
 }

@@ -1,10 +1,13 @@
 #include "claims/evidence.h"
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "io/paths.h"
 #include "sweep/sweep.h"
@@ -215,6 +218,28 @@ void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle
 RunConfig session_config(const std::string& file, std::vector<std::string> overrides) {
   overrides.push_back("train.threads=1");
   return load_config_file(config_path(file), overrides);
+}
+
+void parallel_tasks(int jobs, int n, const std::function<void(int)>& task) {
+  std::atomic<int> next{0};
+  std::exception_ptr failed;
+  std::mutex lock;
+  auto work = [&] {
+    for (int i; (i = next++) < n;) {
+      try {
+        task(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> hold(lock);
+        if (!failed) failed = std::current_exception();
+        next = n;  // no new tasks
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < std::min(jobs, n); ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  if (failed) std::rethrow_exception(failed);
 }
 
 }  // namespace nt

@@ -2,6 +2,7 @@
 // (metrics.jsonl, stats.csv, summary.json), values per seed, curves averaged over seeds with
 // the seeds' band, per-position statistics, plots; and configs for in-process sessions.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -65,5 +66,11 @@ void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle
 
 // A config from configs/ with overrides, for a session inside this process: one math thread.
 RunConfig session_config(const std::string& file, std::vector<std::string> overrides);
+
+// task(0) ... task(n - 1) on `jobs` threads of this process (reproduce --jobs), for claims that
+// train in-process: each task a session of its own at one math thread, its result kept by its
+// index, so that the figures do not depend on `jobs`. The first exception is rethrown after
+// every task has stopped.
+void parallel_tasks(int jobs, int n, const std::function<void(int)>& task);
 
 }  // namespace nt

@@ -63,20 +63,28 @@ ClaimResult claim_c8(const ClaimContext& ctx) {
         "data.dataset=" + seq2seq_dataset()},
        true, "encoder-decoder"},
       {fmt::format("BERT-style encoder, {} layers, N(0, 0.02)", bert), "", "bert", "encoder-tiny.json",
-       {fmt::format("model.n_layers={}", bert), "model.init=normal"}, false, "BERT"},
-      {fmt::format("decoder-only, {} layers, Xavier", L), "ablation: decoder-only (Xavier)", "lm-xavier",
-       "lm-tiny.json",
-       {fmt::format("model.n_layers={}", L), "model.d_ff=128", "model.init=xavier"}, true, ""}};
-  if (!ctx.quick)
-    settings.push_back({fmt::format("decoder-only, {} layers, N(0, 0.02)", L), kSmallInit, "lm-normal", "lm-tiny.json",
-                        {fmt::format("model.n_layers={}", L), "model.d_ff=128", "model.init=normal"}, true, ""});
+       {fmt::format("model.n_layers={}", bert), "model.init=normal"}, false, "BERT"}};
+  if (ctx.ablations) {
+    settings.push_back({fmt::format("decoder-only, {} layers, Xavier", L), "ablation: decoder-only (Xavier)", "lm-xavier",
+                        "lm-tiny.json", {fmt::format("model.n_layers={}", L), "model.d_ff=128", "model.init=xavier"}, true,
+                        ""});
+    if (!ctx.quick)
+      settings.push_back({fmt::format("decoder-only, {} layers, N(0, 0.02)", L), kSmallInit, "lm-normal", "lm-tiny.json",
+                          {fmt::format("model.n_layers={}", L), "model.d_ff=128", "model.init=normal"}, true, ""});
+  } else {
+    r.ablations_not_run = {"BERT's Post-LN without warm-up (reported, not held to the criterion)",
+                           fmt::format("the decoder-only transformer at {} layers (Xavier, N(0, 0.02))", L)};
+  }
   std::vector<SweepRequest> sweeps;  // per setting: Post-LN with and without warm-up, Pre-LN without
   for (std::size_t k = 0; k < settings.size(); ++k) {
     auto o = fixed;
     o.insert(o.end(), settings[k].overrides.begin(), settings[k].overrides.end());
     const std::string& dir = settings[k].dir;
+    // Post-LN without warm-up is an ablation where it decides nothing (BERT)
+    const bool cold = settings[k].warmup_decides || ctx.ablations;
     sweeps.push_back({dir + "-post", config_path(settings[k].config), o,
-                      {"model.norm.placement=post", fmt::format("train.warmup_steps=0,{}", W), ctx.seeds_axis()}});
+                      {"model.norm.placement=post", fmt::format("train.warmup_steps={}{}", cold ? "0," : "", W),
+                       ctx.seeds_axis()}});
     sweeps.push_back({dir + "-pre", config_path(settings[k].config), o,
                       {"model.norm.placement=pre", "train.warmup_steps=0", ctx.seeds_axis()}});
   }
@@ -90,17 +98,17 @@ ClaimResult claim_c8(const ClaimContext& ctx) {
                postw = select(post, {{"train.warmup_steps", std::to_string(W)}}), pre0 = select(pre, {});
     const auto l_post0 = final_losses(post0), l_postw = final_losses(postw), l_pre0 = final_losses(pre0);
     const std::string warm = fmt::format("{}: Post-LN loss, no warm-up / warm-up {}", s.name, W);
-    r.measures.push_back(s.warmup_decides ? in_group(measure_at_least(warm, ratio(l_post0, l_postw), 1.2), s.group)
-                                          : measure_reported(warm, ratio(l_post0, l_postw), "reported beside BERT"));
+    if (s.warmup_decides) r.measures.push_back(in_group(measure_at_least(warm, ratio(l_post0, l_postw), 1.2), s.group));
+    else if (!post0.empty()) r.measures.push_back(measure_reported(warm, ratio(l_post0, l_postw), "reported beside BERT"));
     r.measures.push_back(in_group(
         measure_at_most(fmt::format("{}: Pre-LN no warm-up / Post-LN warm-up {}", s.name, W), ratio(l_pre0, l_postw), 1.05),
         s.group));
-    r.details += fmt::format("| {} | {} | {} | {} |\n", s.name, show(mean_interval(l_post0), 3),
+    r.details += fmt::format("| {} | {} | {} | {} |\n", s.name, post0.empty() ? "-" : show(mean_interval(l_post0), 3),
                              show(mean_interval(l_postw), 3), show(mean_interval(l_pre0), 3));
     if (!s.curve.empty())
       for (const auto& [runs, label] : {std::pair{post0, "Post-LN, no warm-up"},
                                         std::pair{postw, "Post-LN, warm-up"}, std::pair{pre0, "Pre-LN, no warm-up"}})
-        curves.push_back(mean_curve(fmt::format("{} ({})", label, s.curve), runs, &RunRecord::val_loss));
+        if (!runs.empty()) curves.push_back(mean_curve(fmt::format("{} ({})", label, s.curve), runs, &RunRecord::val_loss));
   }
   plot_into(ctx, "val-loss",
             {.title = fmt::format("C8: encoder-decoder {}L-{}L and BERT-style encoder, warm-up 0 vs {} (mean over seeds)",
@@ -116,14 +124,19 @@ ClaimResult claim_c8(const ClaimContext& ctx) {
       "it, so Post-LN without warm-up is reported there, not held to a criterion. Decoder-only ablation: "
       "configs/lm-tiny.json, FFN 128, fortunes.\n",
       N, W, seq2seq_dataset());
+  // the measures in order: encoder-decoder (2), BERT (1, or 2 with Post-LN without warm-up), the ablations (2 each)
+  const std::size_t b0 = ctx.ablations ? 3 : 2;
   r.measured = fmt::format("encoder-decoder {}L-{}L, Xavier: Post-LN without / with warm-up {}, Pre-LN without / "
-                           "Post-LN with {}; BERT-style encoder ({} layers): Pre-LN without / Post-LN with {} (Post-LN "
-                           "without / with {}). Decoder-only ablation, {} layers: Xavier {} and {}",
+                           "Post-LN with {}; BERT-style encoder ({} layers): Pre-LN without / Post-LN with {}",
                            ed, ed, show(r.measures[0].interval, 2), show(r.measures[1].interval, 2), bert,
-                           show(r.measures[3].interval, 2), show(r.measures[2].interval, 2), L,
-                           show(r.measures[4].interval, 2), show(r.measures[5].interval, 2));
-  if (!ctx.quick)
-    r.measured += fmt::format("; N(0, 0.02) {} and {}", show(r.measures[6].interval, 2), show(r.measures[7].interval, 2));
+                           show(r.measures[b0].interval, 2));
+  if (ctx.ablations) {
+    r.measured += fmt::format(" (Post-LN without / with {}). Decoder-only ablation, {} layers: Xavier {} and {}",
+                              show(r.measures[2].interval, 2), L, show(r.measures[4].interval, 2),
+                              show(r.measures[5].interval, 2));
+    if (!ctx.quick)
+      r.measured += fmt::format("; N(0, 0.02) {} and {}", show(r.measures[6].interval, 2), show(r.measures[7].interval, 2));
+  }
   if (ctx.quick)
     r.setting = fmt::format("quick: encoder-decoder {0}L-{0}L, encoder {1} layers, decoder-only {2} layers, {3} steps, "
                             "warm-up {4}", ed, bert, L, N, W);
@@ -188,44 +201,54 @@ ClaimResult claim_c9(const ClaimContext& ctx) {
   auto ed_fixed = common(ed_steps);
   ed_fixed.insert(ed_fixed.end(), {"model.n_dec_layers=null", "train.batch_size=16", "data.dataset=" + seq2seq_dataset()});
   // DeepNorm keeps its own init (Xavier with beta) whatever model.init says: one set of its runs serves both
-  const auto all = sweep_runs(
-      ctx, {{"encdec-depths", config_path("encdec-tiny.json"), ed_fixed,
-             {"model.norm.type=layernorm,deepnorm", "model.init=xavier", axis(ed_depths), ctx.seeds_axis()}},
-            {"depths", config_path("lm-tiny.json"), common(N),
-             {"model.norm.type=layernorm,deepnorm", "model.init=xavier", axis(depths), ctx.seeds_axis()}}});
+  std::vector<SweepRequest> sweeps{{"encdec-depths", config_path("encdec-tiny.json"), ed_fixed,
+                                    {"model.norm.type=layernorm,deepnorm", "model.init=xavier", axis(ed_depths),
+                                     ctx.seeds_axis()}}};
+  if (ctx.ablations)
+    sweeps.push_back({"depths", config_path("lm-tiny.json"), common(N),
+                      {"model.norm.type=layernorm,deepnorm", "model.init=xavier", axis(depths), ctx.seeds_axis()}});
+  else
+    r.ablations_not_run = {fmt::format("the decoder-only transformer at depths {}", fmt::join(depths, "/"))};
+  const auto all = sweep_runs(ctx, sweeps);
   const std::size_t S = ctx.seeds.size();
   r.details = "| depth | Post-LN (Xavier) | DeepNorm | Post-LN / DeepNorm |\n|---|---|---|---|\n";
   const DepthComparison ed = compare_depths(all[0], ed_depths, S, r.details, "encoder-decoder");
-  const DepthComparison lm = compare_depths(all[1], depths, S, r.details, "decoder-only");
-  const std::string ablation = fmt::format("ablation: decoder-only, depth {} ({} steps)", fmt::join(depths, "/"), N);
-  r.measures = {
-      measure_at_least("largest Post-LN / DeepNorm final loss over the depths", ed.best_ratio, 1.2),
-      measure_at_most("largest DeepNorm loss ratio from one depth to the next", ed.worst_growth, 1.03),
-      in_group(measure_at_least("largest Post-LN / DeepNorm final loss over the depths", lm.best_ratio, 1.2), ablation),
-      in_group(measure_at_most("largest DeepNorm loss ratio from one depth to the next", lm.worst_growth, 1.03), ablation)};
+  r.measures = {measure_at_least("largest Post-LN / DeepNorm final loss over the depths", ed.best_ratio, 1.2),
+                measure_at_most("largest DeepNorm loss ratio from one depth to the next", ed.worst_growth, 1.03)};
   for (std::size_t k = 0; k < ed_depths.size(); ++k)
     r.measures.push_back(in_group(measure_at_least(fmt::format("{0}L-{0}L: Post-LN / DeepNorm final loss", ed_depths[k]),
                                                    ed.ratios[k], 1.2),
                                   "per depth (encoder-decoder)"));
-  for (std::size_t k = 0; k < depths.size(); ++k)
-    r.measures.push_back(in_group(
-        measure_at_least(fmt::format("{} layers: Post-LN / DeepNorm final loss", depths[k]), lm.ratios[k], 1.2),
-        "per depth (decoder-only)"));
-  plot_into(ctx, "loss-vs-depth",
-            {.title = "C9: final validation loss against depth (lr 1e-3, no warm-up; layers per stack)",
-             .xlabel = "layers (per stack)", .ylabel = "final validation loss"},
-            {ed.post, ed.deep, lm.post, lm.deep}, r);
+  std::vector<Curve> curves{ed.post, ed.deep};
   auto smallest = [&](const std::string& group) {
     for (const Measure& m : r.measures)
       if (m.group == group && m.verdict == ClaimVerdict::pass) return m.name.substr(0, m.name.find(':'));
     return std::string("none");
   };
   r.measured = fmt::format("encoder-decoder: largest Post-LN / DeepNorm loss over depths {} (smallest depth whose "
-                           "interval passes 1.2: {}); DeepNorm's worst growth from one depth to the next {}. Decoder-only "
-                           "ablation: {} (smallest: {}), DeepNorm's growth {}",
+                           "interval passes 1.2: {}); DeepNorm's worst growth from one depth to the next {}",
                            show(r.measures[0].interval, 2), smallest("per depth (encoder-decoder)"),
-                           show(r.measures[1].interval, 3), show(r.measures[2].interval, 2),
-                           smallest("per depth (decoder-only)"), show(r.measures[3].interval, 3));
+                           show(r.measures[1].interval, 3));
+  if (ctx.ablations) {
+    const DepthComparison lm = compare_depths(all[1], depths, S, r.details, "decoder-only");
+    const std::string ablation = fmt::format("ablation: decoder-only, depth {} ({} steps)", fmt::join(depths, "/"), N);
+    r.measures.push_back(
+        in_group(measure_at_least("largest Post-LN / DeepNorm final loss over the depths", lm.best_ratio, 1.2), ablation));
+    r.measures.push_back(
+        in_group(measure_at_most("largest DeepNorm loss ratio from one depth to the next", lm.worst_growth, 1.03), ablation));
+    for (std::size_t k = 0; k < depths.size(); ++k)
+      r.measures.push_back(in_group(
+          measure_at_least(fmt::format("{} layers: Post-LN / DeepNorm final loss", depths[k]), lm.ratios[k], 1.2),
+          "per depth (decoder-only)"));
+    curves.insert(curves.end(), {lm.post, lm.deep});
+    const Measure &best = r.measures[2 + ed_depths.size()], &growth = r.measures[3 + ed_depths.size()];
+    r.measured += fmt::format(". Decoder-only ablation: {} (smallest: {}), DeepNorm's growth {}", show(best.interval, 2),
+                              smallest("per depth (decoder-only)"), show(growth.interval, 3));
+  }
+  plot_into(ctx, "loss-vs-depth",
+            {.title = "C9: final validation loss against depth (lr 1e-3, no warm-up; layers per stack)",
+             .xlabel = "layers (per stack)", .ylabel = "final validation loss"},
+            curves, r);
   r.details += fmt::format(
       "\nFinal validation loss, mean [95% interval] over the seeds (a diverged run counts as ln 256). d 64, FFN 128, 2 "
       "heads, Adam 1e-3, no warm-up, Post-LN with Xavier init, DeepNorm with its own init. Encoder-decoder: {} pairs, "

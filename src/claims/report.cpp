@@ -107,7 +107,7 @@ void save_result(const std::string& claim_dir, const ClaimResult& r) {
   }
   const json j = {{"verdict", to_string(r.verdict)}, {"measured", r.measured}, {"seeds", r.seeds}, {"setting", r.setting},
                   {"measures", measures}, {"plots", r.plots}, {"details", r.details}, {"ran", r.ran},
-                  {"seconds", r.seconds}};
+                  {"seconds", r.seconds}, {"ablations_not_run", r.ablations_not_run}};
   std::ofstream(fs::path(claim_dir) / "result.json") << j.dump(2) << "\n";
 }
 
@@ -124,6 +124,7 @@ std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string
     r.seeds = j["seeds"].get<std::vector<int>>();
     r.setting = j["setting"];
     r.plots = j["plots"].get<std::vector<std::string>>();
+    r.ablations_not_run = j.value("ablations_not_run", std::vector<std::string>{});
     for (const json& m : j["measures"]) {
       Measure x{m["name"], {}, m["labels"].get<std::vector<std::string>>(), interval_from(m["interval"]),
                 m["criterion"], verdict_named(m["verdict"]), m["group"]};
@@ -138,7 +139,8 @@ std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string
 void write_report(const std::string& dir, const std::vector<std::pair<const Claim*, ClaimResult>>& results) {
   fs::create_directories(dir);
   std::string md = "# normtool: the claims about normalization, reproduced\n\n";
-  md += "Rerun everything with `normtool reproduce --jobs 2` (or one claim with the command in its row; other seeds "
+  md += "Rerun everything with `normtool reproduce --jobs 2 --ablations` (without `--ablations`, every verdict "
+        "but not the settings kept beside the papers' as ablations; or one claim with the command in its row; other seeds "
         "with `--seeds a,b,c`). Each claim's source with its own figures, the criterion and why it is what it is: " +
         claims_doc_link(dir) + "; each claim's setup and any change with its reason: "
         "`experiments/<id>-<slug>/README.md`. A training claim's verdict comes from the mean over seeds and its 95% "
@@ -163,6 +165,9 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
                       c->id, c->slug, c->id, c->title, to_string(r.verdict), r.seconds, r.measured, c->criterion,
                       c->source, c->setup, dir_name(*c), c->id);
     if (!r.setting.empty()) md += "Run here: " + r.setting + "\n\n";
+    if (!r.ablations_not_run.empty())
+      md += fmt::format("Ablations not run (`normtool reproduce {} --ablations` runs them): {}.\n\n", c->id,
+                        fmt::join(r.ablations_not_run, "; "));
     md += measures_table(r);
     for (const auto& p : r.plots) md += fmt::format("![{}]({}/{})\n\n", c->id, dir_name(*c), p);
     md += r.details + "\n";

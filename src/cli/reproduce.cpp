@@ -35,6 +35,7 @@ namespace {
 struct ReproduceOptions {
   std::vector<std::string> ids;
   bool quick = false;
+  bool ablations = false;
   int jobs = 2;
   std::string out;
   std::string seeds = "1,2,3";
@@ -54,11 +55,19 @@ struct Outcome {
   bool failed = false;
 };
 
-Outcome run_claim(const Claim& c, const std::string& out, const std::string& binary, bool quick, int jobs,
-                  const std::vector<int>& seeds, const SlurmOptions* slurm) {
+// How the claims run: what reproduce's options say of every claim alike
+struct Settings {
+  bool quick = false, ablations = false;
+  int jobs = 2;
+  std::vector<int> seeds;
+};
+
+Outcome run_claim(const Claim& c, const std::string& out, const std::string& binary, const Settings& how,
+                  const SlurmOptions* slurm) {
   Outcome o;
   const auto t0 = std::chrono::steady_clock::now();
-  ClaimContext ctx{(std::filesystem::path(out) / (std::string(c.id) + "-" + c.slug)).string(), binary, quick, jobs, seeds};
+  ClaimContext ctx{(std::filesystem::path(out) / (std::string(c.id) + "-" + c.slug)).string(), binary, how.quick, how.jobs,
+                   how.seeds, how.ablations};
   ctx.slurm = slurm;
   ctx.pending = &o.pending;
   std::filesystem::create_directories(ctx.out);
@@ -102,8 +111,8 @@ SlurmOptions slurm_of(const nlohmann::json& j) {
 // (--collect): exact claims here; claims that train in one process as one job array (a task
 // each); sweep claims' sweeps as job arrays. Returns 0 when every claim has its result (or, on
 // submission, was submitted), 75 while some are pending at --collect, 1 when one failed.
-int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, bool quick, int jobs,
-             const std::vector<int>& seeds, const SlurmOptions& slurm, bool collecting) {
+int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, const Settings& how,
+             const SlurmOptions& slurm, bool collecting) {
   namespace fs = std::filesystem;
   const std::string binary = self_executable();
   const fs::path manifest = fs::path(out) / "reproduce.json";
@@ -114,7 +123,8 @@ int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, bo
   } else {
     std::vector<std::string> ids;
     for (const Claim* c : chosen) ids.push_back(c->id);
-    doc = {{"launcher", "slurm"}, {"ids", ids}, {"seeds", seeds}, {"quick", quick}, {"jobs", jobs},
+    doc = {{"launcher", "slurm"}, {"ids", ids}, {"seeds", how.seeds}, {"quick", how.quick},
+           {"ablations", how.ablations}, {"jobs", how.jobs},
            {"slurm", slurm_json(slurm)}, {"claims_job_id", ""}, {"claims_tasks", nlohmann::json::array()}};
   }
   std::map<std::string, ClaimResult> done;
@@ -125,7 +135,7 @@ int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, bo
   for (const Claim* c : chosen) {
     if (c->exact || c->sweeps) {
       if (c->exact && done.count(c->id)) continue;
-      const Outcome o = run_claim(*c, out, binary, quick, jobs, seeds, c->exact ? nullptr : &slurm);
+      const Outcome o = run_claim(*c, out, binary, how, c->exact ? nullptr : &slurm);
       print_outcome(*c, o);
       pending += !o.pending.empty();
       failed += o.failed;
@@ -152,15 +162,16 @@ int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, bo
       continue;
     }
     std::vector<std::string> cmd{binary, "reproduce", c->id, "--out", fs::absolute(out).string(), "--seeds",
-                                 fmt::format("{}", fmt::join(seeds, ",")), "--jobs", std::to_string(jobs)};
-    if (quick) cmd.push_back("--quick");
+                                 fmt::format("{}", fmt::join(how.seeds, ",")), "--jobs", std::to_string(how.jobs)};
+    if (how.quick) cmd.push_back("--quick");
+    if (how.ablations) cmd.push_back("--ablations");
     commands.push_back(cmd);
     in_process.push_back(c->id);
   }
   if (!commands.empty()) {
     fs::create_directories(fs::path(out) / "logs");
     const std::string script = (fs::path(out) / "claims.sbatch").string();
-    write_command_array(script, "claims", commands, slurm, jobs, (fs::path(out) / "logs").string());
+    write_command_array(script, "claims", commands, slurm, how.jobs, (fs::path(out) / "logs").string());
     const std::string id = submit_sbatch(script);
     doc["claims_job_id"] = id;
     doc["claims_tasks"] = in_process;
@@ -260,22 +271,22 @@ int run(const ReproduceOptions& o) {
     std::vector<const Claim*> claims;
     for (const std::string& id : doc.value("ids", std::vector<std::string>{}))
       if (const Claim* c = find_claim(id)) claims.push_back(c);
-    return on_slurm(claims, o.collect, doc.value("quick", false), doc.value("jobs", 2),
-                    doc.value("seeds", std::vector<int>{1, 2, 3}), slurm_of(doc.value("slurm", nlohmann::json::object())),
-                    /*collecting=*/true);
+    const Settings how{doc.value("quick", false), doc.value("ablations", false), doc.value("jobs", 2),
+                       doc.value("seeds", std::vector<int>{1, 2, 3})};
+    return on_slurm(claims, o.collect, how, slurm_of(doc.value("slurm", nlohmann::json::object())), /*collecting=*/true);
   }
-  const std::vector<int> seeds = parse_seeds(o.seeds);
+  const Settings how{o.quick, o.ablations, o.jobs, parse_seeds(o.seeds)};
   const std::string out = o.out.empty() ? "runs/reproduce-" + timestamp() : o.out;
   check_report_dir(out);
   if (o.launcher == "slurm") {
     std::filesystem::create_directories(out);
-    return on_slurm(chosen, out, o.quick, o.jobs, seeds, o.slurm, /*collecting=*/false);
+    return on_slurm(chosen, out, how, o.slurm, /*collecting=*/false);
   }
   int failed = 0;
   WorkProgress progress("reproduce", "claims", int(chosen.size()));
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     progress.update(int(i), "running " + std::string(chosen[i]->id));
-    const Outcome r = run_claim(*chosen[i], out, self_executable(), o.quick, o.jobs, seeds, nullptr);
+    const Outcome r = run_claim(*chosen[i], out, self_executable(), how, nullptr);
     progress.clear();
     print_outcome(*chosen[i], r);
     failed += r.failed;
@@ -294,6 +305,9 @@ void setup_reproduce(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand("reproduce", "Rerun the claims' experiments and write a report with verdicts");
   sub->add_option("ids", o->ids, "claims to run (E1 ... C12); default all");
   sub->add_flag("--quick", o->quick, "shrunken settings (minutes, not tens of minutes)");
+  sub->add_flag("--ablations", o->ablations,
+                "also the settings kept beside the papers' as ablations (the decoder-only transformer, other inits, "
+                "the MLP); every verdict is decided without them");
   sub->add_option("-j,--jobs", o->jobs, "parallel training runs")->capture_default_str()->check(CLI::Range(1, 64));
   sub->add_option("-o,--out", o->out, "report directory (default runs/reproduce-<YYYYmmdd-HHMMSS>)");
   sub->add_option("--seeds", o->seeds, "the training claims' seeds, at least 3")->capture_default_str();
