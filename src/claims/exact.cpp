@@ -322,8 +322,8 @@ ClaimResult claim_e8(const ClaimContext&) {
     worst = std::max(worst, init_table(c, [&](const std::string& name) { return name.rfind("enc.", 0) == 0 ? enc : dec; },
                                        init));
   }
-  r.measured = fmt::format("{} of DeepNet's table's constants (encoder-only, decoder-only, encoder-decoder's two "
-                           "stacks) {}; init std within {:.2f}% of DeepNet's",
+  r.measured = fmt::format("the constants of all {} rows of DeepNet's table (encoder-only, decoder-only, encoder-decoder's "
+                           "two stacks) {}; init std within {:.2f}% of DeepNet's",
                            std::size(rows), constants_ok ? "match" : "DO NOT all match", 100 * worst);
   r.details = table + "\nInit, models built by normtool's model code (d = 256, d_ff = 1024; 12 layers, the "
                       "encoder-decoder 6L-6L):\n\n" + init;
