@@ -69,11 +69,13 @@ TEST(Gemm, MatchesASumInDoubleOnEveryPathOfTheKernel) {
   // M: 12-row blocks + 8 + 4 + 1 remainders (37 = 3*12 + 1; 32 = 2*12 + 8; 1028 = 85*12 + 8); at
   // two threads, an odd count of whole blocks and a remainder (128 = 10*12 + 8, 512 = 42*12 + 8);
   // N: two-vector panels, a one-vector panel, masked tails (10, 50, 19), in place (K N small) or
-  // packed (K N > 8192, or op(B) transposed); K from 1 to 2048.
+  // packed (K N > 8192, or op(B) transposed); K from 1 to 2048. Few rows (under four blocks a
+  // thread) with panels that split evenly go by panels at two threads: 64, 50 and 90 rows, a
+  // masked tail in the last panel (120 columns).
   const std::vector<std::tuple<int, int, int>> shapes = {
       {1, 1, 1},    {37, 10, 5},  {32, 64, 16},   {32, 16, 64},   {13, 50, 19},   {64, 48, 32},
       {1028, 64, 64}, {96, 192, 128}, {24, 19, 700}, {256, 784, 128}, {64, 32, 2048}, {5, 256, 256},
-      {128, 64, 64}, {512, 64, 64}, {128, 256, 64}};
+      {128, 64, 64}, {512, 64, 64}, {128, 256, 64}, {64, 64, 128}, {64, 128, 400}, {50, 120, 64}, {90, 64, 96}};
   for (const auto& [M, N, K] : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
@@ -85,20 +87,27 @@ TEST(Gemm, MatchesASumInDoubleOnEveryPathOfTheKernel) {
 }
 
 TEST(Gemm, RowsAreTheSameForAnyThreadCount) {
-  // the sum over k runs in order in every row block: one thread and two give the same bits
-  const int M = 1028, N = 200, K = 300;
-  Rng rng(5);
-  std::vector<float> A(std::size_t(M) * K), B(std::size_t(K) * N), bias(N);
-  for (float& x : A) x = float(rng.normal());
-  for (float& x : B) x = float(rng.normal());
-  for (float& x : bias) x = float(rng.normal());
-  std::vector<float> one(std::size_t(M) * N), two(std::size_t(M) * N);
-  set_math_threads(1);
-  gemm(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, one.data(), N, bias.data());
-  set_math_threads(2);
-  gemm(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, two.data(), N, bias.data());
-  set_math_threads(1);
-  EXPECT_EQ(one, two);
+  // the sum over k runs in order in every row block: one thread and two give the same bits,
+  // whether the rows are cut between the threads (1028 rows) or the panels (a weight's gradient:
+  // op(A) = X^T, 64 or 128 rows)
+  for (const auto& [ta, M, N, K] : {std::tuple{false, 1028, 200, 300}, std::tuple{true, 64, 128, 400},
+                                    std::tuple{true, 128, 64, 400}}) {
+    Rng rng(5);
+    std::vector<float> A(std::size_t(M) * K), B(std::size_t(K) * N), bias(N);
+    for (float& x : A) x = float(rng.normal());
+    for (float& x : B) x = float(rng.normal());
+    for (float& x : bias) x = float(rng.normal());
+    std::vector<float> one(std::size_t(M) * N), two(std::size_t(M) * N);
+    const int lda = ta ? M : K;
+    set_math_threads(1);
+    gemm(ta, false, M, N, K, 1.f, A.data(), lda, B.data(), N, 0.f, one.data(), N, bias.data());
+    std::vector<float> other(B.size(), 3.f), scratch(one.size());  // the packing buffer now holds another B
+    gemm(ta, false, M, N, K, 1.f, A.data(), lda, other.data(), N, 0.f, scratch.data(), N, bias.data());
+    set_math_threads(2);
+    gemm(ta, false, M, N, K, 1.f, A.data(), lda, B.data(), N, 0.f, two.data(), N, bias.data());
+    set_math_threads(1);
+    EXPECT_EQ(one, two) << M << " x " << N << " x " << K;
+  }
 }
 
 TEST(MathThreads, SubnormalsAreFlushedOnEveryThread) {

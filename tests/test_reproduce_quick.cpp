@@ -51,5 +51,29 @@ TEST(ReproduceQuick, WithoutAblationsOnlyTheDecidingSettingsRunAndTheReportSaysW
             std::string::npos);
 }
 
+// The claims that train inside one process run their sessions on --jobs threads and gather the
+// results by index: C7's and C10's figures are the same bits at --jobs 1 and 2. Without
+// --ablations C7, C8 and C10 report their deciding settings alone.
+TEST(ReproduceQuick, InProcessClaimsGiveTheSameFiguresAtAnyJobsAndDecideWithoutAblations) {
+  TempDir one, two;
+  auto r = run_normtool("reproduce C7 C10 --quick --jobs 1 --out " + one.str());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_normtool("reproduce C7 C8 C10 --quick --jobs 2 --out " + two.str());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* dir : {"C7-post-ln-gradients-at-init", "C10-post-ln-model-update"}) {
+    const auto a = read_json(one / (std::string(dir) + "/result.json")), b = read_json(two / (std::string(dir) + "/result.json"));
+    EXPECT_EQ(a["measures"], b["measures"]) << dir;
+    EXPECT_EQ(a["measured"], b["measured"]) << dir;
+  }
+  for (const char* dir : {"C7-post-ln-gradients-at-init", "C8-post-ln-needs-warmup", "C10-post-ln-model-update"}) {
+    const auto result = read_json(two / (std::string(dir) + "/result.json"));
+    EXPECT_TRUE(result["ran"].get<bool>()) << result.dump();
+    EXPECT_FALSE(result["ablations_not_run"].empty()) << dir;
+    for (const auto& m : result["measures"])
+      EXPECT_EQ(m["group"].get<std::string>().rfind("ablation", 0), std::string::npos) << dir << ": " << m.dump();
+    EXPECT_EQ(result["measured"].get<std::string>().find("ablation"), std::string::npos) << dir;
+  }
+}
+
 }  // namespace
 }  // namespace nt::test

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "io/paths.h"
@@ -236,7 +237,10 @@ void parallel_tasks(int jobs, int n, const std::function<void(int)>& task) {
     }
   };
   std::vector<std::thread> threads;
-  for (int t = 1; t < std::min(jobs, n); ++t) threads.emplace_back(work);
+  try {
+    for (int t = 1; t < std::min(jobs, n); ++t) threads.emplace_back(work);
+  } catch (const std::system_error&) {  // no more threads to be had: the ones started and this one do the work
+  }
   work();
   for (std::thread& t : threads) t.join();
   if (failed) std::rethrow_exception(failed);

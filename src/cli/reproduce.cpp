@@ -271,7 +271,8 @@ int run(const ReproduceOptions& o) {
     std::vector<const Claim*> claims;
     for (const std::string& id : doc.value("ids", std::vector<std::string>{}))
       if (const Claim* c = find_claim(id)) claims.push_back(c);
-    const Settings how{doc.value("quick", false), doc.value("ablations", false), doc.value("jobs", 2),
+    // a manifest from before --ablations: that binary ran them
+    const Settings how{doc.value("quick", false), doc.value("ablations", true), doc.value("jobs", 2),
                        doc.value("seeds", std::vector<int>{1, 2, 3})};
     return on_slurm(claims, o.collect, how, slurm_of(doc.value("slurm", nlohmann::json::object())), /*collecting=*/true);
   }

@@ -71,9 +71,11 @@ inline void block(const Operands& o, int64_t i, int j, int w) {
   }
 }
 
-// Rows i0..i1 of C, all columns: panel after panel, the row blocks inside (the panel stays in cache).
-void rows(const Operands& o, int64_t i0, int64_t i1) {
-  for (int j = 0; j < o.N; j += NR) {
+// Rows i0..i1 of C, columns j0..j1 (j0 at a panel): panel after panel, the row blocks inside (the
+// panel stays in cache). Each entry's sum runs over k in order in every block, so how the rows
+// and panels are cut between threads does not change C.
+void rows(const Operands& o, int64_t i0, int64_t i1, int j0, int j1) {
+  for (int j = j0; j < j1; j += NR) {
     const int w = std::min(NR, o.N - j);
     if (w > PS) {
       int64_t i = i0;
@@ -90,11 +92,11 @@ void rows(const Operands& o, int64_t i0, int64_t i1) {
   }
 }
 
-// op(B) (K, N) into panels of NR columns, each K x NR row-major, zeros past column N (never
-// stored, but they keep whatever the buffer held out of the sums).
-void pack(float* panels, bool tb, int K, int N, const float* B, int ldb) {
+// op(B) (K, N)'s columns j0..j1 (j0 at a panel) into panels of NR columns, each K x NR row-major,
+// zeros past column N (never stored, but they keep whatever the buffer held out of the sums).
+void pack(float* panels, bool tb, int K, int N, const float* B, int ldb, int j0, int j1) {
   using namespace Eigen::internal;
-  for (int j = 0; j < N; j += NR) {
+  for (int j = j0; j < j1; j += NR) {
     const int w = std::min(NR, N - j);
     float* p = panels + int64_t(j) * K;
     if (tb)  // B's rows j.. become the panel's columns
@@ -139,25 +141,41 @@ void gemm_kernel(bool ta, bool tb, int M, int N, int K, float alpha, const float
   Operands o{A, ta ? 1 : lda, ta ? lda : 1, B, ldb, 1, K, N, C, ldc, alpha, beta, bias};
   // op(B) is read in place when its rows are contiguous, whole vectors and small enough to stay in
   // L1 (attention's products); else packed
-  if (tb || N % PS != 0 || int64_t(K) * N > 8192) {
-    // one buffer a thread, grown to the largest op(B) it has packed (no allocation once warm)
+  const bool packed = tb || N % PS != 0 || int64_t(K) * N > 8192;
+  if (packed) {
+    // one buffer a calling thread, grown to the largest op(B) it has packed (no allocation once warm)
     thread_local std::vector<float, Eigen::aligned_allocator<float>> buffer;
     const std::size_t need = std::size_t(K) * ((N + NR - 1) / NR * NR);
     if (buffer.size() < need) buffer.resize(need);
-    pack(buffer.data(), tb, K, N, B, ldb);
     o.B = buffer.data();
     o.b_k = NR;
     o.b_j = K;
   }
-  const int threads = omp_in_parallel() ? 1 : std::min(omp_get_max_threads(), M / (2 * MR));
-  if (threads <= 1 || double(M) * N * K < double(1 << 18)) {
-    rows(o, 0, M);
+  float* panels = const_cast<float*>(o.B);
+  const int threads = omp_in_parallel() || double(M) * N * K < double(1 << 18) ? 1 : omp_get_max_threads();
+  const int n_panels = (N + NR - 1) / NR;
+  if (threads > 1 && n_panels % threads == 0 && M < 4 * MR * threads) {
+    // few rows (a weight's gradient has as many as the layer is wide: 64 rows are 5 1/3 blocks of
+    // 12, cut 36 / 28) and panels that split evenly: each thread packs and computes its own
+    const int per = n_panels / threads * NR;
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int t = 0; t < threads; ++t) {
+      if (packed) pack(panels, tb, K, N, B, ldb, t * per, std::min(N, (t + 1) * per));
+      rows(o, 0, M, t * per, std::min(N, (t + 1) * per));
+    }
+    return;
+  }
+  if (packed) pack(panels, tb, K, N, B, ldb, 0, N);
+  const int row_threads = std::min(threads, M / (2 * MR));
+  if (row_threads <= 1) {
+    rows(o, 0, M, 0, N);
     return;
   }
   // whole blocks of rows a thread, the last partial block counted (else its rows go unwritten)
-  const int64_t per = ((M + MR - 1) / MR + threads - 1) / threads * MR;
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int t = 0; t < threads; ++t) rows(o, std::min<int64_t>(M, t * per), std::min<int64_t>(M, (t + 1) * per));
+  const int64_t per = ((M + MR - 1) / MR + row_threads - 1) / row_threads * MR;
+#pragma omp parallel for schedule(static) num_threads(row_threads)
+  for (int t = 0; t < row_threads; ++t)
+    rows(o, std::min<int64_t>(M, t * per), std::min<int64_t>(M, (t + 1) * per), 0, N);
 }
 
 #else
