@@ -120,11 +120,9 @@ ClaimResult claim_c1(const ClaimContext& ctx) {
   const Runs lstm = lstm_runs(ctx);
   const int Nm = ctx.quick ? 100 : 400;
   const Runs lm = ctx.ablations ? fortunes_runs(ctx) : Runs{};
-  const Runs mlp = ctx.ablations ? convergence_runs(ctx, ctx.out + "/mlp", config_path("mlp-fmnist.json"),
-                                                    {"model.n_layers=6",
-                                                     fmt::format("train.eval_batches={}", ctx.eval_batches(20)),
-                                                     "train.stats_every=0", "train.eval_every=25"},
-                                                    Nm)
+  const std::vector<std::string> mlp_fixed{"model.n_layers=6", fmt::format("train.eval_batches={}", ctx.eval_batches(20)),
+                                           "train.stats_every=0", "train.eval_every=25"};
+  const Runs mlp = ctx.ablations ? convergence_runs(ctx, ctx.out + "/mlp", config_path("mlp-fmnist.json"), mlp_fixed, Nm)
                                  : Runs{};
   plot_into(ctx, "rnnsearch-val-loss",
             {.title = "C1: RNNSearch on gettext-de (mean, band = seeds)", .ylabel = "validation loss"},
