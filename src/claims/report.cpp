@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "io/files.h"
 #include "io/paths.h"
 
 namespace nt {
@@ -108,7 +109,7 @@ void save_result(const std::string& claim_dir, const ClaimResult& r) {
   const json j = {{"verdict", to_string(r.verdict)}, {"measured", r.measured}, {"seeds", r.seeds}, {"setting", r.setting},
                   {"measures", measures}, {"plots", r.plots}, {"details", r.details}, {"ran", r.ran},
                   {"seconds", r.seconds}, {"ablations_not_run", r.ablations_not_run}};
-  std::ofstream(fs::path(claim_dir) / "result.json") << j.dump(2) << "\n";
+  write_file_atomically((fs::path(claim_dir) / "result.json").string(), j.dump(2) + "\n");
 }
 
 std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string& report_dir) {
@@ -172,8 +173,10 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
     for (const auto& p : r.plots) md += fmt::format("![{}]({}/{})\n\n", c->id, dir_name(*c), p);
     md += r.details + "\n";
   }
-  std::ofstream(fs::path(dir) / "REPORT.md") << md;
-  std::ofstream(fs::path(dir) / "verdicts.json") << verdicts.dump(2) << "\n";
+  // whole files only: on Slurm a --collect rewrites them while an array task of the same
+  // reproduction starts and reads REPORT.md (reproduce's check of its --out)
+  write_file_atomically((fs::path(dir) / "REPORT.md").string(), md);
+  write_file_atomically((fs::path(dir) / "verdicts.json").string(), verdicts.dump(2) + "\n");
 }
 
 std::string readme_header(const Claim& c) {
