@@ -4,6 +4,7 @@
 // earlier version beside it as an ablation, with its own ablations (normtool's small init, d_ff =
 // 4d). Every quantity is measured per seed; the verdict comes from its 95% interval over the seeds.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
@@ -116,14 +117,29 @@ double mean_at(const std::vector<std::vector<double>>& v, std::size_t l) {
   return s;
 }
 
+// Four per-layer profiles (each per seed, per layer), their means over the seeds as curves named
+// `names` and as the rows of a table in `details`, a layer a row
+std::vector<Curve> profiles(const std::array<const std::vector<std::vector<double>>*, 4>& p,
+                            const std::array<const char*, 4>& names, int layers, std::string& details) {
+  std::vector<Curve> curves;
+  for (const char* name : names) curves.push_back({name, {}, {}});
+  for (int l = 0; l < layers; ++l) {
+    double v[4];
+    for (int k = 0; k < 4; ++k) curves[k].points.emplace_back(l, v[k] = mean_at(*p[k], l));
+    details += fmt::format("| {} | {:.4g} | {:.4g} | {:.4g} | {:.4g} |\n", l, v[0], v[1], v[2], v[3]);
+  }
+  return curves;
+}
+
+std::vector<std::string> with(std::vector<std::string> o, std::initializer_list<std::string> more) {
+  o.insert(o.end(), more);
+  return o;
+}
+
 // The ablations: the 12-layer decoder-only transformer in Xiong's setting, at normtool's small
 // init and with d_ff = 4d; measures, the table and the plot into r
 void decoder_only_ablations(const ClaimContext& ctx, const std::vector<std::string>& xiong, int L, int batches, int inits,
                             ClaimResult& r) {
-  auto with = [](std::vector<std::string> o, std::initializer_list<std::string> more) {
-    o.insert(o.end(), more);
-    return o;
-  };
   const std::string depth = fmt::format("model.n_layers={}", L);
   const GradientShape main = gradient_shape(ctx, "lm-tiny.json", with(xiong, {depth}), batches, inits).at("");
   const GradientShape small =
@@ -137,13 +153,9 @@ void decoder_only_ablations(const ClaimContext& ctx, const std::vector<std::stri
   r.details += fmt::format("\nDecoder-only, {} layers (the ablation):\n\n"
                            "| layer | Post-LN | Pre-LN | Post-LN, N(0, 0.02) | Pre-LN, N(0, 0.02) |\n|---|---|---|---|---|\n",
                            L);
-  std::vector<Curve> lm{{"Post-LN (Xavier)", {}, {}}, {"Pre-LN (Xavier)", {}, {}}, {"Post-LN, N(0, 0.02)", {}, {}},
-                        {"Pre-LN, N(0, 0.02)", {}, {}}};
-  for (int l = 0; l < L; ++l) {
-    const double v[4] = {mean_at(main.post, l), mean_at(main.pre, l), mean_at(small.post, l), mean_at(small.pre, l)};
-    for (int k = 0; k < 4; ++k) lm[k].points.emplace_back(l, v[k]);
-    r.details += fmt::format("| {} | {:.4g} | {:.4g} | {:.4g} | {:.4g} |\n", l, v[0], v[1], v[2], v[3]);
-  }
+  const std::vector<Curve> lm = profiles({&main.post, &main.pre, &small.post, &small.pre},
+                                         {"Post-LN (Xavier)", "Pre-LN (Xavier)", "Post-LN, N(0, 0.02)", "Pre-LN, N(0, 0.02)"},
+                                         L, r.details);
   plot_into(ctx, "grad-norms",
             {.title = fmt::format("C7 ablation: decoder-only, {} layers (mean over seeds)", L), .xlabel = "layer",
              .ylabel = "||mean gradient of W2||", .logy = true},
@@ -160,10 +172,6 @@ ClaimResult claim_c7(const ClaimContext& ctx) {
   const int L = 12, EL = 6, batches = ctx.quick ? 3 : 10, inits = ctx.quick ? 1 : 8;
   // Xiong's setting: Xavier init, ReLU, a d x d feed-forward layer
   const std::vector<std::string> xiong{"model.init=xavier", "model.activation=relu", "model.d_ff=64"};
-  auto with = [](std::vector<std::string> o, std::initializer_list<std::string> more) {
-    o.insert(o.end(), more);
-    return o;
-  };
   const std::string dataset = seq2seq_dataset();
   const auto encdec = gradient_shape(ctx, "encdec-tiny.json",
                                      with(xiong, {fmt::format("model.n_layers={}", EL), fmt::format("model.n_dec_layers={}", EL),
@@ -176,13 +184,9 @@ ClaimResult claim_c7(const ClaimContext& ctx) {
   r.details = fmt::format("Encoder-decoder {}L-{}L (Xavier, d_ff = d), per stack:\n\n"
                           "| layer | encoder Post-LN | encoder Pre-LN | decoder Post-LN | decoder Pre-LN |\n|---|---|---|---|---|\n",
                           EL, EL);
-  std::vector<Curve> stacks{{"encoder, Post-LN", {}, {}}, {"encoder, Pre-LN", {}, {}}, {"decoder, Post-LN", {}, {}},
-                            {"decoder, Pre-LN", {}, {}}};
-  for (int l = 0; l < EL; ++l) {
-    const double v[4] = {mean_at(enc.post, l), mean_at(enc.pre, l), mean_at(dec.post, l), mean_at(dec.pre, l)};
-    for (int k = 0; k < 4; ++k) stacks[k].points.emplace_back(l, v[k]);
-    r.details += fmt::format("| {} | {:.4g} | {:.4g} | {:.4g} | {:.4g} |\n", l, v[0], v[1], v[2], v[3]);
-  }
+  const std::vector<Curve> stacks =
+      profiles({&enc.post, &enc.pre, &dec.post, &dec.pre},
+               {"encoder, Post-LN", "encoder, Pre-LN", "decoder, Post-LN", "decoder, Pre-LN"}, EL, r.details);
   r.details += fmt::format("\nMeans over the seeds. Each block's FFN output matrix (W^2 in Xiong et al.), the Frobenius "
                            "norm of its gradient averaged over {} batches, at init, averaged over {} inits per seed. "
                            "Encoder-decoder: {} pairs (batch 32, max_len 48), d 64, 4 heads, decoder layer 0 on the "
