@@ -248,6 +248,7 @@ std::vector<Field> fields_of(RunConfig& c) {
   integer("train.stats_every", c.train.stats_every, 0).means("Steps between per-position statistics (stats.csv, ranges.csv); 0: none.");
   integer("train.checkpoint_every", c.train.checkpoint_every, 0).means("Steps between checkpoints (checkpoint.bin); 0: only when the run stops (end, SIGINT, SIGTERM).");
   integer("train.threads", c.train.threads, 0, 1024).means("Math threads; 0: all cores.");
+  choice("train.parallel", c.train.parallel, kParallelNames).means("How a training step uses two math threads or more. batch: each thread runs the forward and backward of its share of the batch's rows on its own copy of the model, the gradients added in thread order (the fastest; the last bits of a run then depend on the thread count; a batchnorm model runs ops). ops: every op splits its rows across the threads (the same bits at any thread count).");
   choice("train.precision", c.train.precision, kPrecisionNames).means("The number format of every value between ops and of every weight the forward reads: fp32, or bf16 and fp16 emulated by rounding (fp32 master weights and optimizer state; fp16 with dynamic loss scaling).");
   return f;
 }

@@ -46,6 +46,8 @@ enum class Optimizer { sgd, adam, adamw };
 inline constexpr const char* kOptimizerNames[] = {"sgd", "adam", "adamw"};
 enum class Schedule { constant, linear, cosine, inverse_sqrt };
 inline constexpr const char* kScheduleNames[] = {"constant", "linear", "cosine", "inverse_sqrt"};
+enum class Parallel { batch, ops };
+inline constexpr const char* kParallelNames[] = {"batch", "ops"};
 // NormType's names, in its order (its descriptions', norms/norms.h).
 std::span<const char* const> norm_type_names();
 
@@ -137,6 +139,7 @@ struct TrainConfig {
   int stats_every = 100;     // 0 = no statistics
   int checkpoint_every = 0;  // steps between checkpoints; 0 = only when the run stops (end, SIGINT, SIGTERM)
   int threads = 0;           // 0 = all cores
+  Parallel parallel = Parallel::batch;  // how a training step uses the threads (train/shards.h)
   // The number format of activations and weights at op boundaries (core/number_format.h), master
   // weights and optimizer state fp32; fp16 with dynamic loss scaling (train/loss_scale.h).
   Precision precision = Precision::fp32;
@@ -196,6 +199,7 @@ const char* to_string(BnAxes v);
 const char* to_string(Arch v);
 const char* to_string(Optimizer v);
 const char* to_string(Schedule v);
+const char* to_string(Parallel v);
 const char* to_string(Activation v);
 const char* to_string(Layout v);
 const char* to_string(Init v);

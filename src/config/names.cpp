@@ -34,6 +34,7 @@ const char* to_string(BnAxes v) { return kBnAxesNames[int(v)]; }
 const char* to_string(Arch v) { return kArchNames[int(v)]; }
 const char* to_string(Optimizer v) { return kOptimizerNames[int(v)]; }
 const char* to_string(Schedule v) { return kScheduleNames[int(v)]; }
+const char* to_string(Parallel v) { return kParallelNames[int(v)]; }
 const char* to_string(Activation v) { return kActivationNames[int(v)]; }
 const char* to_string(Layout v) { return kLayoutNames[int(v)]; }
 const char* to_string(Init v) { return kInitNames[int(v)]; }

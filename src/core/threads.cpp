@@ -56,8 +56,10 @@ void flush_subnormals() {
 #endif
 }
 
+int math_threads_for(int threads) { return threads > 0 ? std::min(threads, max_math_threads()) : cpu_cores(); }
+
 int set_math_threads(int threads) {
-  const int n = threads > 0 ? std::min(threads, max_math_threads()) : cpu_cores();
+  const int n = math_threads_for(threads);
   omp_set_num_threads(n);
   flush_subnormals();
   Eigen::setNbThreads(n);

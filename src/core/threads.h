@@ -32,6 +32,8 @@ bool openblas_runs_avx512();
 // under a memory limit hung the process) is capped there. It also flushes subnormal floats to zero
 // on the calling thread and every OpenMP thread (below).
 int set_math_threads(int threads);
+// The count set_math_threads(threads) puts in effect, without setting it.
+int math_threads_for(int threads);
 
 // Subnormal floats (|x| < 2^-126) read and written as zero, MXCSR's FTZ and DAZ bits, as
 // torch.set_flush_denormal(True): an operation on a subnormal costs ~100 cycles on Intel cores.

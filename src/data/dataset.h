@@ -42,6 +42,9 @@ struct Batch {
   std::vector<int32_t> src;       // seq2seq (B*S): source bytes
   std::vector<float> src_mask;    // seq2seq (B*S): 1 on real source bytes, 0 on padding
   int64_t real_targets() const;
+  // Rows [first, first + count) into `out` (its vectors reused), T and S kept: a shard of the
+  // batch for a data-parallel step (train/shards.h).
+  void copy_rows(int first, int count, Batch& out) const;
   // the real tokens (norm statistics, attention keys): token_mask where set, else mask on padded
   // rows; nullptr when every token is real
   const float* real_tokens() const { return !token_mask.empty() ? token_mask.data() : padded ? mask.data() : nullptr; }

@@ -31,12 +31,6 @@ uint64_t fnv1a_bytes(const void* bytes, std::size_t n, uint64_t hash) {
   return hash;
 }
 
-int64_t Batch::real_targets() const {
-  int64_t n = 0;
-  for (float m : mask) n += m != 0.0f;
-  return n;
-}
-
 namespace {
 
 class LmDataset final : public Dataset {

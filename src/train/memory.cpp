@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/machine.h"
+#include "core/threads.h"
 #include "data/dataset.h"
 #include "model/shape.h"
+#include "train/shards.h"
 
 namespace nt {
 
@@ -20,6 +24,9 @@ MemoryEstimate estimate_memory(const RunConfig& c) {
   MemoryEstimate e;
   // weights, gradients, moments, the update-norm copy; bf16/fp16: the fp32 masters beside the rounded weights
   e.params = shape.params * kFloat * (3 + states + (c.train.precision != Precision::fp32));
+  // a data-parallel step's copies of the model beyond the first: weights and gradients each
+  const int threads = math_threads_for(c.train.threads);
+  if (shards_apply(c, threads)) e.params += shape.params * kFloat * 2 * (std::min(threads, c.train.batch_size) - 1);
   e.activations = shape.activations * kFloat * 9 / 8;
   e.data = data_sizes(c.data).bytes;
   return e;

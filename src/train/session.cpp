@@ -19,22 +19,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-// Forward pass on g (in g's mode) to the mean cross-entropy of the batch, padded targets left out.
-BatchLoss forward_loss(Graph<float>& g, Model& model, const Batch& batch, bool count_correct) {
-  Tensor<float> logits = model.logits(g, batch);
-  const Tensor<float> weight =
-      batch.padded ? Tensor<float>{const_cast<float*>(batch.mask.data()), nullptr, int(batch.mask.size()), 1}
-                   : Tensor<float>{};
-  BatchLoss r{cross_entropy(g, logits, batch.targets.data(), weight)};
-  if (count_correct)  // classification: every row; seq2seq: the target positions the mask counts
-    for (int n = 0; n < logits.rows; ++n) {
-      if (batch.padded && batch.mask[n] == 0.0f) continue;  // a target the loss does not count
-      const float* row = logits.data + int64_t(n) * logits.cols;
-      r.correct += int(std::max_element(row, row + logits.cols) - row) == batch.targets[n];
-    }
-  return r;
-}
-
 std::shared_ptr<const Dataset> load(const RunConfig& c) { return make_dataset(c); }
 
 // While it lives, the parameters hold their values rounded to the run's format (what a bf16 or
@@ -72,6 +56,8 @@ Session::Session(const RunConfig& c, std::shared_ptr<const Dataset> data)
       optimizer_(c.train, model_->params().numel()),
       scaler_(c.train.precision),
       rng_(uint64_t(c.seed), 2) {
+  if (shards_apply(c, threads_))
+    shards_ = std::make_unique<Shards>(c, *data_, std::min(threads_, c.train.batch_size));
   if (eval_batches_ < 1)
     throw DataError(fmt::format("the validation split has {} rows, fewer than train.batch_size = {}",
                                 data_->val_rows(), c.train.batch_size));
@@ -79,17 +65,23 @@ Session::Session(const RunConfig& c, std::shared_ptr<const Dataset> data)
 
 void Session::next_batch() { data_->train_batch(rng_, config_.train.batch_size, batch_); }
 
-BatchLoss Session::forward_backward(const Batch& batch) {
+BatchLoss Session::forward_backward(const Batch& batch) { return forward_backward(batch, /*sharded=*/false); }
+
+BatchLoss Session::forward_backward(const Batch& batch, bool sharded) {
   ParamStore<float>& ps = model_->params();
   const Precision p = config_.train.precision;
-  ps.zero_grad();
-  graph_.reset();
-  graph_.set_mode(/*training=*/true, /*grad=*/true);
   BatchLoss r;
   {
     FormatWeights weights(ps, p, master_);
-    r = forward_loss(graph_, *model_, batch, data_->reports_accuracy());
-    graph_.backward(r.loss, float(scaler_.scale()));
+    if (sharded) {
+      r = shards_->forward_backward(*model_, graph_, batch, float(scaler_.scale()), data_->reports_accuracy());
+    } else {
+      ps.zero_grad();
+      graph_.reset();
+      graph_.set_mode(/*training=*/true, /*grad=*/true);
+      r = forward_loss(graph_, *model_, batch, data_->reports_accuracy());
+      graph_.backward(r.loss, float(scaler_.scale()));
+    }
   }
   round_in_place(p, ps.grad(), ps.numel());  // the weights' gradients come out of the products in the format
   r.overflow = !scaler_.unscale(ps.grad(), ps.numel());
@@ -119,7 +111,7 @@ StepResult Session::step_on(const Batch& batch, const std::function<void()>& ins
   ParamStore<float>& ps = model_->params();
   StepResult r;
   auto t0 = Clock::now();
-  const BatchLoss b = forward_backward(batch);
+  const BatchLoss b = forward_backward(batch, shards_ != nullptr);
   r.loss = b.loss.data[0];
   r.correct = b.correct;
   r.grad_norm = global_norm(ps.grad(), ps.numel());
@@ -131,7 +123,10 @@ StepResult Session::step_on(const Batch& batch, const std::function<void()>& ins
   r.diverged = !std::isfinite(r.loss) || r.loss > 1e3 * std::abs(first_loss_) || (!b.overflow && !std::isfinite(r.grad_norm));
   r.skipped = b.overflow && !r.diverged;
   r.ms = ms_since(t0);
-  if (inspect) inspect();
+  if (inspect) {
+    if (shards_) forward(batch, /*training=*/true);  // the model's sites: the whole batch's
+    inspect();
+  }
   if (r.diverged) return r;
   t0 = Clock::now();
   if (!r.skipped) {
@@ -180,7 +175,7 @@ Evaluation Session::evaluate(int batches) {
   for (int i = 0; i < n; ++i) {
     data_->val_batch(i, config_.train.batch_size, eval_batch_);
     const BatchLoss r = forward(eval_batch_, /*training=*/false);
-    const int64_t targets = eval_batch_.padded ? eval_batch_.real_targets() : int64_t(eval_batch_.targets.size());
+    const int64_t targets = counted_targets(eval_batch_);
     loss_sum += double(r.loss.data[0]) * targets;
     e.targets += targets;
     correct += r.correct;

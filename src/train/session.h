@@ -4,12 +4,14 @@
 //
 //   step t:  batch <- the data stream (Rng(seed, 2))
 //            zero grad, forward (training mode), loss, backward        -> loss, gradients
+//            (train.parallel batch, 2+ threads: on shards of the batch's rows, train/shards.h)
 //            train.precision bf16/fp16: the forward reads the weights rounded to the format, the
 //            model rounds every value between ops (ops/cast.cpp), the gradients come back rounded;
 //            the fp32 master weights take the update. fp16: backward from scale * loss, the
 //            gradients unscaled; one that overflowed skips the step (train/loss_scale.h)
 //            grad_norm = ||gradients||  (before clipping)
-//            [inspect(): the caller reads activations and gradients; not timed]
+//            [inspect(): the caller reads activations and gradients; not timed. After a sharded
+//             step the whole batch's forward runs again first, so that the model's sites are the batch's]
 //            diverged = loss is NaN/inf or > 1e3 x the first step's loss -> stop, no update
 //            clip to train.grad_clip, lr = schedule(t), optimizer update
 //
@@ -24,16 +26,12 @@
 #include "data/dataset.h"
 #include "io/binary.h"
 #include "model/model.h"
+#include "train/batch_loss.h"
 #include "train/loss_scale.h"
 #include "train/optimizer.h"
+#include "train/shards.h"
 
 namespace nt {
-
-struct BatchLoss {
-  Tensor<float> loss;   // (1, 1), mean over the counted targets
-  int64_t correct = 0;  // classifier: rows whose arg-max logit is the label
-  bool overflow = false;  // fp16: a gradient overflowed (inf or NaN); gradients left scaled
-};
 
 struct StepResult {
   double loss = 0;        // the batch's mean loss
@@ -88,10 +86,13 @@ class Session {
   const Batch& batch() const { return batch_; }
   int steps_done() const { return t_; }   // optimizer updates so far
   int threads() const { return threads_; }
+  int shards() const { return shards_ ? shards_->count() : 1; }  // a step's data-parallel shards (1: the whole batch)
   int eval_batches() const { return eval_batches_; }  // train.eval_batches, capped by the split
   const LossScaler& loss_scaler() const { return scaler_; }
 
  private:
+  BatchLoss forward_backward(const Batch& batch, bool sharded);
+
   RunConfig config_;
   std::shared_ptr<const Dataset> data_;
   int threads_;
@@ -101,6 +102,7 @@ class Session {
   LossScaler scaler_;
   std::vector<float> master_;  // bf16/fp16: the fp32 weights while the forward reads rounded ones
   Graph<float> graph_;
+  std::unique_ptr<Shards> shards_;  // train.parallel batch at 2 threads or more (train/shards.h)
   Batch batch_, eval_batch_;
   Rng rng_;
   int t_ = 0;

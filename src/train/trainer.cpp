@@ -157,9 +157,8 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
       if (step % tr.eval_every == 0) run.evaluate(step);
       if (interrupt_requested()) break;  // the checkpoint below cuts the evaluation's line off again
       const bool statistics_step = tr.stats_every > 0 && step % tr.stats_every == 0;
-      const StepResult r = session.step([&] {
-        if (statistics_step) statistics.before_update(step, session, files);
-      });
+      const auto inspect = [&] { statistics.before_update(step, session, files); };
+      const StepResult r = statistics_step ? session.step(inspect) : session.step();
       if (statistics_step && !r.diverged) statistics.after_update(step, session.params(), files);
       run.record(step, r);
       if (r.diverged) break;

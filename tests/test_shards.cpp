@@ -1,0 +1,133 @@
+// The data-parallel step (train.parallel batch, train/shards.h) against the whole batch's step:
+// the same loss and gradient to float rounding for every architecture, masked and odd-sized
+// batches and the reduced formats; the same bits from run to run; statistics of the whole batch.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "train/session.h"
+#include "train/shards.h"
+
+namespace nt::test {
+namespace {
+
+RunConfig config(std::vector<std::string> o, const std::string& threads) {
+  for (const char* s : {"model.d_model=16", "model.n_heads=2", "model.d_ff=32", "train.stats_every=0"}) o.push_back(s);
+  o.push_back("train.threads=" + threads);
+  return load_config("{}", "shards.json", o);
+}
+
+double norm_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return std::sqrt(s);
+}
+
+// One step on the same batch: the whole batch at one thread, then in shards at `threads`;
+// returns the gradients (read before the update) and the losses.
+struct Compared {
+  std::vector<double> whole, sharded;
+  double whole_loss = 0, sharded_loss = 0;
+};
+Compared compare(const std::vector<std::string>& o, const std::string& threads) {
+  Session whole(config(o, "1")), sharded(config(o, threads));
+  EXPECT_TRUE(shards_apply(sharded.config(), sharded.threads()));
+  Compared c;
+  auto grads = [](Session& s, std::vector<double>& out) {
+    return [&s, &out] { out.assign(s.params().grad(), s.params().grad() + s.params().numel()); };
+  };
+  whole.next_batch();
+  c.whole_loss = whole.step_on(whole.batch(), grads(whole, c.whole)).loss;
+  c.sharded_loss = sharded.step_on(whole.batch(), grads(sharded, c.sharded)).loss;
+  return c;
+}
+
+TEST(Shards, TheShardedStepIsTheWholeBatchsStepForEveryArchitecture) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"data.dataset=synthetic-lm", "data.seq_len=16", "train.batch_size=8"},
+      {"data.dataset=fortunes", "data.layout=padded", "data.seq_len=32", "train.batch_size=7"},
+      {"data.dataset=synthetic-lm", "model.arch=encoder", "data.seq_len=16", "train.batch_size=6",
+       "model.norm.placement=post"},
+      {"data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder", "data.max_len=12", "train.batch_size=5",
+       "model.norm.type=deepnorm", "model.norm.placement=post"},
+      {"data.dataset=synthetic-lm", "model.arch=rnn", "model.cell=lstm", "data.seq_len=12", "train.batch_size=4"},
+      {"data.dataset=synthetic-lm", "model.arch=rnn", "model.cell=gru", "model.norm.type=rmsnorm", "data.seq_len=12",
+       "train.batch_size=4"},
+      {"data.dataset=synthetic-seq2seq", "model.arch=rnnsearch", "data.max_len=10", "train.batch_size=4"},
+      {"data.dataset=synthetic-classify", "model.arch=mlp", "model.hidden=24", "train.batch_size=9"},
+      {"data.dataset=synthetic-lm", "data.seq_len=16", "train.batch_size=8", "train.precision=bf16"},
+      {"data.dataset=synthetic-lm", "data.seq_len=16", "train.batch_size=8", "train.precision=fp16"}};
+  for (const auto& o : cases)
+    for (const std::string threads : {"2", "3"}) {
+      const Compared c = compare(o, threads);
+      const std::string what = o[0] + " " + o.back() + " at " + threads + " threads";
+      ASSERT_EQ(c.whole.size(), c.sharded.size()) << what;
+      std::vector<double> diff(c.whole.size());
+      for (std::size_t i = 0; i < diff.size(); ++i) diff[i] = c.sharded[i] - c.whole[i];
+      // fp32 sums over the rows in another order; bf16 and fp16 round every value between ops, and a
+      // value that lands on the other side of a rounding step moves by a unit of the format
+      const bool reduced = o.back().find("precision") != std::string::npos;
+      EXPECT_GT(norm_of(c.whole), 0) << what;
+      EXPECT_LT(norm_of(diff), (reduced ? 2e-2 : 2e-5) * norm_of(c.whole)) << what;
+      EXPECT_NEAR(c.sharded_loss, c.whole_loss, (reduced ? 1e-2 : 2e-6) * c.whole_loss) << what;
+    }
+}
+
+// The shards' losses are weighted by their counted targets: a shard of short rows counts less.
+// Here the second row keeps 3 targets of 32; the mean of the two shards' means would be off by far
+// more than rounding.
+TEST(Shards, ShardsWithFewerTargetsWeighLess) {
+  const std::vector<std::string> o{"data.dataset=fortunes", "data.layout=padded", "data.seq_len=32", "train.batch_size=2"};
+  Session whole(config(o, "1")), sharded(config(o, "2"));
+  whole.next_batch();
+  Batch batch = whole.batch();
+  std::fill(batch.mask.begin() + batch.T + 3, batch.mask.end(), 0.0f);
+  ASSERT_GT(batch.real_targets(), 2 * 3);
+  const double a = whole.step_on(batch).loss, b = sharded.step_on(batch).loss;
+  EXPECT_NEAR(b, a, 2e-6 * a);
+}
+
+TEST(Shards, RunsAtOneThreadCountGiveTheSameBits) {
+  const std::vector<std::string> o{"data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder", "data.max_len=12",
+                                   "train.batch_size=6"};
+  Session a(config(o, "2")), b(config(o, "2"));
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(a.step().loss, b.step().loss) << "step " << i;
+  for (std::size_t i = 0; i < a.params().numel(); ++i) ASSERT_EQ(a.params().data()[i], b.params().data()[i]) << i;
+}
+
+// A statistics step reads the model's sites: after a sharded step they hold the whole batch's rows.
+TEST(Shards, AStatisticsStepSeesTheWholeBatch) {
+  const std::vector<std::string> o{"data.dataset=synthetic-lm", "data.seq_len=16", "train.batch_size=8"};
+  Session whole(config(o, "1")), sharded(config(o, "2"));
+  whole.next_batch();
+  std::vector<std::vector<float>> seen[2];
+  int i = 0;
+  for (Session* s : {&whole, &sharded}) {
+    s->step_on(whole.batch(), [&] {
+      for (const SiteCapture& site : s->model().sites()) seen[i].emplace_back(site.out.data, site.out.data + site.out.size());
+    });
+    ++i;
+  }
+  ASSERT_EQ(seen[0].size(), seen[1].size());
+  ASSERT_FALSE(seen[0].empty());
+  for (std::size_t k = 0; k < seen[0].size(); ++k) {
+    ASSERT_EQ(seen[0][k].size(), seen[1][k].size()) << "site " << k;
+    EXPECT_EQ(seen[0][k].size(), std::size_t(8 * 16 * 16)) << "site " << k;
+    for (std::size_t j = 0; j < seen[0][k].size(); ++j) ASSERT_NEAR(seen[0][k][j], seen[1][k][j], 1e-5) << k << " " << j;
+  }
+}
+
+TEST(Shards, BatchStatisticsOrTheOpsSettingKeepTheWholeBatch) {
+  EXPECT_FALSE(shards_apply(config({"data.dataset=synthetic-lm", "model.norm.type=batchnorm"}, "2"), 2));
+  EXPECT_FALSE(shards_apply(config({"data.dataset=synthetic-lm", "train.parallel=ops"}, "2"), 2));
+  EXPECT_FALSE(shards_apply(config({"data.dataset=synthetic-lm"}, "1"), 1));
+  EXPECT_FALSE(shards_apply(config({"data.dataset=synthetic-lm", "train.batch_size=1"}, "2"), 2));
+  EXPECT_TRUE(shards_apply(config({"data.dataset=synthetic-lm"}, "2"), 2));
+}
+
+}  // namespace
+}  // namespace nt::test
