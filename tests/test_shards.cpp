@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,18 @@ TEST(Shards, AStatisticsStepSeesTheWholeBatch) {
     EXPECT_EQ(seen[0][k].size(), std::size_t(8 * 16 * 16)) << "site " << k;
     for (std::size_t j = 0; j < seen[0][k].size(); ++j) ASSERT_NEAR(seen[0][k][j], seen[1][k][j], 1e-5) << k << " " << j;
   }
+}
+
+// An error inside a shard (here the last shard's target out of the vocabulary) comes out of the
+// step as it would from the whole batch's, and the session steps on afterwards.
+TEST(Shards, AnErrorInAShardComesOutOfTheStep) {
+  const std::vector<std::string> o{"data.dataset=synthetic-lm", "data.seq_len=16", "train.batch_size=8"};
+  Session sharded(config(o, "2"));
+  sharded.next_batch();
+  Batch bad = sharded.batch();
+  bad.targets.back() = 100000;
+  EXPECT_THROW(sharded.step_on(bad), std::logic_error);
+  EXPECT_TRUE(std::isfinite(sharded.step().loss));
 }
 
 TEST(Shards, BatchStatisticsOrTheOpsSettingKeepTheWholeBatch) {

@@ -3,11 +3,13 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "core/errors.h"
 #include "io/files.h"
@@ -197,8 +199,24 @@ std::string submit_sbatch(const std::string& script) {
 std::map<int, std::string> slurm_task_states(const std::string& job_id) {
   std::map<int, std::string> states;
   if (job_id.empty()) return states;
-  const Output o = capture("squeue --noheader --array --format='%i %T' --jobs=" + shell_quote(job_id));
-  if (o.status != 0) return states;
+  const std::string command = "squeue --noheader --array --format='%i %T' --jobs=" + shell_quote(job_id);
+  Output o = capture(command);
+  // a controller that does not answer for a moment (a busy slurmctld, a restart) is asked again
+  for (int attempt = 1; attempt < 4 && o.status != 0 && o.status != 127 &&
+                        o.text.find("Invalid job id") == std::string::npos;
+       ++attempt) {
+    std::this_thread::sleep_for(std::chrono::seconds(attempt));
+    o = capture(command);
+  }
+  if (o.status == 127) return states;  // no squeue: no Slurm here, no task of it known
+  if (o.status != 0) {
+    // "Invalid job id specified": the job has left squeue, every task ended
+    if (o.text.find("Invalid job id") != std::string::npos) return states;
+    std::string why = o.text;
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    throw std::runtime_error(fmt::format("squeue could not say the state of Slurm job {} (exit {}, 4 attempts): {}",
+                                         job_id, o.status, why.empty() ? "no output" : why));
+  }
   std::istringstream lines(o.text);
   for (std::string id, state; lines >> id >> state;) {
     const auto underscore = id.find('_');
