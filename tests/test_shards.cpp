@@ -2,6 +2,7 @@
 // the same loss and gradient to float rounding for every architecture, masked and odd-sized
 // batches and the reduced formats; the same bits from run to run; statistics of the whole batch.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "io/binary.h"
 #include "train/session.h"
 #include "train/shards.h"
 
@@ -101,6 +103,24 @@ TEST(Shards, RunsAtOneThreadCountGiveTheSameBits) {
 }
 
 // A statistics step reads the model's sites: after a sharded step they hold the whole batch's rows.
+// A run stopped and resumed at the same thread count goes on with the same bits; the step leaves
+// the session's math threads as they were (each shard ran on one).
+TEST(Shards, AResumedRunGoesOnWithTheSameBits) {
+  const std::vector<std::string> o{"data.dataset=synthetic-lm", "data.seq_len=16", "train.batch_size=8"};
+  Session straight(config(o, "2")), first(config(o, "2")), resumed(config(o, "2"));
+  std::vector<double> losses;
+  for (int i = 0; i < 4; ++i) losses.push_back(straight.step().loss);
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  for (int i = 0; i < 2; ++i) first.step();
+  ByteWriter w;
+  first.save_state(w);
+  ByteReader r(w.bytes());
+  resumed.load_state(r);
+  for (int i = 2; i < 4; ++i) EXPECT_EQ(resumed.step().loss, losses[i]) << "step " << i;
+  for (std::size_t i = 0; i < straight.params().numel(); ++i)
+    ASSERT_EQ(resumed.params().data()[i], straight.params().data()[i]) << i;
+}
+
 TEST(Shards, AStatisticsStepSeesTheWholeBatch) {
   const std::vector<std::string> o{"data.dataset=synthetic-lm", "data.seq_len=16", "train.batch_size=8"};
   Session whole(config(o, "1")), sharded(config(o, "2"));

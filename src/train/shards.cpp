@@ -45,8 +45,10 @@ BatchLoss Shards::forward_backward(Model& model, Graph<float>& graph, const Batc
       errors_[s] = std::current_exception();
     }
   }
+  std::exception_ptr first;  // the first shard's error, and none left for the next step
   for (std::exception_ptr& e : errors_)
-    if (e) std::rethrow_exception(std::exchange(e, nullptr));
+    if (e) first = first ? first : e, e = nullptr;
+  if (first) std::rethrow_exception(first);
   float* grad = master.grad();
   parallel_chunks(int64_t(master.numel()), [&](int64_t begin, int64_t n) {
     for (int s = 1; s < P; ++s) {
