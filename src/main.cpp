@@ -79,6 +79,9 @@ int main(int argc, char** argv) {
   } catch (const nt::InputError& e) {
     nt::eprint("error: {}\n", e.what());
     return finish(2);
+  } catch (const nt::TryAgainError& e) {
+    nt::eprint("error: {} (try again later)\n", e.what());
+    return finish(75);
   } catch (const std::bad_alloc&) {
     nt::eprint("error: out of memory (the estimate of what the config needs was too low, or other "
                        "processes took the memory)\n");

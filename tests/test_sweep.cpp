@@ -157,8 +157,11 @@ TEST(ReproduceCli, WritesTheReport) {
 TEST(Slurm, TaskStatesComeFromSqueueAndAControllerThatDoesNotAnswerIsAnError) {
   TempDir d;
   std::filesystem::create_directories(d.path);
-  const std::string path = std::getenv("PATH");
-  setenv("PATH", (d.path.string() + ":" + path).c_str(), 1);
+  struct RestorePath {
+    std::string path = std::getenv("PATH");
+    ~RestorePath() { setenv("PATH", path.c_str(), 1); }
+  } restore;
+  setenv("PATH", (d.path.string() + ":" + restore.path).c_str(), 1);
   auto squeue = [&](const std::string& body) {
     const std::string file = (d.path / "squeue").string();
     std::ofstream(file) << "#!/bin/sh\n" << body << "\n";
@@ -178,10 +181,9 @@ TEST(Slurm, TaskStatesComeFromSqueueAndAControllerThatDoesNotAnswerIsAnError) {
   try {
     slurm_task_states("7");
     ADD_FAILURE() << "no error";
-  } catch (const std::runtime_error& e) {
+  } catch (const TryAgainError& e) {
     EXPECT_NE(std::string(e.what()).find("Unable to contact slurm controller"), std::string::npos) << e.what();
   }
-  setenv("PATH", path.c_str(), 1);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Errors by whose fault: InputError is bad input from the user (a config, a data file, a
-// command-line argument), and main() maps it to exit status 2 in one place; any other
-// exception escaping a command is exit status 1.
+// command-line argument), and main() maps it to exit status 2 in one place; TryAgainError is a
+// service that did not answer for now (Slurm's controller), exit status 75 (EX_TEMPFAIL, as
+// "still pending"); any other exception escaping a command is exit status 1.
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,11 @@ class InputError : public std::runtime_error {
 class UsageError : public InputError {
  public:
   using InputError::InputError;
+};
+
+class TryAgainError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 }  // namespace nt

@@ -214,8 +214,8 @@ std::map<int, std::string> slurm_task_states(const std::string& job_id) {
     if (o.text.find("Invalid job id") != std::string::npos) return states;
     std::string why = o.text;
     while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
-    throw std::runtime_error(fmt::format("squeue could not say the state of Slurm job {} (exit {}, 4 attempts): {}",
-                                         job_id, o.status, why.empty() ? "no output" : why));
+    throw TryAgainError(fmt::format("squeue could not say the state of Slurm job {} (exit {}, 4 attempts): {}",
+                                    job_id, o.status, why.empty() ? "no output" : why));
   }
   std::istringstream lines(o.text);
   for (std::string id, state; lines >> id >> state;) {

@@ -52,7 +52,7 @@ std::string submit_sbatch(const std::string& script);
 // The Slurm state of each task of array job `job_id` still known to squeue (PENDING, RUNNING,
 // REQUEUED, ...), by task index; empty when squeue is absent or knows none ("Invalid job id": the
 // job has ended). Any other failure of squeue is asked again (4 attempts, 6 s), then a
-// runtime_error: a controller that does not answer says nothing about the tasks, and reading it
+// TryAgainError (exit 75): a controller that does not answer says nothing about the tasks, and reading it
 // as "ended" would report running tasks as failed and submit their sweeps again.
 std::map<int, std::string> slurm_task_states(const std::string& job_id);
 

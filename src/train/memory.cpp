@@ -26,8 +26,12 @@ MemoryEstimate estimate_memory(const RunConfig& c) {
   e.params = shape.params * kFloat * (3 + states + (c.train.precision != Precision::fp32));
   // a data-parallel step's copies of the model beyond the first: weights and gradients each
   const int threads = math_threads_for(c.train.threads);
-  if (shards_apply(c, threads)) e.params += shape.params * kFloat * 2 * (std::min(threads, c.train.batch_size) - 1);
+  const bool sharded = shards_apply(c, threads);
+  if (sharded) e.params += shape.params * kFloat * 2 * (std::min(threads, c.train.batch_size) - 1);
   e.activations = shape.activations * kFloat * 9 / 8;
+  // sharded: the shards' graphs hold the whole step's activations between them, and the session's
+  // graph also grows to a whole batch's forward (evaluation, statistics steps), about half of them
+  if (sharded) e.activations += e.activations / 2;
   e.data = data_sizes(c.data).bytes;
   return e;
 }
