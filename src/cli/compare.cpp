@@ -85,7 +85,7 @@ std::string table(const std::vector<Run>& runs) {
   }
   std::vector<std::string> differing;
   for (const std::string& k : keys) {
-    if (k == "name" || k == "train.threads") continue;  // names the run / only the speed
+    if (k == "name") continue;  // names the run (train.threads stays: a data-parallel step's last bits depend on it)
     std::set<std::string> values;
     for (const auto& f : flat) values.insert(f.count(k) ? f.at(k) : "-");
     if (values.size() > 1) differing.push_back(k);
