@@ -111,7 +111,8 @@ StepResult Session::step_on(const Batch& batch, const std::function<void()>& ins
   ParamStore<float>& ps = model_->params();
   StepResult r;
   auto t0 = Clock::now();
-  const BatchLoss b = forward_backward(batch, shards_ != nullptr && batch.B >= 2);
+  const bool sharded = shards_ != nullptr && batch.B >= 2;  // a one-row batch has nothing to split
+  const BatchLoss b = forward_backward(batch, sharded);
   r.loss = b.loss.data[0];
   r.correct = b.correct;
   r.grad_norm = global_norm(ps.grad(), ps.numel());
@@ -124,7 +125,7 @@ StepResult Session::step_on(const Batch& batch, const std::function<void()>& ins
   r.skipped = b.overflow && !r.diverged;
   r.ms = ms_since(t0);
   if (inspect) {
-    if (shards_ && batch.B >= 2) forward(batch, /*training=*/true);  // the model's sites: the whole batch's
+    if (sharded) forward(batch, /*training=*/true);  // the model's sites: the whole batch's
     inspect();
   }
   if (r.diverged) return r;
