@@ -8,11 +8,9 @@
 
 #include "core/eigen.h"
 #include "core/gemm_kernel.h"
+#include "core/openblas.h"
 #include "core/threads.h"
 
-#ifdef NORMTOOL_OPENBLAS
-#include <cblas.h>
-#endif
 
 namespace nt {
 
@@ -64,21 +62,18 @@ enum class Backend { normtool, openblas, eigen };
 // NORMTOOL_GEMM=normtool|openblas|eigen, else normtool's kernel for float where the build has it
 // (core/gemm_kernel.h), and for double (the gradient checks) OpenBLAS unless it runs kernels
 // narrower than the CPU's (an AVX-512 CPU it did not recognise, or OPENBLAS_CORETYPE set to an
-// AVX2 core): then Eigen's, compiled for this CPU.
+// AVX2 core) or is not loaded (core/openblas.h: none, or an address-space limit): then Eigen's,
+// compiled for this CPU.
 template <class T>
 Backend backend() {
   static const Backend b = [] {
     const char* env = std::getenv("NORMTOOL_GEMM");
     const std::string choice = env ? env : "";
     if (choice == "eigen") return Backend::eigen;
-#ifdef NORMTOOL_OPENBLAS
-    if (choice == "openblas") return Backend::openblas;
-#endif
+    if (choice == "openblas" && openblas()) return Backend::openblas;
     if (std::is_same_v<T, float> && gemm_kernel_available() && (choice.empty() || choice == "normtool"))
       return Backend::normtool;
-#ifdef NORMTOOL_OPENBLAS
-    if (openblas_runs_avx512() || !__builtin_cpu_supports("avx512f")) return Backend::openblas;
-#endif
+    if (openblas() && (openblas_runs_avx512() || !__builtin_cpu_supports("avx512f"))) return Backend::openblas;
     return Backend::eigen;
   }();
   return b;
@@ -99,9 +94,7 @@ void add_bias_rows(T* C, int M, int N, int ldc, T beta, const T* bias) {
 const char* gemm_backend() {
   switch (backend<float>()) {
     case Backend::normtool: return __builtin_cpu_supports("avx512f") ? "normtool-avx512" : "normtool-avx2";
-#ifdef NORMTOOL_OPENBLAS
     case Backend::openblas: return openblas_core();
-#endif
     default: return __builtin_cpu_supports("avx512f") ? "eigen-avx512" : "eigen";
   }
 }
@@ -117,17 +110,15 @@ void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, c
     add_bias_rows(C, M, N, ldc, beta, bias);
     beta = T(1);
   }
-#ifdef NORMTOOL_OPENBLAS
   if (b == Backend::openblas) {
+    const OpenBlas* o = openblas();
+    const int a_op = ta ? kCblasTrans : kCblasNoTrans, b_op = tb ? kCblasTrans : kCblasNoTrans;
     if constexpr (std::is_same_v<T, float>)
-      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
-                  lda, B, ldb, beta, C, ldc);
+      o->sgemm(kCblasRowMajor, a_op, b_op, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     else
-      cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
-                  lda, B, ldb, beta, C, ldc);
+      o->dgemm(kCblasRowMajor, a_op, b_op, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
-#endif
   eigen_gemm_parallel(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 

@@ -1,6 +1,7 @@
 #include "core/threads.h"
 
 #include "core/machine.h"
+#include "core/openblas.h"
 
 #include <Eigen/Core>
 #include <omp.h>
@@ -12,10 +13,6 @@
 #include <cstdlib>
 #include <string>
 
-#ifdef NORMTOOL_OPENBLAS
-extern "C" void openblas_set_num_threads(int);
-extern "C" char* openblas_get_corename(void);
-#endif
 
 namespace nt {
 
@@ -27,9 +24,11 @@ bool tune_math_environment() {
     changed = true;
   }
 #ifdef NORMTOOL_OPENBLAS
+  // Set without asking OpenBLAS (which would load it: core/openblas.h); it takes every AVX-512
+  // CPU's SGEMM and DGEMM kernels from the SkylakeX family anyway.
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-  if (!std::getenv("OPENBLAS_CORETYPE") && avx512 && !openblas_runs_avx512()) {
+  if (!std::getenv("OPENBLAS_CORETYPE") && avx512) {
     setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
     changed = true;
   }
@@ -37,13 +36,14 @@ bool tune_math_environment() {
   return changed;
 }
 
-#ifdef NORMTOOL_OPENBLAS
-const char* openblas_core() { return openblas_get_corename(); }
+const char* openblas_core() {
+  const OpenBlas* o = openblas();
+  return o ? o->get_corename() : "none";
+}
 bool openblas_runs_avx512() {
-  const std::string core = openblas_get_corename();
+  const std::string core = openblas_core();
   return core == "SkylakeX" || core == "Cooperlake" || core == "SapphireRapids";
 }
-#endif
 
 int max_math_threads() { return 4 * cpu_cores(); }
 
@@ -63,9 +63,7 @@ int set_math_threads(int threads) {
   omp_set_num_threads(n);
   flush_subnormals();
   Eigen::setNbThreads(n);
-#ifdef NORMTOOL_OPENBLAS
-  openblas_set_num_threads(n);
-#endif
+  openblas_set_threads_if_loaded(n);
   return n;
 }
 

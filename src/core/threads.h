@@ -9,9 +9,11 @@
 //                             threads spun on through the sweeps it started, taking a core from
 //                             their runs (C8's quick runs 56 ms a step against 30). 3M spins are a
 //                             fraction of a second; a 2-thread lm-tiny step is as fast (8.2-8.5 ms)
-//   OPENBLAS_CORETYPE=SkylakeX  when the CPU has AVX-512 (F, BW, DQ, VL) and OpenBLAS did not
-//                             recognise it (Debian's 0.3.21 takes a Zen 5 for Haswell and runs AVX2
-//                             kernels: 118 GFLOP/s on one core against 239 with its AVX-512 ones)
+//   OPENBLAS_CORETYPE=SkylakeX  when the CPU has AVX-512 (F, BW, DQ, VL): Debian's 0.3.21 takes a
+//                             Zen 5 for Haswell and this Xeon for Prescott, and runs narrower
+//                             kernels (118 GFLOP/s on one core against 239 with its AVX-512 ones).
+//                             Set without asking OpenBLAS, which is loaded only when a product
+//                             needs it (core/openblas.h)
 // None is touched when the user has set it (nor GOMP_SPINCOUNT when OMP_WAIT_POLICY is the
 // user's). If OpenBLAS still runs AVX2 kernels on an AVX-512 CPU (OPENBLAS_CORETYPE set so), the
 // products run in Eigen's AVX-512 kernels instead (core/gemm.h).
@@ -22,10 +24,10 @@ namespace nt {
 // Sets what is missing; true when something changed and the process should re-execute itself.
 bool tune_math_environment();
 
-#ifdef NORMTOOL_OPENBLAS
-const char* openblas_core();    // OpenBLAS's kernel family: "SkylakeX", "Haswell", ...
+// OpenBLAS's kernel family ("SkylakeX", "Haswell", ...; "none" when it is not loaded,
+// core/openblas.h), which loads it.
+const char* openblas_core();
 bool openblas_runs_avx512();
-#endif
 
 // Sets every pool and returns the count in effect: 0 = all cores; more than max_math_threads()
 // (4 per core: beyond that threads only wait for each other, and a thousand OpenBLAS threads
