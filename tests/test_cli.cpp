@@ -44,7 +44,7 @@ TEST(Cli, BadConfigExits2WithOneLinePerProblem) {
 TEST(Cli, MissingConfigFileExits2) {
   const auto r = run_normtool("run --config /nonexistent/x.json");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.output, "error: config is invalid: /nonexistent/x.json: cannot read the config file\n");
+  EXPECT_EQ(r.output, "error: config is invalid: /nonexistent/x.json: cannot read the config file: No such file or directory\n");
 }
 
 TEST(Cli, MissingDataNamesTheFileAndThePackage) {

@@ -10,7 +10,11 @@
 #include <system_error>
 #include <thread>
 
+#include "core/errors.h"
+#include "io/json_file.h"
 #include "io/paths.h"
+#include "io/run_files.h"
+#include "io/run_plots.h"
 #include "sweep/sweep.h"
 
 namespace nt {
@@ -24,21 +28,51 @@ RunRecord record_of(const SweepJob& j) {
   RunRecord r;
   r.dir = j.dir;
   for (const auto& [k, v] : j.overrides) r.overrides[k] = v;
-  std::ifstream s(fs::path(j.dir) / "summary.json");
-  r.summary = json::parse(s);
-  std::ifstream m(fs::path(j.dir) / "metrics.jsonl");
-  for (std::string line; std::getline(m, line);) {
-    const json l = json::parse(line);
-    if (!l["loss"].is_number()) continue;
-    const int step = l["step"];
-    if (l["split"] == "val") {
-      r.val_loss.emplace_back(step, l["loss"].get<double>());
-      if (l.contains("acc")) r.val_acc.emplace_back(step, l["acc"].get<double>());
+  r.summary = read_json_file((fs::path(j.dir) / "summary.json").string()).value();
+  for (const LossPoint& p : read_losses(j.dir)) {
+    if (p.val) {
+      r.val_loss.emplace_back(p.step, p.loss);
+      if (!std::isnan(p.acc)) r.val_acc.emplace_back(p.step, p.acc);
     } else {
-      r.train_loss.emplace_back(step, l["loss"].get<double>());
+      r.train_loss.emplace_back(p.step, p.loss);
     }
   }
   return r;
+}
+
+// Row `row` of a CSV table read from `file`, column `col`, as a number; an InputError naming the
+// file, the row and the column when it is not one.
+double csv_number(const CsvTable& t, const std::string& file, std::size_t row, int col) {
+  const std::string& text = t.rows[row][std::size_t(col)];
+  std::size_t used = 0;
+  double v = NAN;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    throw InputError(fmt::format("{}: data row {}, column {}: \"{}\" is not a number", file, row + 1,
+                                 t.columns[std::size_t(col)], text));
+  return v;
+}
+
+int csv_index(const CsvTable& t, const std::string& file, std::size_t row, int col) {
+  const double v = csv_number(t, file, row, col);
+  if (v != std::floor(v) || v < 0 || v > 1e9)
+    throw InputError(fmt::format("{}: data row {}, column {}: {} is not a step, layer or position", file, row + 1,
+                                 t.columns[std::size_t(col)], v));
+  return int(v);
+}
+
+// The columns of a CSV table that a reader needs; an InputError naming the file when one is missing.
+std::vector<int> csv_columns(const CsvTable& t, const std::string& file, std::initializer_list<const char*> names) {
+  std::vector<int> cols;
+  for (const char* n : names) {
+    cols.push_back(t.column(n));
+    if (cols.back() < 0) throw InputError(fmt::format("{}: no column \"{}\" in its header", file, n));
+  }
+  return cols;
 }
 
 // On Slurm: submits the sweep unless it is done or already queued (noted in ctx.pending); true
@@ -150,61 +184,42 @@ double mean_of(const std::vector<const RunRecord*>& runs, const char* field) {
 }
 
 std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::string& dir) {
-  std::ifstream in(fs::path(dir) / "stats.csv");
-  std::string line;
-  std::getline(in, line);  // header
-  struct Row {
-    int step, layer, position;
-    std::string site;
-    double mean, std;
-  };
-  std::vector<Row> rows;
+  const std::string file = (fs::path(dir) / "stats.csv").string();
+  const CsvTable t = read_csv(file);
+  const std::vector<int> c = csv_columns(t, file, {"step", "layer", "site", "position", "mean", "std"});
   int last = -1;
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string f[6];
-    for (auto& x : f) std::getline(ss, x, ',');
-    rows.push_back({std::stoi(f[0]), std::stoi(f[1]), std::stoi(f[3]), f[2], std::stod(f[4]), std::stod(f[5])});
-    last = std::max(last, rows.back().step);
-  }
+  for (std::size_t i = 0; i < t.rows.size(); ++i) last = std::max(last, csv_index(t, file, i, c[0]));
   std::map<std::pair<int, std::string>, PositionStats> out;
-  for (const Row& r : rows)
-    if (r.step == last) {
-      auto& v = out[{r.layer, r.site}];
-      if (int(v.std.size()) <= r.position) v.mean.resize(r.position + 1, NAN), v.std.resize(r.position + 1, NAN);
-      v.mean[r.position] = r.mean;
-      v.std[r.position] = r.std;
-    }
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    if (csv_index(t, file, i, c[0]) != last) continue;
+    auto& v = out[{csv_index(t, file, i, c[1]), t.rows[i][std::size_t(c[2])]}];
+    const int position = csv_index(t, file, i, c[3]);
+    if (int(v.std.size()) <= position) v.mean.resize(position + 1, NAN), v.std.resize(position + 1, NAN);
+    v.mean[position] = csv_number(t, file, i, c[4]);
+    v.std[position] = csv_number(t, file, i, c[5]);
+  }
   return out;
 }
 
 std::map<std::pair<int, std::string>, PositionRanges> ranges_at(const std::string& dir, int step) {
-  std::ifstream in(fs::path(dir) / "ranges.csv");
-  if (!in) throw std::runtime_error(fmt::format("{}/ranges.csv: cannot read it", dir));
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<std::pair<int, std::string>> rows;  // (step, line)
+  const std::string file = (fs::path(dir) / "ranges.csv").string();
+  const CsvTable t = read_csv(file);
+  const std::vector<int> c = csv_columns(t, file, {"step", "layer", "site", "position", "max_abs", "fp16_outside",
+                                                   "int8_snr_db", "int8_tensor_snr_db"});
   int last = -1;
-  while (std::getline(in, line)) {
-    const int s = std::stoi(line.substr(0, line.find(',')));
-    rows.emplace_back(s, line);
-    last = std::max(last, s);
-  }
+  for (std::size_t i = 0; i < t.rows.size(); ++i) last = std::max(last, csv_index(t, file, i, c[0]));
   const int wanted = step < 0 ? last : step;
   std::map<std::pair<int, std::string>, PositionRanges> out;
-  for (const auto& [s, text] : rows) {
-    if (s != wanted) continue;
-    std::stringstream ss(text);
-    std::string f[8];
-    for (auto& x : f) std::getline(ss, x, ',');
-    PositionRanges& v = out[{std::stoi(f[1]), f[2]}];
-    const std::size_t t = std::stoul(f[3]);
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    if (csv_index(t, file, i, c[0]) != wanted) continue;
+    PositionRanges& v = out[{csv_index(t, file, i, c[1]), t.rows[i][std::size_t(c[2])]}];
+    const std::size_t p = std::size_t(csv_index(t, file, i, c[3]));
     for (auto* column : {&v.max_abs, &v.fp16_outside, &v.int8_snr_db, &v.int8_tensor_snr_db})
-      if (column->size() <= t) column->resize(t + 1, NAN);
-    v.max_abs[t] = std::stod(f[4]);
-    v.fp16_outside[t] = std::stod(f[5]);
-    v.int8_snr_db[t] = std::stod(f[6]);
-    v.int8_tensor_snr_db[t] = std::stod(f[7]);
+      if (column->size() <= p) column->resize(p + 1, NAN);
+    v.max_abs[p] = csv_number(t, file, i, c[4]);
+    v.fp16_outside[p] = csv_number(t, file, i, c[5]);
+    v.int8_snr_db[p] = csv_number(t, file, i, c[6]);
+    v.int8_tensor_snr_db[p] = csv_number(t, file, i, c[7]);
   }
   return out;
 }

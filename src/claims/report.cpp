@@ -4,11 +4,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "io/files.h"
+#include "io/json_file.h"
 #include "io/paths.h"
 
 namespace nt {
@@ -45,16 +45,6 @@ std::string dir_name(const Claim& c) { return std::string(c.id) + "-" + c.slug; 
 std::string anchor_of(const Claim& c) { return fmt::format("claim-{}", c.id); }
 
 json to_json(const Interval& i) { return {{"n", i.n}, {"mean", i.mean}, {"sd", i.sd}, {"lo", i.lo}, {"hi", i.hi}}; }
-Interval interval_from(const json& j) {
-  auto num = [&](const char* k) { return j[k].is_number() ? j[k].get<double>() : NAN; };
-  return {j["n"].get<int>(), num("mean"), num("sd"), num("lo"), num("hi")};
-}
-
-ClaimVerdict verdict_named(const std::string& v) {
-  return v == "PASS" ? ClaimVerdict::pass : v == "FAIL" ? ClaimVerdict::fail : v == "REPORT" ? ClaimVerdict::report
-                                                                                             : ClaimVerdict::inconclusive;
-}
-
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 std::string values_text(const Measure& m, const std::vector<int>& seeds) {
@@ -112,27 +102,55 @@ void save_result(const std::string& claim_dir, const ClaimResult& r) {
   write_file_atomically((fs::path(claim_dir) / "result.json").string(), j.dump(2) + "\n");
 }
 
+namespace {
+
+std::vector<std::string> strings(const JsonDoc& list) {
+  std::vector<std::string> out;
+  for (const JsonDoc& e : list.elements()) out.push_back(e.as<std::string>());
+  return out;
+}
+
+ClaimVerdict verdict_of(const JsonDoc& j, std::string_view key) {
+  const std::string v = j.get<std::string>(key);
+  for (ClaimVerdict x : {ClaimVerdict::pass, ClaimVerdict::fail, ClaimVerdict::inconclusive, ClaimVerdict::report})
+    if (v == to_string(x)) return x;
+  j.fail(fmt::format("{}: is \"{}\", expected PASS, FAIL, INCONCLUSIVE or REPORT", key, v));
+}
+
+// <claim dir>/result.json as save_result wrote it; an InputError naming the file and the key when
+// an edit left a key missing or of another type. A number may be null (save_result's NaN).
+ClaimResult read_result(const JsonDoc& j) {
+  ClaimResult r;
+  r.verdict = verdict_of(j, "verdict");
+  r.measured = j.get<std::string>("measured"), r.details = j.get<std::string>("details");
+  r.ran = j.get<bool>("ran"), r.seconds = j.get_or<double>("seconds", NAN);
+  for (const JsonDoc& s : j.get<JsonDoc>("seeds").elements()) r.seeds.push_back(s.as<int>());
+  r.setting = j.get<std::string>("setting");
+  r.plots = strings(j.get<JsonDoc>("plots"));
+  if (j.has("ablations_not_run")) r.ablations_not_run = strings(j.get<JsonDoc>("ablations_not_run"));
+  for (const JsonDoc& m : j.get<JsonDoc>("measures").elements()) {
+    const JsonDoc i = m.get<JsonDoc>("interval");
+    Measure x{m.get<std::string>("name"), {}, strings(m.get<JsonDoc>("labels")),
+              Interval{i.get<int>("n"), i.get_or<double>("mean", NAN), i.get_or<double>("sd", NAN),
+                       i.get_or<double>("lo", NAN), i.get_or<double>("hi", NAN)},
+              m.get<std::string>("criterion"), verdict_of(m, "verdict"), m.get<std::string>("group")};
+    for (const JsonDoc& v : m.get<JsonDoc>("values").elements()) x.values.push_back(v.value().is_null() ? NAN : v.as<double>());
+    r.measures.push_back(std::move(x));
+  }
+  return r;
+}
+
+}  // namespace
+
 std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string& report_dir) {
   std::vector<std::pair<const Claim*, ClaimResult>> results;
   for (const Claim& c : all_claims()) {
-    std::ifstream in(fs::path(report_dir) / dir_name(c) / "result.json");
-    if (!in) continue;
-    const json j = json::parse(in, nullptr, false);
-    if (j.is_discarded() || !j.contains("measures")) continue;  // not this version's result
-    ClaimResult r;
-    r.verdict = verdict_named(j["verdict"]);
-    r.measured = j["measured"], r.details = j["details"], r.ran = j["ran"], r.seconds = j["seconds"];
-    r.seeds = j["seeds"].get<std::vector<int>>();
-    r.setting = j["setting"];
-    r.plots = j["plots"].get<std::vector<std::string>>();
-    r.ablations_not_run = j.value("ablations_not_run", std::vector<std::string>{});
-    for (const json& m : j["measures"]) {
-      Measure x{m["name"], {}, m["labels"].get<std::vector<std::string>>(), interval_from(m["interval"]),
-                m["criterion"], verdict_named(m["verdict"]), m["group"]};
-      for (const json& v : m["values"]) x.values.push_back(v.is_number() ? v.get<double>() : NAN);
-      r.measures.push_back(std::move(x));
-    }
-    results.emplace_back(&c, std::move(r));
+    const std::string path = (fs::path(report_dir) / dir_name(c) / "result.json").string();
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(path, ec))) continue;  // this claim did not run here
+    const JsonDoc j = read_json_file(path);
+    if (!j.has("measures")) continue;  // an older version's result: run the claim again
+    results.emplace_back(&c, read_result(j));
   }
   return results;
 }
@@ -222,13 +240,11 @@ std::vector<std::string> sync_readmes(const std::string& experiments_dir) {
   std::vector<std::string> changed;
   for (const Claim& c : all_claims()) {
     const fs::path path = fs::path(experiments_dir) / dir_name(c) / "README.md";
-    std::ifstream in(path);
-    std::stringstream ss;
-    if (in) ss << in.rdbuf();
-    const std::string now = ss.str(), want = with_readme_header(c, now);
+    const std::string now = read_file_if_present(path.string(), kMaxDocumentBytes).value_or("");
+    const std::string want = with_readme_header(c, now);
     if (want == now) continue;
     fs::create_directories(path.parent_path());
-    std::ofstream(path) << want;
+    write_file_atomically(path.string(), want);
     changed.push_back(path.string());
   }
   return changed;

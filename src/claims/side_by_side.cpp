@@ -14,12 +14,12 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "claims/claim.h"
 #include "claims/evidence.h"
+#include "io/json_file.h"
 #include "io/paths.h"
 
 namespace nt {
@@ -90,23 +90,20 @@ Profile profile(const Map& per_site, const char* suffix, Column column) {
 // RNNSearch writes layer 0 for every parameter: its layers are norm_site_layer's, the decoder
 // GRUs (the parameters named dec1.* 0, dec2.* 1), and its other parameters are left out.
 std::map<int, double> grad_norm_at_init(const std::string& dir, bool recurrent) {
-  std::ifstream in(fs::path(dir) / "layers.jsonl");
-  if (!in) throw std::runtime_error(fmt::format("{}/layers.jsonl: cannot read it", dir));
   std::map<int, double> sum2;
   int first = -1;
-  for (std::string line; std::getline(in, line);) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    const int step = j["step"];
+  for (const JsonDoc& j : read_json_lines((fs::path(dir) / "layers.jsonl").string())) {
+    const int step = j.get<int>("step");
     if (first < 0) first = step;
     if (step != first) break;
-    const std::string param = j["param"];
-    int layer = j["layer"].get<int>();
+    const std::string param = j.get<std::string>("param");
+    int layer = j.get<int>("layer");
     if (recurrent)
       layer = param.rfind("dec1.", 0) == 0 ? 0 : param.rfind("dec2.", 0) == 0 ? 1 : -1;
     else if (param.find("_emb.") != std::string::npos || param.find("emb_norm.") != std::string::npos)
       layer = -1;
     if (layer < 0) continue;
-    const double g = j["grad_norm"].is_number() ? j["grad_norm"].get<double>() : NAN;
+    const double g = j.get_or<double>("grad_norm", NAN);
     sum2[layer] += g * g;
   }
   for (auto& [layer, s] : sum2) s = std::sqrt(s);

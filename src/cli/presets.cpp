@@ -13,6 +13,7 @@
 
 #include "config/config.h"
 #include "core/errors.h"
+#include "core/read_file.h"
 #include "io/paths.h"
 
 namespace nt::cli {
@@ -63,8 +64,7 @@ std::vector<Preset> load_presets() {
     Preset p;
     p.name = f.stem().string();
     p.file = f.string();
-    std::ifstream in(f);
-    p.file_json = json::parse(in, nullptr, false);
+    p.file_json = json::parse(read_file(p.file, kMaxDocumentBytes), nullptr, false);
     if (!p.file_json.is_object()) throw InputError(fmt::format("{}: not a JSON object", p.file));
     p.sources = p.file_json.value("_sources", json::object());
     p.config = config_to_json(load_config_file(p.file, {}));

@@ -2,6 +2,7 @@
 
 #include "config/parser.h"
 #include "config/user_json.h"
+#include "core/read_file.h"
 #include "data/dataset.h"  // default_gettext_catalogs
 #include "norms/norms.h"
 
@@ -12,7 +13,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -42,7 +42,10 @@ constexpr double kIntMax = 2147483647;  // every integer key fits an int; larger
 // A run's name names its directory (runs/<name>-<time>): at most 100 letters, digits, spaces
 // and . _ - + = , @, neither starting with . - or a space nor ending with a space (so never
 // "..", a path, or an option).
-bool name_char(char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || std::strchr(" ._-+=,@", ch); }
+// (std::strchr would also find the string's terminator: a NUL would pass as a name character.)
+bool name_char(char ch) {
+  return std::isalnum(static_cast<unsigned char>(ch)) || std::string_view(" ._-+=,@").find(ch) != std::string_view::npos;
+}
 
 std::optional<std::string> name_problem(const std::string& name) {
   if (name.empty() || name.size() > 100) return fmt::format("expected 1 to 100 characters, got {}", name.size());
@@ -313,11 +316,14 @@ RunConfig load_config(const std::string& text, const std::string& source, const 
 
 RunConfig load_config_file(const std::string& path, const std::vector<std::string>& overrides) {
   if (path.empty()) return load_config("{}", "run", overrides);
-  std::ifstream in(path);
-  if (!in) throw ConfigError({fmt::format("{}: cannot read the config file", path)});
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return load_config(ss.str(), path, overrides);
+  std::string text;
+  try {
+    text = read_file(path, kMaxDocumentBytes);  // a FIFO or /dev/zero is refused, not read forever
+  } catch (const InputError& e) {  // "<path>: <why>"
+    const std::string what = e.what(), why = what.rfind(path + ": ", 0) == 0 ? what.substr(path.size() + 2) : what;
+    throw ConfigError({fmt::format("{}: cannot read the config file: {}", path, why)});
+  }
+  return load_config(text, path, overrides);
 }
 
 json config_to_json(const RunConfig& config) {

@@ -7,10 +7,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/read_file.h"
+#include "io/json_file.h"
 
 namespace nt {
 
@@ -25,9 +27,9 @@ constexpr const char* kRangesHeader = "step,layer,site,position,max_abs,fp16_out
 
 nlohmann::json read_summary(const std::string& dir) {
   const std::string path = (fs::path(dir) / "summary.json").string();
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
+  const std::optional<std::string> text = read_file_if_present(path, kMaxDocumentBytes);
+  if (!text) return nullptr;
+  nlohmann::json s = nlohmann::json::parse(*text, nullptr, false);
   if (s.is_discarded()) return nullptr;
   if (!s.is_object()) throw InputError(fmt::format("{}: not a JSON object", path));
   auto check = [&](const char* key, bool (*ok)(const nlohmann::json&), const char* expected) {
@@ -40,6 +42,20 @@ nlohmann::json read_summary(const std::string& dir) {
   for (const char* k : {"final_train_loss", "final_val_loss", "final_val_acc", "steps_per_s"})
     check(k, [](const nlohmann::json& v) { return v.is_number() || v.is_null(); }, "a number or null");
   return s;
+}
+
+std::vector<LossPoint> read_losses(const std::string& dir) {
+  const std::string path = (fs::path(dir) / "metrics.jsonl").string();
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return {};
+  std::vector<LossPoint> points;
+  for (const JsonDoc& m : read_json_lines(path)) {
+    const int step = m.get<int>("step");
+    const bool val = m.get_or<std::string>("split", "train") == "val";
+    if (!m.has("loss") || m.value()["loss"].is_null()) continue;
+    points.push_back({step, val, m.get<double>("loss"), m.get_or<double>("acc", NAN)});
+  }
+  return points;
 }
 
 RunFiles::RunFiles(std::string dir) : dir_(std::move(dir)) {

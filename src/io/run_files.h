@@ -18,6 +18,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -36,6 +37,19 @@ struct LogSizes {
 // reads holds another JSON type (a hand-edited file): status a string, steps_completed an
 // integer, final_* and steps_per_s numbers or null, diverged a boolean.
 nlohmann::json read_summary(const std::string& dir);
+
+// A line of <dir>/metrics.jsonl that has a loss: train or validation, and the accuracy of a
+// classifier's validation (NaN otherwise).
+struct LossPoint {
+  int step;
+  bool val;
+  double loss, acc;
+};
+// Every line of <dir>/metrics.jsonl with a loss, in file order (a diverged or skipped step's null
+// loss left out); empty when there is no such file. Read by io/json_file.h: a FIFO, an oversized
+// file or a line whose step, split, loss or acc has another type is an InputError naming the file,
+// the line and the key.
+std::vector<LossPoint> read_losses(const std::string& dir);
 
 class RunFiles {
  public:

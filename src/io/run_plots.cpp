@@ -4,12 +4,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/read_file.h"
 #include "io/plot.h"
 
 namespace nt {
@@ -49,8 +49,7 @@ std::string side_of(const std::string& site) {
 }  // namespace
 
 CsvTable read_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot read it", path));
+  std::istringstream in(read_file(path, kMaxLogBytes));
   CsvTable t;
   std::string line;
   if (!std::getline(in, line)) throw InputError(fmt::format("{}: empty, expected a header line", path));
@@ -122,14 +121,16 @@ std::string plot_stats(const std::string& dir) {
 
 // layers.png: each layer's gradient norm (all its parameters: the root of the sum of squares) over the steps
 std::string plot_layers(const std::string& dir) {
-  std::ifstream in(fs::path(dir) / "layers.jsonl");
-  if (!in) return "";
+  const auto text = read_file_if_present((fs::path(dir) / "layers.jsonl").string(), kMaxLogBytes);
+  if (!text) return "";
+  std::istringstream in(*text);
   std::map<int, std::map<int, double>> sq;  // layer -> step -> sum of squared gradient norms
   for (std::string line; std::getline(in, line);) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("layer") || !j.contains("step") || !j.contains("grad_norm") ||
-        !j["grad_norm"].is_number())
-      continue;
+    auto integer = [&](const char* k) { return j[k].is_number_integer() && j[k].get<int64_t>() == j[k].get<int>(); };
+    if (!j.is_object() || !j.contains("layer") || !j.contains("step") || !j.contains("grad_norm") ||
+        !integer("layer") || !integer("step") || !j["grad_norm"].is_number())
+      continue;  // not a record this picture can use
     const double g = j["grad_norm"].get<double>();
     sq[j["layer"].get<int>()][j["step"].get<int>()] += g * g;
   }

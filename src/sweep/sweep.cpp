@@ -26,6 +26,7 @@
 #include "core/errors.h"
 #include "io/console.h"
 #include "io/files.h"
+#include "io/json_file.h"
 #include "io/run_files.h"
 #include "sweep/slurm.h"
 #include "train/checkpoint.h"
@@ -55,9 +56,8 @@ json grid_of(const json& sweep) {
 
 // Whether the job's directory holds a run of exactly this job's config.
 bool of_this_config(const SweepJob& job) {
-  std::ifstream in(fs::path(job.dir) / "config.json");
-  const json recorded = json::parse(in, nullptr, false);
-  return job.config && recorded == config_to_json(*job.config);
+  const auto text = read_file_if_present((fs::path(job.dir) / "config.json").string(), kMaxDocumentBytes);
+  return job.config && text && json::parse(*text, nullptr, false) == config_to_json(*job.config);
 }
 
 // A result (completed or diverged) of this job's config.
@@ -107,9 +107,29 @@ pid_t launch(const SweepSpec& spec, const SweepJob& job, bool resume, const std:
 
 namespace {
 
+// <out>/sweep.json, null when there is none. Read as io/json_file.h reads (a FIFO or a device is
+// refused, the size bounded), and every key normtool reads checked for its type, so that a hand
+// edit is an InputError naming the file and the key, never a library exception later.
 json read_sweep_json(const fs::path& out) {
-  std::ifstream in(out / "sweep.json");
-  return json::parse(in, nullptr, false);
+  const std::string path = (out / "sweep.json").string();
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return nullptr;
+  const JsonDoc d = read_json_file(path);
+  for (const char* k : {"config", "launcher", "slurm_job_id", "sbatch"}) d.get_or<std::string>(k, "");
+  for (const char* k : {"threads_per_job", "parallel_jobs"}) d.get_or<int>(k, 0);
+  if (d.has("fixed"))
+    for (const JsonDoc& e : d.get<JsonDoc>("fixed").elements()) e.as<std::string>();
+  if (d.has("grid"))
+    for (const JsonDoc& a : d.get<JsonDoc>("grid").elements()) {
+      a.get<std::string>("key");
+      for (const JsonDoc& v : a.get<JsonDoc>("values").elements()) v.as<std::string>();
+    }
+  if (d.has("jobs"))
+    for (const JsonDoc& j : d.get<JsonDoc>("jobs").elements()) {
+      j.get<int>("index");
+      j.get_or<std::string>("status", "");
+    }
+  return d.value();
 }
 
 // The sweep directory, created and locked, and checked to hold this grid (or none).
@@ -312,17 +332,17 @@ SweepSpec spec_of_directory(const std::string& dir) {
   const json doc = read_sweep_json(dir);
   if (!doc.is_object() || !doc.contains("grid"))
     throw UsageError(fmt::format("{}: no sweep.json there: not a sweep directory", dir));
+  const JsonDoc d(doc, (fs::path(dir) / "sweep.json").string());  // its types checked by read_sweep_json
   SweepSpec spec;
   spec.out = dir;
-  try {
-    spec.config = doc.at("config").get<std::string>();
-    spec.fixed = doc.at("fixed").get<std::vector<std::string>>();
-    for (const json& a : doc.at("grid")) spec.axes.push_back({a.at("key"), a.at("values").get<std::vector<std::string>>()});
-    spec.threads_per_job = doc.at("threads_per_job");
-    spec.jobs = doc.value("parallel_jobs", 1);
-  } catch (const json::exception& e) {
-    throw UsageError(fmt::format("{}/sweep.json: unreadable: {}", dir, e.what()));
+  spec.config = d.get<std::string>("config");
+  for (const JsonDoc& e : d.get<JsonDoc>("fixed").elements()) spec.fixed.push_back(e.as<std::string>());
+  for (const JsonDoc& a : d.get<JsonDoc>("grid").elements()) {
+    spec.axes.push_back({a.get<std::string>("key"), {}});
+    for (const JsonDoc& v : a.get<JsonDoc>("values").elements()) spec.axes.back().values.push_back(v.as<std::string>());
   }
+  spec.threads_per_job = d.get<int>("threads_per_job");
+  spec.jobs = d.get_or<int>("parallel_jobs", 1);
   return spec;
 }
 

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "io/run_files.h"
 #include "io/plot.h"
 
 namespace nt {
@@ -15,13 +15,8 @@ namespace {
 // step -> validation loss of one run (metrics.jsonl's "val" lines)
 std::map<int, double> val_curve(const std::string& run_dir) {
   std::map<int, double> out;
-  std::ifstream in(std::filesystem::path(run_dir) / "metrics.jsonl");
-  for (std::string line; std::getline(in, line);) {
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.value("split", "") == "val" && j.contains("step") && j.contains("loss") &&
-        j["loss"].is_number())
-      out[j["step"].get<int>()] = j["loss"].get<double>();
-  }
+  for (const LossPoint& p : read_losses(run_dir))
+    if (p.val) out[p.step] = p.loss;
   return out;
 }
 }  // namespace

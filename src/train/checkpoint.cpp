@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/read_file.h"
 #include "io/files.h"
 
 namespace nt {
@@ -161,13 +162,13 @@ LogSizes parse_checkpoint(const std::string& bytes, const std::string& path, con
   return sizes;
 }
 
+// What a checkpoint may weigh: the weights and Adam's two moments of 300M float parameters, far
+// more than a model this tool trains; a larger file is not one of its checkpoints.
+constexpr int64_t kMaxCheckpointBytes = int64_t(4) << 30;
+
 LogSizes load_checkpoint(const std::string& dir, const json& config, Session& session, RunRecords& records) {
   const std::string path = (fs::path(dir) / kCheckpointFile).string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read it", path));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const LogSizes sizes = parse_checkpoint(std::move(buffer).str(), path, config, session, records);
+  const LogSizes sizes = parse_checkpoint(read_file(path, kMaxCheckpointBytes), path, config, session, records);
   for (const auto& [name, size] : {std::pair{"metrics.jsonl", sizes.metrics}, std::pair{"layers.jsonl", sizes.layers},
                                    std::pair{"stats.csv", sizes.stats}, std::pair{"ranges.csv", sizes.ranges}}) {
     const std::string log = (fs::path(dir) / name).string();
