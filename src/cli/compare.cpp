@@ -4,15 +4,18 @@
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "core/errors.h"
+#include "io/files.h"
+#include "io/json_file.h"
 #include "io/paths.h"
 #include "io/plot.h"
+#include "io/run_files.h"
 #include "io/run_plots.h"
 
 namespace nt::cli {
@@ -35,15 +38,9 @@ struct Run {
   std::vector<std::pair<double, double>> train, val;
 };
 
-json read_json_file(const fs::path& path, const std::string& run) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("{}: not a run directory: cannot read {}", run, path.filename().string()));
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw UsageError(fmt::format("{}: {} is not a JSON object", run, path.filename().string()));
-  return j;
-}
-
+// A run directory's config.json, summary.json and metrics.jsonl, read as io/json_file.h reads
+// them: a missing file says the directory is not a run; a FIFO, a device, a file past its bound or
+// a key of the wrong type is an InputError naming the file and the key.
 Run read_run(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("{}: no such run directory", dir));
@@ -51,16 +48,26 @@ Run read_run(const std::string& dir) {
   r.dir = dir;
   r.label = fs::path(dir).lexically_normal().filename().string();
   if (r.label.empty()) r.label = fs::path(dir).lexically_normal().parent_path().filename().string();
-  r.config = read_json_file(fs::path(dir) / "config.json", dir);
-  r.summary = read_json_file(fs::path(dir) / "summary.json", dir);
-  std::ifstream in(fs::path(dir) / "metrics.jsonl");
-  if (!in) throw UsageError(fmt::format("{}: not a run directory: cannot read metrics.jsonl", dir));
-  for (std::string line; std::getline(in, line);) {
-    const json m = json::parse(line, nullptr, false);
-    if (!m.is_object() || !m.contains("step") || !m.contains("loss") || !m["loss"].is_number()) continue;
-    (m.value("split", "") == "val" ? r.val : r.train).emplace_back(m["step"].get<double>(), m["loss"].get<double>());
-  }
+  for (const char* name : {"config.json", "summary.json", "metrics.jsonl"})
+    if (!fs::exists(fs::symlink_status(fs::path(dir) / name, ec)))
+      throw UsageError(fmt::format("{}: not a run directory: no {} there", dir, name));
+  r.config = read_json_file((fs::path(dir) / "config.json").string()).value();
+  r.summary = read_json_file((fs::path(dir) / "summary.json").string()).value();
+  for (const LossPoint& p : read_losses(dir)) (p.val ? r.val : r.train).emplace_back(double(p.step), p.loss);
   return r;
+}
+
+// --out must not be one of the runs (compare would draw over the run's own loss.png) or inside one.
+void check_out(const std::string& out, const std::vector<std::string>& runs) {
+  std::error_code ec;
+  const fs::path o = fs::weakly_canonical(fs::absolute(out), ec);
+  for (const std::string& run : runs) {
+    const fs::path r = fs::weakly_canonical(fs::absolute(run), ec);
+    const auto [end, _] = std::mismatch(r.begin(), r.end(), o.begin(), o.end());
+    if (end == r.end())
+      throw UsageError(fmt::format("--out {}: {} the run {}, whose files compare would overwrite; choose a directory "
+                                   "outside the runs", out, o == r ? "is" : "is inside", run));
+  }
 }
 
 void flatten(const json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
@@ -114,9 +121,8 @@ int run_compare(const CompareOptions& o) {
   for (Run& r : runs)
     if (++seen[r.label] > 1) r.label += fmt::format(" ({})", seen[r.label]);
   const std::string out = o.out.empty() ? default_run_dir("compare") : o.out;
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec || !fs::is_directory(out)) throw UsageError(fmt::format("--out {}: cannot create it: {}", out, ec.message()));
+  check_out(out, o.runs);
+  make_output_directory(out, "--out " + out);
 
   std::string md = "# normtool compare\n\n" + table(runs);
   std::vector<std::string> notes;
@@ -170,10 +176,7 @@ int run_compare(const CompareOptions& o) {
   }
   for (const auto& n : notes) md += "\n- " + n;
   md += "\n";
-  {
-    std::ofstream f(fs::path(out) / "compare.md");
-    if (!(f << md) || !f.flush()) throw std::runtime_error(fmt::format("{}/compare.md: cannot write it", out));
-  }
+  write_file_atomically((fs::path(out) / "compare.md").string(), md);
   fmt::print("{}", table(runs));
   for (const auto& n : notes) fmt::print(stderr, "note: {}\n", n);
   fmt::print("compare: {} runs -> {} (compare.md, loss.png{})\n", runs.size(), out,

@@ -12,10 +12,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fmt/ranges.h>
-#include <fstream>
 #include <sstream>
 #include <map>
-#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "claims/claim.h"
@@ -24,6 +22,7 @@
 #include "core/errors.h"
 #include "io/console.h"
 #include "io/files.h"
+#include "io/json_file.h"
 #include "io/paths.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
@@ -96,6 +95,31 @@ nlohmann::json slurm_json(const SlurmOptions& s) {
   return {{"partition", s.partition}, {"time", s.time}, {"cpus_per_task", s.cpus_per_task},
           {"max_parallel", s.max_parallel}, {"signal_lead_s", s.signal_lead_s}, {"extra", s.extra}};
 }
+// <dir>/reproduce.json, the manifest of a reproduction on Slurm, with every key normtool reads
+// checked for its type (an InputError naming the file and the key); null when there is none.
+nlohmann::json read_manifest(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "reproduce.json").string();
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return nullptr;
+  const JsonDoc d = read_json_file(path);
+  for (const char* k : {"launcher", "claims_job_id"}) d.get_or<std::string>(k, "");
+  for (const char* k : {"quick", "ablations"}) d.get_or<bool>(k, false);
+  d.get_or<int>("jobs", 1);
+  for (const char* k : {"ids", "claims_tasks"})
+    if (d.has(k))
+      for (const JsonDoc& e : d.get<JsonDoc>(k).elements()) e.as<std::string>();
+  if (d.has("seeds"))
+    for (const JsonDoc& e : d.get<JsonDoc>("seeds").elements()) e.as<int>();
+  if (d.has("slurm")) {
+    const JsonDoc s = d.get<JsonDoc>("slurm").expect_object();
+    for (const char* k : {"partition", "time"}) s.get_or<std::string>(k, "");
+    for (const char* k : {"cpus_per_task", "max_parallel", "signal_lead_s"}) s.get_or<int>(k, 0);
+    if (s.has("extra"))
+      for (const JsonDoc& e : s.get<JsonDoc>("extra").elements()) e.as<std::string>();
+  }
+  return d.value();
+}
+
 SlurmOptions slurm_of(const nlohmann::json& j) {
   SlurmOptions s;
   s.partition = j.value("partition", "");
@@ -118,8 +142,7 @@ int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, co
   const fs::path manifest = fs::path(out) / "reproduce.json";
   nlohmann::json doc;
   if (collecting) {
-    std::ifstream in(manifest);
-    doc = nlohmann::json::parse(in, nullptr, false);
+    doc = read_manifest(out);
   } else {
     std::vector<std::string> ids;
     for (const Claim* c : chosen) ids.push_back(c->id);
@@ -200,10 +223,9 @@ void check_report_dir(const std::string& out) {
     throw UsageError(fmt::format("--out {}: exists and is not a directory (choose another --out)", out));
   const fs::path report = fs::path(out) / "REPORT.md";
   if (!fs::exists(fs::symlink_status(report, ec))) return;
-  std::ifstream in(report);
-  std::string first;
-  std::getline(in, first);
-  if (!fs::is_regular_file(fs::symlink_status(report, ec)) || first.rfind("# normtool:", 0) != 0)
+  const bool ours = fs::is_regular_file(fs::symlink_status(report, ec)) &&
+                    read_file(report.string(), kMaxLogBytes).rfind("# normtool:", 0) == 0;
+  if (!ours)
     throw UsageError(fmt::format("--out {}: holds a REPORT.md that is not a normtool report; choose another --out "
                                  "(or remove it)", out));
 }
@@ -239,14 +261,9 @@ int run(const ReproduceOptions& o) {
     const std::string dir = data_dir() + "/experiments";
     for (const std::string& f : sync_readmes(dir)) fmt::print("updated {}\n", f);
     const std::string doc = data_dir() + "/docs/claims.md";
-    std::ifstream in(doc);
-    if (!in) throw UsageError(fmt::format("{}: cannot read it (docs/ of the source tree)", doc));
-    std::stringstream now;
-    now << in.rdbuf();
-    in.close();
-    if (const std::string want = with_claims_reference(now.str()); want != now.str()) {
-      std::ofstream out(doc);
-      if (!(out << want) || !out.flush()) throw std::runtime_error(fmt::format("{}: cannot write it", doc));
+    const std::string now = read_file(doc, kMaxDocumentBytes);
+    if (const std::string want = with_claims_reference(now); want != now) {
+      write_file_atomically(doc, want);
       fmt::print("updated {}\n", doc);
     }
     return 0;
@@ -264,8 +281,7 @@ int run(const ReproduceOptions& o) {
   if (o.ids.empty())
     for (const Claim& c : all_claims()) chosen.push_back(&c);
   if (!o.collect.empty()) {
-    std::ifstream in(std::filesystem::path(o.collect) / "reproduce.json");
-    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    const nlohmann::json doc = read_manifest(o.collect);
     if (!doc.is_object() || doc.value("launcher", "") != "slurm")
       throw UsageError(fmt::format("--collect {}: no reproduce.json of a reproduce --launcher slurm there", o.collect));
     std::vector<const Claim*> claims;
@@ -279,10 +295,8 @@ int run(const ReproduceOptions& o) {
   const Settings how{o.quick, o.ablations, o.jobs, parse_seeds(o.seeds)};
   const std::string out = o.out.empty() ? "runs/reproduce-" + timestamp() : o.out;
   check_report_dir(out);
-  if (o.launcher == "slurm") {
-    std::filesystem::create_directories(out);
-    return on_slurm(chosen, out, how, o.slurm, /*collecting=*/false);
-  }
+  make_output_directory(out, "--out " + out);
+  if (o.launcher == "slurm") return on_slurm(chosen, out, how, o.slurm, /*collecting=*/false);
   int failed = 0;
   WorkProgress progress("reproduce", "claims", int(chosen.size()));
   for (std::size_t i = 0; i < chosen.size(); ++i) {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include <fmt/format.h>
@@ -56,6 +57,20 @@ void write_file_atomically(const std::string& path, std::string_view text) {
     ::unlink(tmp.c_str());
     throw WriteError(path, e);
   }
+}
+
+void make_output_directory(const std::string& dir, const std::string& option) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir, ec))
+    throw UsageError(fmt::format("{}: cannot create the directory: {}", option,
+                                 ec ? ec.message() : std::string("a file or a dangling link is in the way")));
+  const std::string probe = (std::filesystem::path(dir) / ".write-test").string();
+  ::unlink(probe.c_str());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw UsageError(fmt::format("{}: cannot write there: {}", option, std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 AppendFile::AppendFile(std::string path, int64_t truncate_to) : path_(std::move(path)) {

@@ -30,6 +30,11 @@ class WriteError : public std::runtime_error {
 
 void write_file_atomically(const std::string& path, std::string_view text);
 
+// Creates the output directory `dir` of a command (parents too) and checks that a file can be
+// written there; a UsageError naming `option` ("--out runs/x") and the reason otherwise: a path
+// under a file, a dangling link, a read-only file system, /proc.
+void make_output_directory(const std::string& dir, const std::string& option);
+
 class DirectoryLock {
  public:
   // Takes <dir>/.lock (created if missing); a UsageError naming `what` (e.g. "--resume runs/x")

@@ -2,12 +2,21 @@
 // curve: x, y, and the band's low and high when it has one) and <stem>.gp next to it, then
 // runs gnuplot. Returns "" on success, else a one-line note (e.g. gnuplot is not installed);
 // a missing plot never fails a run.
+//
+// gnuplot gets data, never code: every title, label and file name goes into the script through
+// gnuplot_string, and gnuplot runs without a shell, in the plot's directory. Every file (.tsv,
+// .gp, .png, .log) is written afresh and renamed into place, never through a link (io/files.h).
 #pragma once
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace nt {
+
+// `text` as a gnuplot string constant: single-quoted (in which gnuplot expands neither
+// backquotes, nor macros, nor backslashes), a quote doubled, and every control character (a
+// newline would end the command and start another) shown as '?'.
+std::string gnuplot_string(const std::string& text);
 
 struct Curve {
   std::string title;
