@@ -262,6 +262,23 @@ TEST(HostileInput, UnusableOutIsExit2AndLeavesNothing) {
   EXPECT_EQ(last_line(r.output), "0") << "files left in the read-only directory: " << r.output;
 }
 
+// reproduce goes through the same output-directory check as run (issue 39 item 8)
+TEST(HostileInput, UnusableReportOutIsExit2NamingIt) {
+  TempDir d;
+  fs::create_directories(d.path);
+  std::ofstream(d / "file") << "x";
+  fs::create_symlink("/nonexistent/normtool", d / "dangling");
+  for (const std::string& out : {d / "file/report", d / "dangling", std::string("/proc/normtool-report")}) {
+    expect_refused(run_normtool("reproduce E4 --out " + out), "--out " + out);
+  }
+  const auto r = in_namespace(d, "mkdir -p " + (d / "ro") + " && mount -t tmpfs -o ro tmpfs " + (d / "ro") +
+                                     " || { echo 'cannot mount a tmpfs'; exit 99; }\n" + kBinary + " reproduce E4 " +
+                                     "--out " + (d / "ro/report") + "\necho \"exit=$?\"");
+  ASSERT_NE(r.exit_code, 99) << r.output;
+  EXPECT_NE(r.output.find("exit=2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Read-only file system"), std::string::npos) << r.output;
+}
+
 TEST(HostileInput, ValidationSplitSmallerThanABatchIsExit2BeforeTheRunDirectory) {
   TempDir d;
   expect_refused(run_normtool("run " + kTiny + "--set data.val_fraction=0.0001 --set train.batch_size=512 --out " +

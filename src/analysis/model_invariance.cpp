@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/errors.h"
 #include "core/rng.h"
 #include "data/dataset.h"
 #include "model/model.h"
@@ -91,6 +92,11 @@ const char* to_string(Prediction p) {
 
 std::vector<ModelCell> model_invariance(const RunConfig& base, const std::vector<Transform>& transforms,
                                         double delta) {
+  // the transforms act on the input layer of an MLP or on a Transformer stack's embeddings
+  if (base.model.arch != Arch::mlp && base.model.arch != Arch::transformer && base.model.arch != Arch::encoder)
+    throw UsageError(fmt::format("model.arch = {}: the model-level invariance table is measured on the mlp, transformer "
+                                 "and encoder families (their input layer or embeddings take the transforms); "
+                                 "choose one of those", to_string(base.model.arch)));
   const bool lm = base.is_lm();
   const auto data = make_dataset(base);
   std::vector<NormType> norms;  // every kind; deepnorm is a transformer's residual scheme

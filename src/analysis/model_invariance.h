@@ -45,6 +45,8 @@ struct ModelCell {
   std::string why{};                        // the prediction's reason
 };
 
+// A UsageError (exit 2) naming model.arch for a family without such an input layer (the
+// encoder-decoder, the recurrent LMs, RNNSearch).
 std::vector<ModelCell> model_invariance(const RunConfig& config, const std::vector<Transform>& transforms,
                                         double delta);
 

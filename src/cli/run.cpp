@@ -51,11 +51,7 @@ std::string recorded_status(const std::string& dir, int& steps) {
 
 // A line on stdout that does not decide the exit code: a run's record is its directory, so a
 // console that cannot be written (>/dev/full) loses the line and nothing else (main.cpp).
-void advise(const std::string& line) {
-  std::fwrite(line.data(), 1, line.size(), stdout);
-  std::fflush(stdout);
-  std::clearerr(stdout);
-}
+void advise(const std::string& line) { print_advice(line); }
 
 // Prints the run's one-line result; returns its exit code.
 int report(const RunConfig& config, const RunFiles& files, const TrainOutcome& r) {
@@ -78,6 +74,19 @@ void warn_threads(const RunConfig& config) {
                config.train.threads, cpu_cores(), max_math_threads());
 }
 
+// The resolved config, and under "derived" what it resolves to beyond its own keys: DeepNorm's
+// constants per stack (an encoder-decoder has two pairs, model.norm.alpha / beta one).
+nlohmann::json with_derived(const RunConfig& c) {
+  nlohmann::json j = config_to_json(c);
+  if (c.model.norm.type != NormType::deepnorm) return j;
+  auto pair = [](DeepNorm d) { return nlohmann::json{{"alpha", d.alpha}, {"beta", d.beta}}; };
+  if (c.model.arch == Arch::encoder_decoder)
+    j["derived"]["deepnorm"] = {{"encoder", pair(c.deepnorm(Stack::encoder))}, {"decoder", pair(c.deepnorm(Stack::decoder))}};
+  else
+    j["derived"]["deepnorm"] = {{c.model.arch == Arch::encoder ? "encoder" : "decoder", pair(c.deepnorm())}};
+  return j;
+}
+
 // `run --resume DIR`: the run in DIR continues from its checkpoint, with DIR/config.json.
 int resume(const RunOptions& o) {
   const std::string& dir = o.resume;
@@ -93,6 +102,10 @@ int resume(const RunOptions& o) {
   if (!std::filesystem::exists(config_file, ec))
     throw UsageError(fmt::format("--resume {}: no config.json there: not a run directory", dir));
   const RunConfig config = load_config_file(config_file, {});
+  if (o.print_config) {  // what the run resumes with; nothing trains
+    fmt::print("{}\n", with_derived(config).dump(2));
+    return 0;
+  }
   int steps = 0;
   const std::string status = recorded_status(dir, steps);
   if (status == "completed" || status == "diverged") {
@@ -121,19 +134,6 @@ int resume(const RunOptions& o) {
   eprint("{}: resuming at step {} of {}\n", dir, session.steps_done(), config.train.steps);
   Progress progress(config.name, config.train.steps, config.train.log_every);
   return report(config, files, train(config, session, files, progress, std::move(records)));
-}
-
-// The resolved config, and under "derived" what it resolves to beyond its own keys: DeepNorm's
-// constants per stack (an encoder-decoder has two pairs, model.norm.alpha / beta one).
-nlohmann::json with_derived(const RunConfig& c) {
-  nlohmann::json j = config_to_json(c);
-  if (c.model.norm.type != NormType::deepnorm) return j;
-  auto pair = [](DeepNorm d) { return nlohmann::json{{"alpha", d.alpha}, {"beta", d.beta}}; };
-  if (c.model.arch == Arch::encoder_decoder)
-    j["derived"]["deepnorm"] = {{"encoder", pair(c.deepnorm(Stack::encoder))}, {"decoder", pair(c.deepnorm(Stack::decoder))}};
-  else
-    j["derived"]["deepnorm"] = {{c.model.arch == Arch::encoder ? "encoder" : "decoder", pair(c.deepnorm())}};
-  return j;
 }
 
 int run(const RunOptions& o) {

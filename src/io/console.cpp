@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -22,10 +24,24 @@ void open_closed_standard_streams() {
   }
 }
 
-bool print_err(std::string_view text) noexcept {
-  const bool written = std::fwrite(text.data(), 1, text.size(), stderr) == text.size() && std::fflush(stderr) == 0;
-  std::clearerr(stderr);  // the next line tries again
+namespace {
+std::atomic<bool> g_console_lost{false};
+
+bool print_to(std::FILE* stream, std::string_view text) noexcept {
+  const bool written = std::fwrite(text.data(), 1, text.size(), stream) == text.size() && std::fflush(stream) == 0;
+  std::clearerr(stream);  // the next line tries again
+  if (!written) g_console_lost = true;
   return written;
+}
+}  // namespace
+
+bool print_err(std::string_view text) noexcept { return print_to(stderr, text); }
+bool print_advice(std::string_view text) noexcept { return print_to(stdout, text); }
+bool console_lost() noexcept { return g_console_lost; }
+
+void ignore_pipe_and_file_size_signals() {
+  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGXFSZ, SIG_IGN);
 }
 
 Progress::Progress(std::string name, int total_steps, int log_every)
@@ -78,28 +94,28 @@ std::string WorkProgress::line(int done, const std::string& now) const {
 
 void WorkProgress::update(int done, const std::string& now) {
   if (tty_) {
-    fmt::print(stderr, "\r\033[K{}", line(done, now));
+    eprint("\r\033[K{}", line(done, now));
     drawn_ = true;
   } else {
-    fmt::print(stderr, "{}\n", line(done, now));
+    eprint("{}\n", line(done, now));
   }
   std::fflush(stderr);
 }
 
 void WorkProgress::message(const std::string& line) {
-  if (tty_ && drawn_) fmt::print(stderr, "\r\033[K");
-  fmt::print(stderr, "{}\n", line);
+  if (tty_ && drawn_) print_err("\r\033[K");
+  eprint("{}\n", line);
   drawn_ = false;
 }
 
 void WorkProgress::clear() {
-  if (tty_ && drawn_) fmt::print(stderr, "\r\033[K");
+  if (tty_ && drawn_) print_err("\r\033[K");
   std::fflush(stderr);
   drawn_ = false;
 }
 
 void WorkProgress::finish() {
-  if (tty_ && drawn_) fmt::print(stderr, "\n");
+  if (tty_ && drawn_) print_err("\n");
   drawn_ = false;
 }
 

@@ -20,8 +20,19 @@ namespace nt {
 // Opens /dev/null on each of fds 0, 1 and 2 that is closed.
 void open_closed_standard_streams();
 
+// SIGPIPE and SIGXFSZ ignored (main.cpp, first thing): a console that goes away (`| head` that
+// has exited) or a file past `ulimit -f` is a write that fails with EPIPE or EFBIG, handled where
+// it happens (a lost console line; a run that stops "failed" with its files whole), never a
+// process killed mid-way with its run left "running".
+void ignore_pipe_and_file_size_signals();
+
 // `text` to stderr, whole or not at all; never throws. False when it could not be written.
 bool print_err(std::string_view text) noexcept;
+// `text` to stdout as advice, not as the command's product (run's one-line result); never throws.
+bool print_advice(std::string_view text) noexcept;
+// Whether a line to the console (print_err, print_advice) could not be written since start-up:
+// a run records it in summary.json ("console_lost": true) and goes on training.
+bool console_lost() noexcept;
 template <typename... T>
 void eprint(fmt::format_string<T...> format, T&&... args) {
   print_err(fmt::format(format, std::forward<T>(args)...));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/gemm.h"
+#include "io/console.h"
 #include "train/memory.h"
 
 namespace nt {
@@ -51,6 +52,7 @@ json run_summary(const RunConfig& c, const std::string& status, Session& session
   if (session.loss_scaler().enabled())
     s["loss_scale"] = {{"scale", session.loss_scaler().scale()}, {"skipped_steps", session.loss_scaler().skipped()}};
   if (r.resumes > 0) s["resumes"] = r.resumes;
+  if (console_lost()) s["console_lost"] = true;  // a closed pipe or terminal: the run went on, its lines lost
   if (checkpoints.written > 0)
     s["checkpoint"] = {{"step", checkpoints.step}, {"bytes", checkpoints.bytes},
                        {"ms_mean", checkpoints.ms / checkpoints.written}, {"written", checkpoints.written}};
