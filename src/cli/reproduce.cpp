@@ -144,13 +144,18 @@ int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, co
     if (collecting) {  // a task of the claims' array
       const auto tasks = doc.value("claims_tasks", std::vector<std::string>{});
       const auto it = std::find(tasks.begin(), tasks.end(), std::string(c->id));
-      const auto states = slurm_task_states(doc.value("claims_job_id", ""));
+      const SlurmTasks slurm_tasks = slurm_task_states(doc.value("claims_job_id", ""));
+      const auto& states = slurm_tasks.states;
       const int task = int(it - tasks.begin());
       if (!states.count(task) && !done.count(c->id))  // read again: the task may have ended since the results were read
         for (auto& [claim, result] : load_results(out)) done[claim->id] = result;
       if (states.count(task)) {
         fmt::print("{:<3} {:<13} task {} of Slurm job {} is {}\n", c->id, "PENDING", task, doc.value("claims_job_id", ""),
                    states.at(task));
+        ++pending;
+      } else if (!slurm_tasks.known && !done.count(c->id)) {
+        fmt::print("{:<3} {:<13} task {} of Slurm job {}: squeue is not on this machine's PATH to say whether it still "
+                   "runs\n", c->id, "PENDING", task, doc.value("claims_job_id", ""));
         ++pending;
       } else if (done.count(c->id)) {
         fmt::print("{:<3} {:<13} {}\n", c->id, to_string(done[c->id].verdict), done[c->id].measured);
