@@ -1,7 +1,8 @@
 // Slurm's commands as normtool runs them, from stand-ins first on PATH (no Slurm needed): what
 // squeue and sbatch print is parsed as Slurm documents it and nothing else; a command that hangs
 // or prints without end is stopped; a machine without squeue cannot tell a task's state, and says
-// so, rather than taking the task for ended.
+// so, rather than taking the task for ended. Site options that would break the script are
+// refused before anything runs.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -235,6 +236,29 @@ TEST(SlurmTools, ACollectionWithoutSqueueCountsTheClaimPending) {
   EXPECT_EQ(r.exit_code, 75) << r.output;
   EXPECT_TRUE(has(r.output, "C5  PENDING       task 0 of Slurm job 123: squeue is not on this machine's PATH")) << r.output;
   EXPECT_FALSE(has(r.output, "FAILED")) << r.output;
+}
+
+// A site option that would end sbatch's directives is refused (exit 2) before any claim runs, on
+// submission and on --collect (the options kept in reproduce.json); so it is for a sweep.
+TEST(SlurmTools, ABadSiteOptionIsRefusedBeforeAnythingRuns) {
+  TempDir d;
+  for (const char* option : {"--partition", "--sbatch-arg"}) {
+    const CommandResult r = run_normtool("reproduce E4 C2 --quick --launcher slurm " + std::string(option) +
+                                         " \"$(printf 'bad\\nx')\" --out " + (d / "r"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_TRUE(has(r.output, std::string(option) + " \"bad\\x0ax\": holds a newline")) << r.output;
+    EXPECT_FALSE(fs::exists(d / "r")) << "a claim ran";
+  }
+  fs::create_directories(d / "c");
+  std::ofstream(d / "c/reproduce.json")
+      << nlohmann::json{{"launcher", "slurm"}, {"ids", {"E4"}}, {"slurm", {{"partition", "a\nb"}}}}.dump();
+  const CommandResult collect = run_normtool("reproduce --collect " + (d / "c"));
+  EXPECT_EQ(collect.exit_code, 2) << collect.output;
+  EXPECT_EQ(std::distance(fs::directory_iterator(d / "c"), fs::directory_iterator()), 1) << "a claim ran";
+  const CommandResult sweep = run_normtool("sweep --config " + kSource + "/configs/smoke/lm-none-pre.json seed=1,2 " +
+                                           "--launcher slurm --partition \"$(printf 'bad\\nx')\" --out " + (d / "s"));
+  EXPECT_EQ(sweep.exit_code, 2) << sweep.output;
+  EXPECT_FALSE(fs::exists(d / "s"));
 }
 
 }  // namespace

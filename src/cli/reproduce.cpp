@@ -279,12 +279,16 @@ int run(const ReproduceOptions& o) {
     // a manifest from before --ablations: that binary ran them
     const Settings how{doc.value("quick", false), doc.value("ablations", true), doc.value("jobs", 2),
                        doc.value("seeds", std::vector<int>{1, 2, 3})};
-    return on_slurm(claims, o.collect, how, slurm_of(doc.value("slurm", nlohmann::json::object())), /*collecting=*/true);
+    const SlurmOptions slurm = slurm_of(doc.value("slurm", nlohmann::json::object()));
+    check_slurm_options(slurm);  // before any claim runs
+    return on_slurm(claims, o.collect, how, slurm, /*collecting=*/true);
   }
   const Settings how{o.quick, o.ablations, o.jobs, parse_seeds(o.seeds)};
   const std::string out = o.out.empty() ? "runs/reproduce-" + timestamp() : o.out;
   check_report_dir(out);
-  if (o.launcher == "slurm") {
+  if (o.launcher == "slurm") {  // the site options and paths go into #SBATCH lines: checked before any claim runs
+    check_slurm_options(o.slurm);
+    check_slurm_path("--out", out);
     std::filesystem::create_directories(out);
     return on_slurm(chosen, out, how, o.slurm, /*collecting=*/false);
   }
