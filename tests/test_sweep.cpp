@@ -1,16 +1,12 @@
 // Sweeps (grid order, resume, aggregate) and the exact claims' reproduction.
 #include <gtest/gtest.h>
 
-#include <sys/stat.h>
-
-#include <cstdlib>
 #include <fstream>
 #include <map>
 
 #include "claims/claim.h"
 #include "core/errors.h"
 #include "helpers.h"
-#include "sweep/slurm.h"
 #include "sweep/sweep.h"
 
 namespace nt::test {
@@ -149,41 +145,6 @@ TEST(ReproduceCli, WritesTheReport) {
   text << md.rdbuf();
   EXPECT_NE(text.str().find("| [E1](#E1-invariance-table)"), std::string::npos);
   EXPECT_EQ(run_normtool("reproduce X9").exit_code, 2);
-}
-
-// squeue's answers, from a stand-in first on PATH: the states of the tasks it lists; "Invalid job
-// id" (the job has ended): none; a controller that does not answer is asked again, and if it never
-// does, an error: never "every task ended", which would report running tasks as failed.
-TEST(Slurm, TaskStatesComeFromSqueueAndAControllerThatDoesNotAnswerIsAnError) {
-  TempDir d;
-  std::filesystem::create_directories(d.path);
-  struct RestorePath {
-    std::string path = std::getenv("PATH");
-    ~RestorePath() { setenv("PATH", path.c_str(), 1); }
-  } restore;
-  setenv("PATH", (d.path.string() + ":" + restore.path).c_str(), 1);
-  auto squeue = [&](const std::string& body) {
-    const std::string file = (d.path / "squeue").string();
-    std::ofstream(file) << "#!/bin/sh\n" << body << "\n";
-    chmod(file.c_str(), 0755);
-  };
-  const std::map<int, std::string> running{{0, "RUNNING"}, {2, "PENDING"}};
-  squeue("echo '7_0 RUNNING'; echo '7_2 PENDING'");
-  EXPECT_EQ(slurm_task_states("7"), running);
-  squeue("echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1");
-  EXPECT_TRUE(slurm_task_states("7").empty());
-  const std::string count = (d.path / "count").string();  // fails twice, then answers
-  squeue("n=$(cat " + count + " 2>/dev/null || echo 0); echo $((n + 1)) > " + count + "; if [ $n -lt 2 ]; then " +
-         "echo 'slurm_load_jobs error: Socket timed out on send/recv operation' >&2; exit 1; fi; " +
-         "echo '7_0 RUNNING'; echo '7_2 PENDING'");
-  EXPECT_EQ(slurm_task_states("7"), running);
-  squeue("echo 'slurm_load_jobs error: Unable to contact slurm controller (connect failure)' >&2; exit 1");
-  try {
-    slurm_task_states("7");
-    ADD_FAILURE() << "no error";
-  } catch (const TryAgainError& e) {
-    EXPECT_NE(std::string(e.what()).find("Unable to contact slurm controller"), std::string::npos) << e.what();
-  }
 }
 
 }  // namespace

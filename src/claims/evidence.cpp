@@ -86,7 +86,7 @@ bool done_on_slurm(const ClaimContext& ctx, const SweepSpec& spec) {
   std::vector<SweepJob> state =
       fs::exists(fs::path(spec.out) / "sweep.json") ? sweep_status(spec.out, &job_id) : std::vector<SweepJob>{};
   bool queued = false;
-  for (const SweepJob& j : state) queued |= j.status == "pending" || j.status == "running";
+  for (const SweepJob& j : state) queued |= j.status == "pending" || j.status == "running" || j.status == "unknown";
   if (!queued) job_id = submit_sweep(spec, *ctx.slurm, ctx.binary).job_id;
   ctx.pending->push_back(fmt::format("{} (Slurm job {})", spec.out, job_id));
   return false;

@@ -167,13 +167,18 @@ int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, co
     if (collecting) {  // a task of the claims' array
       const auto tasks = doc.value("claims_tasks", std::vector<std::string>{});
       const auto it = std::find(tasks.begin(), tasks.end(), std::string(c->id));
-      const auto states = slurm_task_states(doc.value("claims_job_id", ""));
+      const SlurmTasks slurm_tasks = slurm_task_states(doc.value("claims_job_id", ""));
+      const auto& states = slurm_tasks.states;
       const int task = int(it - tasks.begin());
       if (!states.count(task) && !done.count(c->id))  // read again: the task may have ended since the results were read
         for (auto& [claim, result] : load_results(out)) done[claim->id] = result;
       if (states.count(task)) {
         fmt::print("{:<3} {:<13} task {} of Slurm job {} is {}\n", c->id, "PENDING", task, doc.value("claims_job_id", ""),
                    states.at(task));
+        ++pending;
+      } else if (!slurm_tasks.known && !done.count(c->id)) {
+        fmt::print("{:<3} {:<13} task {} of Slurm job {}: squeue is not on this machine's PATH to say whether it still "
+                   "runs\n", c->id, "PENDING", task, doc.value("claims_job_id", ""));
         ++pending;
       } else if (done.count(c->id)) {
         fmt::print("{:<3} {:<13} {}\n", c->id, to_string(done[c->id].verdict), done[c->id].measured);
@@ -290,11 +295,17 @@ int run(const ReproduceOptions& o) {
     // a manifest from before --ablations: that binary ran them
     const Settings how{doc.value("quick", false), doc.value("ablations", true), doc.value("jobs", 2),
                        doc.value("seeds", std::vector<int>{1, 2, 3})};
-    return on_slurm(claims, o.collect, how, slurm_of(doc.value("slurm", nlohmann::json::object())), /*collecting=*/true);
+    const SlurmOptions slurm = slurm_of(doc.value("slurm", nlohmann::json::object()));
+    check_slurm_options(slurm);  // before any claim runs
+    return on_slurm(claims, o.collect, how, slurm, /*collecting=*/true);
   }
   const Settings how{o.quick, o.ablations, o.jobs, parse_seeds(o.seeds)};
   const std::string out = o.out.empty() ? "runs/reproduce-" + timestamp() : o.out;
   check_report_dir(out);
+  if (o.launcher == "slurm") {  // the site options and paths go into #SBATCH lines: checked before any claim runs
+    check_slurm_options(o.slurm);
+    check_slurm_path("--out", out);
+  }
   make_output_directory(out, "--out " + out);
   if (o.launcher == "slurm") return on_slurm(chosen, out, how, o.slurm, /*collecting=*/false);
   int failed = 0;

@@ -60,13 +60,17 @@ int show_status(const std::string& dir) {
   std::string line;
   for (const auto& [status, n] : counts) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", n, status);
   fmt::print("{}\n", line);
+  if (counts.count("unknown"))
+    fmt::print("squeue is not on this machine's PATH: whether Slurm job {} still runs the jobs shown unknown cannot be "
+               "told; ask where Slurm's commands are\n", job_id);
   return 0;
 }
 
 int write_aggregate(const std::string& dir) {
   const std::vector<SweepJob> jobs = sweep_status(dir);
   int unfinished = 0;
-  for (const SweepJob& j : jobs) unfinished += j.status == "running" || j.status == "pending" || j.status == "not run";
+  for (const SweepJob& j : jobs)
+    unfinished += j.status == "running" || j.status == "pending" || j.status == "unknown" || j.status == "not run";
   if (unfinished) {
     eprint("sweep {}: {} of {} jobs are not finished (normtool sweep --status {}); aggregate.md not written\n",
                dir, unfinished, jobs.size(), dir);

@@ -1,18 +1,16 @@
 #include "sweep/slurm.h"
 
-#include <sys/wait.h>
-
-#include <array>
-#include <chrono>
-#include <cstdio>
+#include <charconv>
 #include <filesystem>
 #include <fmt/format.h>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "core/errors.h"
 #include "io/files.h"
+#include "sweep/command.h"
 
 namespace nt {
 
@@ -20,20 +18,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Output {
-  int status;
-  std::string text;
-};
-
-Output capture(const std::string& command) {
-  Output o{-1, ""};
-  std::FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (!p) return o;
-  std::array<char, 4096> buf;
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) o.text.append(buf.data(), n);
-  const int s = pclose(p);
-  o.status = WIFEXITED(s) ? WEXITSTATUS(s) : -1;
-  return o;
+// `text` without the blanks and newlines around it.
+std::string trimmed(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n"), last = text.find_last_not_of(" \t\r\n");
+  return first == std::string::npos ? "" : text.substr(first, last - first + 1);
 }
 
 std::string absolute(const std::string& path) { return path.empty() ? path : fs::absolute(path).lexically_normal().string(); }
@@ -187,45 +175,100 @@ void write_command_array(const std::string& path, const std::string& name,
   write_file_atomically(path, s);
 }
 
-std::string submit_sbatch(const std::string& script) {
-  const Output o = capture("sbatch --parsable " + shell_quote(script));
-  std::string id = o.text;
-  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
-  if (o.status != 0 || id.empty() || id.find_first_not_of("0123456789;") != std::string::npos)
-    throw std::runtime_error(fmt::format("sbatch {} failed (exit {}): {}", script, o.status, id.empty() ? "no output" : id));
-  return id.substr(0, id.find(';'));  // "id;cluster" on a federation
+namespace {
+
+// A Slurm job id: 1 to 10 digits (Slurm's ids are 32-bit).
+bool job_id_digits(const std::string& id) {
+  return !id.empty() && id.size() <= 10 && id.find_first_not_of("0123456789") == std::string::npos;
 }
 
-std::map<int, std::string> slurm_task_states(const std::string& job_id) {
-  std::map<int, std::string> states;
-  if (job_id.empty()) return states;
-  const std::string command = "squeue --noheader --array --format='%i %T' --jobs=" + shell_quote(job_id);
-  Output o = capture(command);
+// "<id>" or "<id>;<cluster>", as sbatch --parsable prints it: {id, cluster}; nullopt otherwise.
+std::optional<std::pair<std::string, std::string>> parse_job(const std::string& job) {
+  const auto semicolon = job.find(';');
+  const std::string id = job.substr(0, semicolon), cluster = semicolon == std::string::npos ? "" : job.substr(semicolon + 1);
+  const bool cluster_ok = semicolon == std::string::npos ||
+                          (!cluster.empty() && cluster.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                                         "0123456789_-.") == std::string::npos);
+  if (!job_id_digits(id) || !cluster_ok) return std::nullopt;
+  return std::make_pair(id, cluster);
+}
+
+// At most the first 200 bytes of `text`, its control characters as \xNN, for a message.
+std::string quoted_excerpt(const std::string& text) {
+  return escaped(text.substr(0, 200)) + (text.size() > 200 ? "..." : "");
+}
+
+}  // namespace
+
+std::string submit_sbatch(const std::string& script, std::chrono::milliseconds limit) {
+  std::optional<CommandOutput> o;
+  try {
+    o = run_command({"sbatch", "--parsable", script}, limit, kSlurmOutputCap);
+  } catch (const TryAgainError& e) {
+    throw TryAgainError(fmt::format("{}; it may have submitted the job before that: look with squeue --me before "
+                                    "submitting again", e.what()));
+  }
+  if (!o)
+    throw std::runtime_error(fmt::format("cannot submit {}: sbatch is not on this machine's PATH (--launcher print "
+                                         "writes the script without submitting it)", script));
+  // --parsable: the job id alone on stdout, or "<id>;<cluster>"; warnings go to stderr
+  const std::string job = trimmed(o->out), why = trimmed(o->err);
+  if (o->status != 0)
+    throw std::runtime_error(fmt::format("sbatch {} failed (exit {}): {}", script, o->status,
+                                         quoted_excerpt(why.empty() ? job.empty() ? "no output" : job : why)));
+  if (!parse_job(job))
+    throw std::runtime_error(fmt::format("sbatch {} printed \"{}\", not a job id (digits, or digits;cluster){}", script,
+                                         quoted_excerpt(job), why.empty() ? "" : ": " + quoted_excerpt(why)));
+  return job;
+}
+
+SlurmTasks slurm_task_states(const std::string& job, std::chrono::milliseconds limit) {
+  SlurmTasks tasks;
+  if (job.empty()) return tasks;
+  const auto parsed = parse_job(job);
+  if (!parsed)
+    throw InputError(fmt::format("Slurm job \"{}\" (as recorded): not a job id as sbatch --parsable prints it (digits, "
+                                 "or digits;cluster)", quoted_excerpt(job)));
+  const auto& [id, cluster] = *parsed;
+  std::vector<std::string> argv{"squeue", "--noheader", "--array", "--format=%i %T", "--jobs=" + id};
+  if (!cluster.empty()) argv.push_back("--clusters=" + cluster);
+  // "Invalid job id specified": the job has left squeue, every task ended
+  auto ended = [](const CommandOutput& o) { return (o.err + o.out).find("Invalid job id") != std::string::npos; };
+  std::optional<CommandOutput> o = run_command(argv, limit, kSlurmOutputCap);
   // a controller that does not answer for a moment (a busy slurmctld, a restart) is asked again
-  for (int attempt = 1; attempt < 4 && o.status != 0 && o.status != 127 &&
-                        o.text.find("Invalid job id") == std::string::npos;
-       ++attempt) {
+  for (int attempt = 1; attempt < 4 && o && o->status != 0 && !ended(*o); ++attempt) {
     std::this_thread::sleep_for(std::chrono::seconds(attempt));
-    o = capture(command);
+    o = run_command(argv, limit, kSlurmOutputCap);
   }
-  if (o.status == 127) return states;  // no squeue: no Slurm here, no task of it known
-  if (o.status != 0) {
-    // "Invalid job id specified": the job has left squeue, every task ended
-    if (o.text.find("Invalid job id") != std::string::npos) return states;
-    std::string why = o.text;
-    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
-    throw TryAgainError(fmt::format("squeue could not say the state of Slurm job {} (exit {}, 4 attempts): {}",
-                                    job_id, o.status, why.empty() ? "no output" : why));
+  if (!o) {  // no squeue here: the tasks may be queued or running for all this machine can tell
+    tasks.known = false;
+    return tasks;
   }
-  std::istringstream lines(o.text);
-  for (std::string id, state; lines >> id >> state;) {
-    const auto underscore = id.find('_');
-    if (underscore == std::string::npos) continue;
-    const std::string task = id.substr(underscore + 1);
-    if (task.find_first_not_of("0123456789") != std::string::npos) continue;  // "[1-3%2]" is expanded by --array
-    states[std::stoi(task)] = state;
+  if (o->status != 0) {
+    if (ended(*o)) return tasks;
+    const std::string why = trimmed(o->err + o->out);
+    throw TryAgainError(fmt::format("squeue could not say the state of Slurm job {} (exit {}, 4 attempts): {}", job,
+                                    o->status, why.empty() ? "no output" : quoted_excerpt(why)));
   }
-  return states;
+  std::istringstream lines(o->out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string task_id, state, more;
+    words >> task_id >> state >> more;
+    if (task_id.empty() || task_id == "CLUSTER:") continue;  // squeue --clusters heads each cluster's lines
+    const auto underscore = task_id.find('_');
+    if (underscore == std::string::npos) continue;  // not a task of an array
+    // --array lists each task as <id>_<index>; an index past int (or none) is an answer that cannot be read
+    const std::string index = task_id.substr(underscore + 1);
+    int task = -1;
+    const auto [end, ec] = std::from_chars(index.data(), index.data() + index.size(), task);
+    if (state.empty() || !more.empty() || index.empty() || index.find_first_not_of("0123456789") != std::string::npos ||
+        ec != std::errc() || end != index.data() + index.size())
+      throw TryAgainError(fmt::format("squeue printed \"{}\" for Slurm job {}: not \"<job>_<task index> <state>\"", 
+                                      quoted_excerpt(trimmed(line)), job));
+    tasks.states[task] = state;
+  }
+  return tasks;
 }
 
 }  // namespace nt

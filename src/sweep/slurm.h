@@ -12,6 +12,8 @@
 // that checkpoint. A task requeued by the scheduler itself (scontrol requeue, a node failure)
 // resumes the same way.
 #pragma once
+#include <chrono>
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,15 +48,36 @@ std::string write_sbatch(const SweepSpec& spec, const std::vector<SweepJob>& job
 void write_command_array(const std::string& path, const std::string& name, const std::vector<std::vector<std::string>>& commands,
                          const SlurmOptions& options, int cpus, const std::string& log_dir);
 
-// sbatch --parsable <script>; returns the job id. A runtime_error with sbatch's message when it fails.
-std::string submit_sbatch(const std::string& script);
+// Each Slurm command runs without a shell (sweep/command.h), and is stopped (its process group killed) when
+// it takes longer than its time-out or prints more than kSlurmOutputCap (stdout and stderr
+// together): a TryAgainError (exit 75) naming the command and the limit. sbatch waits on a busy
+// controller longer than squeue, which only reads. docs/usage.md ("On a cluster: Slurm") lists them.
+inline constexpr std::chrono::seconds kSbatchTimeout{60};
+inline constexpr std::chrono::seconds kSqueueTimeout{30};
+inline constexpr std::size_t kSlurmOutputCap = std::size_t(1) << 20;  // 1 MiB
 
-// The Slurm state of each task of array job `job_id` still known to squeue (PENDING, RUNNING,
-// REQUEUED, ...), by task index; empty when squeue is absent or knows none ("Invalid job id": the
-// job has ended). Any other failure of squeue is asked again (4 attempts, 6 s), then a
-// TryAgainError (exit 75): a controller that does not answer says nothing about the tasks, and reading it
-// as "ended" would report running tasks as failed and submit their sweeps again.
-std::map<int, std::string> slurm_task_states(const std::string& job_id);
+// sbatch --parsable <script>; returns the job as sbatch printed it: "<id>" or, on a cluster of a
+// federation, "<id>;<cluster>" (both kept: squeue is asked on that cluster). A runtime_error with
+// sbatch's message when it fails or prints anything else; a TryAgainError when it does not finish
+// within `limit` (it may have submitted the job before it was stopped).
+std::string submit_sbatch(const std::string& script, std::chrono::milliseconds limit = kSbatchTimeout);
+
+// What squeue says of the tasks of one array job.
+struct SlurmTasks {
+  // false: squeue is not on this machine's PATH, so nothing can be told of the tasks: a task
+  // without a result may still be queued or running, and is neither failed nor ended
+  bool known = true;
+  std::map<int, std::string> states;  // the tasks squeue still lists, by index: PENDING, RUNNING, REQUEUED, ...
+};
+
+// The tasks of array job `job` (as submit_sbatch returned it) still known to squeue; none when
+// `job` is empty or squeue no longer knows the job ("Invalid job id": every task has ended). Any
+// other failure of squeue is asked again (4 attempts, 6 s), then a TryAgainError (exit 75): a
+// controller that does not answer says nothing about the tasks, and reading it as "ended" would
+// report running tasks as failed and submit their sweeps again. So is an answer that cannot be
+// read (a task index that is no number, a time-out, too much output). A `job` that is not one
+// sbatch prints is an InputError.
+SlurmTasks slurm_task_states(const std::string& job, std::chrono::milliseconds limit = kSqueueTimeout);
 
 // 'text' quoted for sh.
 std::string shell_quote(const std::string& text);

@@ -151,11 +151,17 @@ std::unique_ptr<DirectoryLock> claim_directory(const SweepSpec& spec, const std:
     throw UsageError(fmt::format("--out {}: holds a sweep of another grid or config (its sweep.json); choose another "
                                  "--out, or pass --force to rerun every job whose config differs", spec.out));
   if (before.is_object() && before.value("launcher", "") == "slurm") {
-    const auto active = slurm_task_states(before.value("slurm_job_id", ""));
-    if (!active.empty())
+    const std::string job_id = before.value("slurm_job_id", "");
+    const SlurmTasks active = slurm_task_states(job_id);
+    if (!active.states.empty())
       throw UsageError(fmt::format("--out {}: Slurm job {} of this sweep still has {} task(s) queued or running; wait "
-                                   "for it (normtool sweep --status {}), or scancel it", spec.out,
-                                   before.value("slurm_job_id", ""), active.size(), spec.out));
+                                   "for it (normtool sweep --status {}), or scancel it", spec.out, job_id,
+                                   active.states.size(), spec.out));
+    for (const SweepJob& j : jobs)  // a job without a final result may still be Slurm's to run
+      if (const std::string s = status_of(j.dir); !active.known && s != "completed" && s != "diverged" && s != "failed")
+        throw UsageError(fmt::format("--out {}: squeue is not on this machine's PATH, so whether Slurm job {} of this "
+                                     "sweep still runs job #{} cannot be told; run this where Slurm's commands are",
+                                     spec.out, job_id, j.index));
   }
   return lock;
 }
@@ -360,14 +366,16 @@ std::vector<SweepJob> sweep_status(const std::string& dir, std::string* slurm_jo
   const json doc = read_sweep_json(dir);
   const std::string job_id = doc.value("slurm_job_id", "");
   if (slurm_job_id) *slurm_job_id = job_id;
-  const std::map<int, std::string> slurm = slurm_task_states(job_id);
+  const SlurmTasks slurm = slurm_task_states(job_id);
   std::vector<SweepJob> jobs = expand(spec);
   for (SweepJob& j : jobs) {
     const std::string recorded = status_of(j.dir);
-    const auto it = slurm.find(j.index);
-    const std::string state = it == slurm.end() ? "" : it->second;
+    const auto it = slurm.states.find(j.index);
+    const std::string state = it == slurm.states.end() ? "" : it->second;
     if (state == "RUNNING" || state == "COMPLETING") j.status = "running";
     else if (!state.empty()) j.status = "pending";  // PENDING, REQUEUED, CONFIGURING, ...
+    // no squeue here: a task without a final result may be queued, running or requeued (interrupted)
+    else if (!slurm.known && recorded != "completed" && recorded != "diverged" && recorded != "failed") j.status = "unknown";
     else if (!recorded.empty()) j.status = recorded == "running" ? "stopped" : recorded;
     else j.status = doc.value("launcher", "") == "slurm" && !job_id.empty() ? "failed" : "not run";
   }

@@ -98,7 +98,8 @@ SlurmSubmission submit_sweep(const SweepSpec& spec, const SlurmOptions& options,
 // The sweep in `dir` as its sweep.json describes it (a UsageError when there is none).
 SweepSpec spec_of_directory(const std::string& dir);
 // Each job's state: completed, diverged, failed, interrupted, stopped (its process died), from
-// its run directory; running or pending from Slurm while the array has the task; not run.
+// its run directory; running or pending from Slurm while the array has the task; unknown when
+// squeue is not on this machine and the job has no final result (it may still be Slurm's); not run.
 std::vector<SweepJob> sweep_status(const std::string& dir, std::string* slurm_job_id = nullptr);
 // Records the jobs' statuses in <dir>/sweep.json and writes <dir>/aggregate.md (both atomically).
 void write_aggregate(const std::string& dir, const std::vector<SweepJob>& jobs);
