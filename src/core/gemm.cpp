@@ -40,14 +40,15 @@ void eigen_gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int 
 }
 
 // The same on the math threads: C's rows cut into blocks whose number M sets alone (up to 24,
-// of 64 rows or more), the blocks split over the threads. Eigen's kernel sums a row's products in
-// an order that depends on where the row falls in its block, so blocks cut per thread would give
-// other bits at each thread count. Eigen's own threading is off (core/threads.cpp): it splits a
-// product by the thread count too.
+// of 256 rows or more), the blocks split over the threads. Eigen's kernel sums a row's products
+// in an order that depends on where the row falls in its block, so blocks cut per thread would
+// give other bits at each thread count. Eigen's own threading is off (core/threads.cpp): it
+// splits a product by the thread count too. Each block packs op(B) again: blocks of 64 rows cost
+// lm-small's step 5% at one thread, of 256 rows nothing measurable.
 template <class T>
 void eigen_gemm_parallel(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
                          T beta, T* C, int ldc) {
-  const int blocks = double(M) * N * K < double(1 << 18) ? 1 : std::clamp(M / 64, 1, 24);
+  const int blocks = double(M) * N * K < double(1 << 18) ? 1 : std::clamp(M / 256, 1, 24);
   if (blocks == 1) {
     eigen_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
