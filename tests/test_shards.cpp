@@ -1,16 +1,20 @@
 // The data-parallel step (train.parallel batch, train/shards.h) against the whole batch's step:
 // the same loss and gradient to float rounding for every architecture, masked and odd-sized
 // batches and the reduced formats; the same bits from run to run; statistics of the whole batch.
+// And train.parallel ops: the same bits at one, two and three threads.
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "config/config.h"
+#include "helpers.h"
 #include "io/binary.h"
 #include "train/session.h"
 #include "train/shards.h"
@@ -165,6 +169,109 @@ TEST(Shards, BatchStatisticsOrTheOpsSettingKeepTheWholeBatch) {
   EXPECT_FALSE(shards_apply(config({"data.dataset=synthetic-lm"}, "1"), 1));
   EXPECT_FALSE(shards_apply(config({"data.dataset=synthetic-lm", "train.batch_size=1"}, "2"), 2));
   EXPECT_TRUE(shards_apply(config({"data.dataset=synthetic-lm"}, "2"), 2));
+}
+
+// What one session computed over its first steps at one thread count.
+struct Bits {
+  std::vector<double> losses, grad_norms;
+  std::vector<std::vector<float>> grads;
+  std::vector<float> weights;
+  std::vector<std::string> names;  // a name per gradient entry's parameter, its layer after
+};
+Bits run_ops(std::vector<std::string> o, int threads) {
+  // wide enough that every op splits its rows (16384 values and more: core/parallel.h), the
+  // products theirs (core/gemm_kernel.cpp) and the gradient norm its sum
+  for (const char* s : {"model.d_model=64", "model.n_heads=4", "model.d_ff=256", "train.stats_every=0",
+                        "train.parallel=ops"})
+    o.insert(o.begin(), s);
+  o.push_back("train.threads=" + std::to_string(threads));
+  Session s(load_config("{}", "ops.json", o));  // sets the math threads: one session at a time
+  EXPECT_EQ(omp_get_max_threads(), threads);
+  EXPECT_FALSE(shards_apply(s.config(), s.threads()));
+  Bits b;
+  for (int i = 0; i < 2; ++i) {
+    const float* g = s.params().grad();
+    const StepResult r = s.step([&] { b.grads.emplace_back(g, g + s.params().numel()); });
+    b.losses.push_back(r.loss);
+    b.grad_norms.push_back(r.grad_norm);
+  }
+  b.weights.assign(s.params().data(), s.params().data() + s.params().numel());
+  b.names.resize(s.params().numel());
+  for (int p = 0; p < s.params().count(); ++p) {
+    const auto& info = s.params().info(p);
+    std::fill_n(b.names.begin() + info.offset, info.size(), info.name + " " + std::to_string(info.layer));
+  }
+  return b;
+}
+
+// train.parallel ops (and batchnorm, which always runs it) promises the same bits at any thread
+// count: every sum over rows is cut where the thread count does not move the cuts. The shapes
+// above are too small to split; these are not.
+TEST(Shards, TheOpsSettingGivesTheSameBitsAtEveryThreadCount) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"data.dataset=synthetic-lm", "data.seq_len=32", "train.batch_size=8", "model.activation=gelu"},
+      {"data.dataset=fortunes", "data.layout=padded", "data.seq_len=32", "train.batch_size=9",
+       "model.norm.type=rmsnorm", "model.norm.placement=post"},
+      {"data.dataset=synthetic-lm", "data.seq_len=32", "train.batch_size=8", "model.norm.type=prmsnorm"},
+      {"data.dataset=synthetic-lm", "data.seq_len=32", "train.batch_size=8", "model.norm.type=scalenorm",
+       "model.activation=relu"},
+      {"data.dataset=synthetic-lm", "data.seq_len=32", "train.batch_size=8", "model.norm.type=batchnorm"},
+      {"data.dataset=synthetic-lm", "model.arch=encoder", "data.seq_len=32", "train.batch_size=8",
+       "model.norm.placement=post"},
+      {"data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder", "data.max_len=32", "train.batch_size=8",
+       "model.norm.type=deepnorm"},
+      {"data.dataset=synthetic-lm", "model.arch=rnn", "model.cell=gru", "model.norm.type=layernorm",
+       "data.seq_len=32", "train.batch_size=16"},
+      {"data.dataset=synthetic-lm", "model.arch=rnn", "model.cell=lstm", "model.norm.type=rmsnorm",
+       "data.seq_len=32", "train.batch_size=16"},
+      {"data.dataset=synthetic-seq2seq", "model.arch=rnnsearch", "model.norm.type=rmsnorm", "data.max_len=24",
+       "train.batch_size=16"},
+      {"data.dataset=synthetic-classify", "model.arch=mlp", "model.hidden=256", "train.batch_size=64",
+       "model.norm.type=layernorm", "train.grad_clip=0.01"}};
+  for (const auto& o : cases) {
+    const Bits one = run_ops(o, 1);
+    for (const int threads : {2, 3}) {
+      const Bits b = run_ops(o, threads);
+      const std::string what = o[1] + " " + o.back() + " at " + std::to_string(threads) + " threads";
+      EXPECT_EQ(b.losses, one.losses) << what;
+      EXPECT_EQ(b.grad_norms, one.grad_norms) << what;
+      ASSERT_EQ(b.grads.size(), one.grads.size()) << what;
+      for (std::size_t i = 0; i < b.grads.size(); ++i) {
+        const auto& g = b.grads[i];
+        const auto& g1 = one.grads[i];
+        ASSERT_EQ(g.size(), g1.size()) << what;
+        std::set<std::string> differ;
+        for (std::size_t k = 0; k < g.size(); ++k)
+          if (std::memcmp(&g[k], &g1[k], sizeof(float)) != 0) differ.insert(one.names[k]);
+        EXPECT_EQ(std::memcmp(g.data(), g1.data(), g.size() * sizeof(float)), 0)
+            << what << ", step " << i << ": the gradients of " << testing::PrintToString(differ) << " differ";
+      }
+      EXPECT_EQ(std::memcmp(b.weights.data(), one.weights.data(), b.weights.size() * sizeof(float)), 0) << what;
+    }
+  }
+}
+
+// The same through Eigen's products (the backend of a CPU without AVX), which cut C's rows into
+// blocks that M sets, not the thread count (768 rows: 3 blocks): a run's losses and gradient
+// norms at 1 and 3 threads.
+TEST(Shards, TheOpsSettingGivesTheSameBitsInEigensProducts) {
+  auto losses = [](int threads) {
+    TempDir d;
+    const CommandResult r = run_shell(
+        "NORMTOOL_GEMM=eigen " + std::string(NORMTOOL_BINARY) + " run --config " + NORMTOOL_SOURCE_DIR +
+        "/configs/smoke/lm-layernorm-pre.json --set model.d_model=64 --set model.n_heads=4 --set model.d_ff=256 "
+        "--set data.seq_len=32 --set train.batch_size=24 --set train.steps=3 --set train.log_every=1 "
+        "--set train.eval_every=1000 --set train.stats_every=0 --set train.parallel=ops --set train.threads=" +
+        std::to_string(threads) + " --out " + d.str());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::vector<nlohmann::json> train;
+    for (const nlohmann::json& l : read_jsonl(d / "metrics.jsonl"))
+      if (l.value("split", "") == "train") train.push_back({l["loss"], l["grad_norm"]});
+    return train;
+  };
+  const auto one = losses(1);
+  EXPECT_EQ(one.size(), 3u);
+  EXPECT_EQ(losses(3), one);
 }
 
 }  // namespace

@@ -37,21 +37,23 @@ void eigen_gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int 
   else c.noalias() += alpha * a * b;
 }
 
-// The same on every math thread: C's rows cut into one block per thread (Eigen's own threading
-// does not split the small products of a step).
+// The same on the math threads: C's rows cut into blocks whose number M sets alone (up to 24,
+// of 256 rows or more), the blocks split over the threads. Eigen's kernel sums a row's products
+// in an order that depends on where the row falls in its block, so blocks cut per thread would
+// give other bits at each thread count. Eigen's own threading is off (core/threads.cpp): it
+// splits a product by the thread count too. Each block packs op(B) again: blocks of 64 rows cost
+// lm-small's step 5% at one thread, of 256 rows nothing measurable.
 template <class T>
 void eigen_gemm_parallel(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb,
                          T beta, T* C, int ldc) {
-  const int threads = omp_in_parallel() ? 1 : std::min(omp_get_max_threads(), M / 32);
-  if (threads <= 1 || double(M) * N * K < double(1 << 18)) {
+  const int blocks = double(M) * N * K < double(1 << 18) ? 1 : std::clamp(M / 256, 1, 24);
+  if (blocks == 1) {
     eigen_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
-  const int rows = (M + threads - 1) / threads;
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int t = 0; t < threads; ++t) {
-    const int r0 = t * rows, m = std::min(M, r0 + rows) - r0;
-    if (m <= 0) continue;
+#pragma omp parallel for schedule(static) num_threads(omp_in_parallel() ? 1 : std::min(omp_get_max_threads(), blocks))
+  for (int b = 0; b < blocks; ++b) {
+    const int r0 = int(int64_t(M) * b / blocks), m = int(int64_t(M) * (b + 1) / blocks) - r0;
     const T* a = ta ? A + r0 : A + int64_t(r0) * lda;  // op(A)'s rows r0.. : A's columns when transposed
     eigen_gemm(ta, tb, m, N, K, alpha, a, lda, B, ldb, beta, C + int64_t(r0) * ldc, ldc);
   }

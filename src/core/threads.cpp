@@ -62,7 +62,7 @@ int set_math_threads(int threads) {
   const int n = math_threads_for(threads);
   omp_set_num_threads(n);
   flush_subnormals();
-  Eigen::setNbThreads(n);
+  Eigen::setNbThreads(1);  // core/gemm.cpp splits Eigen's products itself, where the thread count moves no cut
   openblas_set_threads_if_loaded(n);
   return n;
 }

@@ -29,7 +29,8 @@ bool tune_math_environment();
 const char* openblas_core();
 bool openblas_runs_avx512();
 
-// Sets every pool and returns the count in effect: 0 = all cores; more than max_math_threads()
+// Sets every pool (Eigen's to one: core/gemm.cpp splits Eigen's products over the OpenMP threads
+// itself) and returns the count in effect: 0 = all cores; more than max_math_threads()
 // (4 per core: beyond that threads only wait for each other, and a thousand OpenBLAS threads
 // under a memory limit hung the process) is capped there. It also flushes subnormal floats to zero
 // on the calling thread and every OpenMP thread (below).

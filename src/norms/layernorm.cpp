@@ -9,13 +9,10 @@
 //   dx     += rstd * (dnorm - mean(dnorm) - xhat * mean(dnorm * xhat))
 //             term 1   term 2              term 3
 // Buffers: x, y (N, C); mean, rstd (N), kept by forward for backward. Rows run in parallel;
-// dgamma and dbeta are summed per thread, then over threads (fixed order: deterministic). Each +=
-// is = where the node writes that gradient first (core/graph.h).
+// dgamma and dbeta are summed by blocks of rows, then over the blocks in order (core/parallel.h:
+// the same bits at any thread count). Each += is = where the node writes that gradient first
+// (core/graph.h).
 #include <cmath>
-
-#include <omp.h>
-
-#include <algorithm>
 
 #include "core/check.h"
 #include "core/eigen.h"
@@ -41,20 +38,18 @@ void layernorm_forward(T* y, T* mean, T* rstd, const T* x, const T* gamma, const
   }
 }
 
-// partial: (threads, 3C) scratch: per thread the sums of dgamma and dbeta, and a row of dnorm.
+// partial: (row_blocks(N, C), 3C) scratch: per block the sums of dgamma and dbeta, and a row of dnorm.
 template <class T>
 void layernorm_backward(T* dx, T* dgamma, T* dbeta, T* partial, const T* dy, const T* x, const T* mean,
                         const T* rstd, const T* gamma, int N, int C, unsigned first) {
-  const int threads = threads_for(int64_t(N) * C);
-  std::fill(partial, partial + int64_t(threads) * 3 * C, T(0));
-#pragma omp parallel num_threads(threads)
-  {
-    T* mine = partial + int64_t(omp_get_thread_num()) * 3 * C;
+  const int blocks = row_blocks(N, C);
+  for_row_blocks(N, blocks, [&](int block, int begin, int end) {
+    T* mine = partial + int64_t(block) * 3 * C;
     auto dgamma_part = RowVecMap<T>(mine, C).array();
     auto dbeta_part = RowVecMap<T>(mine + C, C).array();
     auto dnorm = RowVecMap<T>(mine + 2 * C, C).array();
-#pragma omp for schedule(static)
-    for (int n = 0; n < N; ++n) {
+    RowVecMap<T>(mine, 2 * C).setZero();
+    for (int n = begin; n < end; ++n) {
       const auto dyr = CRowVecMap<T>(dy + int64_t(n) * C, C).array();
       const auto xhat = (CRowVecMap<T>(x + int64_t(n) * C, C).array() - mean[n]) * rstd[n];
       dgamma_part += dyr * xhat;
@@ -69,9 +64,8 @@ void layernorm_backward(T* dx, T* dgamma, T* dbeta, T* partial, const T* dy, con
       put(writes_first(first, 0), RowVecMap<T>(dx + int64_t(n) * C, C).array(),
           rstd[n] * (dnorm - dnorm_mean - xhat * dnorm_xhat_mean));
     }
-  }
-  for (int t = 1; t < threads; ++t)  // the threads' sums into thread 0's, then written or added
-    RowVecMap<T>(partial, 2 * C) += CRowVecMap<T>(partial + int64_t(t) * 3 * C, 2 * C);
+  });
+  add_blocks(partial, blocks, 3 * C, 2 * C);  // the blocks' sums into block 0's, then written or added
   if (dgamma) put(writes_first(first, 1), RowVecMap<T>(dgamma, C), CRowVecMap<T>(partial, C));
   if (dbeta) put(writes_first(first, 2), RowVecMap<T>(dbeta, C), CRowVecMap<T>(partial + C, C));
 }
@@ -101,7 +95,7 @@ Tensor<T> layernorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, T
   T* rstd = g.buffer(x.rows);
   layernorm_forward(y.data, mean, rstd, x.data, gamma.data, beta.data, x.rows, x.cols, eps);
   if (y.grad) {
-    T* partial = g.buffer(std::size_t(omp_get_max_threads()) * 3 * x.cols);
+    T* partial = g.buffer(std::size_t(row_blocks(x.rows, x.cols)) * 3 * x.cols);
     g.record(layernorm_backward_node<T>, LayerNormContext<T>{y, x, gamma, beta, mean, rstd, partial},
              {x.grad, gamma.grad, beta.grad});
   }

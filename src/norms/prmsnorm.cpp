@@ -12,10 +12,6 @@
 // Buffers: x, y (N, C); rstd (N).
 #include <cmath>
 
-#include <omp.h>
-
-#include <algorithm>
-
 #include "core/check.h"
 #include "core/eigen.h"
 #include "core/parallel.h"
@@ -36,19 +32,18 @@ void prmsnorm_forward(T* y, T* rstd, const T* x, const T* gamma, int N, int C, i
   }
 }
 
-// partial: (threads, 2C) scratch: per thread the sums of dgamma, and a row of dnorm.
+// partial: (row_blocks(N, C), 2C) scratch: per block of rows the sums of dgamma, and a row of
+// dnorm; the blocks' sums added in block order (core/parallel.h).
 template <class T>
 void prmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, const T* rstd, const T* gamma, int N,
                        int C, int k, unsigned first) {
-  const int threads = threads_for(int64_t(N) * C);
-  std::fill(partial, partial + int64_t(threads) * 2 * C, T(0));
-#pragma omp parallel num_threads(threads)
-  {
-    T* mine = partial + int64_t(omp_get_thread_num()) * 2 * C;
+  const int blocks = row_blocks(N, C);
+  for_row_blocks(N, blocks, [&](int block, int begin, int end) {
+    T* mine = partial + int64_t(block) * 2 * C;
     auto dgamma_part = RowVecMap<T>(mine, C).array();
     auto dnorm = RowVecMap<T>(mine + C, C).array();
-#pragma omp for schedule(static)
-    for (int n = 0; n < N; ++n) {
+    dgamma_part.setZero();
+    for (int n = begin; n < end; ++n) {
       const auto dyr = CRowVecMap<T>(dy + int64_t(n) * C, C).array();
       const auto xhat = CRowVecMap<T>(x + int64_t(n) * C, C).array() * rstd[n];
       dgamma_part += dyr * xhat;
@@ -60,9 +55,8 @@ void prmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, co
       put(writes_first(first, 0), dxr, rstd[n] * dnorm);               // term 1
       dxr.head(k) -= rstd[n] * xhat.head(k) * coefficient;             // term 2
     }
-  }
-  for (int t = 1; t < threads; ++t)  // the threads' sums into thread 0's, then written or added
-    RowVecMap<T>(partial, C) += CRowVecMap<T>(partial + int64_t(t) * 2 * C, C);
+  });
+  add_blocks(partial, blocks, 2 * C, C);  // the blocks' sums into block 0's, then written or added
   if (dgamma) put(writes_first(first, 1), RowVecMap<T>(dgamma, C), CRowVecMap<T>(partial, C));
 }
 
@@ -91,7 +85,7 @@ Tensor<T> prmsnorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps, double p) {
   T* rstd = g.buffer(x.rows);
   prmsnorm_forward(y.data, rstd, x.data, gamma.data, x.rows, x.cols, k, eps);
   if (y.grad) {
-    T* partial = g.buffer(std::size_t(omp_get_max_threads()) * 2 * x.cols);
+    T* partial = g.buffer(std::size_t(row_blocks(x.rows, x.cols)) * 2 * x.cols);
     g.record(prmsnorm_backward_node<T>, PRMSNormContext<T>{y, x, gamma, rstd, partial, k}, {x.grad, gamma.grad});
   }
   return y;

@@ -16,10 +16,6 @@
 // Buffers: x, y (N, C); rnorm (N).
 #include <cmath>
 
-#include <omp.h>
-
-#include <algorithm>
-
 #include "core/check.h"
 #include "core/eigen.h"
 #include "core/parallel.h"
@@ -39,19 +35,18 @@ void scalenorm_forward(T* y, T* rnorm, const T* x, const T* gamma, int N, int C,
   }
 }
 
-// partial: (threads, 1 + C) scratch: per thread the sum of dg, and a row of dnorm.
+// partial: (row_blocks(N, C), 1 + C) scratch: per block of rows the sum of dg, and a row of
+// dnorm; the blocks' sums added in block order (core/parallel.h).
 template <class T>
 void scalenorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, const T* rnorm, const T* gamma, int N,
                         int C, unsigned first) {
-  const int threads = threads_for(int64_t(N) * C);
+  const int blocks = row_blocks(N, C);
   const T g = gamma ? gamma[0] : T(1);
-  std::fill(partial, partial + int64_t(threads) * (1 + C), T(0));
-#pragma omp parallel num_threads(threads)
-  {
-    T* mine = partial + int64_t(omp_get_thread_num()) * (1 + C);
+  for_row_blocks(N, blocks, [&](int block, int begin, int end) {
+    T* mine = partial + int64_t(block) * (1 + C);
     auto dnorm = RowVecMap<T>(mine + 1, C).array();
-#pragma omp for schedule(static)
-    for (int n = 0; n < N; ++n) {
+    mine[0] = T(0);
+    for (int n = begin; n < end; ++n) {
       const auto dyr = CRowVecMap<T>(dy + int64_t(n) * C, C).array();
       const auto xhat = CRowVecMap<T>(x + int64_t(n) * C, C).array() * rnorm[n];
       mine[0] += (dyr * xhat).sum();
@@ -61,9 +56,9 @@ void scalenorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, c
       put(writes_first(first, 0), RowVecMap<T>(dx + int64_t(n) * C, C).array(),
           rnorm[n] * (dnorm - xhat * dnorm_xhat));  // term 1 - term 2
     }
-  }
-  T dg = 0;  // the threads' sums in a fixed order, then written or added
-  for (int t = 0; t < threads; ++t) dg += partial[int64_t(t) * (1 + C)];
+  });
+  add_blocks(partial, blocks, 1 + C, 1);  // the blocks' sums in block order, then written or added
+  const T dg = partial[0];
   if (dgamma) dgamma[0] = (writes_first(first, 1) ? T(0) : dgamma[0]) + dg;
 }
 
@@ -89,7 +84,7 @@ Tensor<T> scalenorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps) {
   T* rnorm = g.buffer(x.rows);
   scalenorm_forward(y.data, rnorm, x.data, gamma.data, x.rows, x.cols, eps);
   if (y.grad) {
-    T* partial = g.buffer(std::size_t(omp_get_max_threads()) * (1 + x.cols));
+    T* partial = g.buffer(std::size_t(row_blocks(x.rows, x.cols)) * (1 + x.cols));
     g.record(scalenorm_backward_node<T>, ScaleNormContext<T>{y, x, gamma, rnorm, partial}, {x.grad, gamma.grad});
   }
   return y;

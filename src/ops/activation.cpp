@@ -9,14 +9,13 @@
 // bias_activation: y = act(h), h = x + b with b (1, C) added to every row: the bias of the Linear
 // before it folded into the same pass (the product then writes x without reading it back).
 //   backward  d = dy * act'(h);  dx += d;  db += sum over rows of d
-// h is recomputed in backward from x and b; gelu keeps Phi(h). db is summed per thread, then
-// over the threads in order. Each += is = where the node writes that gradient first (graph.h).
+// h is recomputed in backward from x and b; gelu keeps Phi(h). db is summed by blocks of rows,
+// then over the blocks in order (core/parallel.h). Each += is = where the node writes that
+// gradient first (graph.h).
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include <cmath>
 #include <numbers>
-
-#include <omp.h>
 
 #include "core/check.h"
 #include "core/eigen.h"
@@ -117,24 +116,21 @@ struct BiasActivationContext {
   Tensor<T> y, x, b;
   Activation a;
   const T* cdf;  // gelu: Phi(x + b)
-  T* partial;    // (threads, C): per-thread sums of db
-  T* scratch;    // (threads, C): a row of h, then of d, per thread
+  T* partial;    // (row_blocks, 2C) a block: its sum of db, then a row of h, then of d
 };
 
 template <class T>
 void bias_activation_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const BiasActivationContext<T>*>(p);
-  const int N = c.x.rows, C = c.x.cols, threads = omp_get_max_threads();
+  const int N = c.x.rows, C = c.x.cols, blocks = row_blocks(N, C);
   const T inv_sqrt_2pi = T(0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2);
   const bool first_x = writes_first(first, 0);
-  std::fill(c.partial, c.partial + int64_t(threads) * C, T(0));
-#pragma omp parallel num_threads(threads)
-  {
-    const int64_t me = int64_t(omp_get_thread_num()) * C;
-    auto db_part = RowVecMap<T>(c.partial + me, C).array();
-    auto d = RowVecMap<T>(c.scratch + me, C).array();  // h, then d, in place
-#pragma omp for schedule(static)
-    for (int n = 0; n < N; ++n) {
+  for_row_blocks(N, blocks, [&](int block, int begin, int end) {
+    T* mine = c.partial + int64_t(block) * 2 * C;
+    auto db_part = RowVecMap<T>(mine, C).array();
+    auto d = RowVecMap<T>(mine + C, C).array();  // h, then d, in place
+    db_part.setZero();
+    for (int n = begin; n < end; ++n) {
       const int64_t at = int64_t(n) * C;
       const auto dy = CRowVecMap<T>(c.y.grad + at, C).array();
       d = CRowVecMap<T>(c.x.data + at, C).array() + CRowVecMap<T>(c.b.data, C).array();
@@ -148,9 +144,9 @@ void bias_activation_backward_node(const void* p, unsigned first) {
       if (c.x.grad) put(first_x, RowVecMap<T>(c.x.grad + at, C).array(), d);
       db_part += d;
     }
-  }
+  });
   if (!c.b.grad) return;
-  for (int t = 1; t < threads; ++t) RowVecMap<T>(c.partial, C) += CRowVecMap<T>(c.partial + int64_t(t) * C, C);
+  add_blocks(c.partial, blocks, 2 * C, C);
   put(writes_first(first, 1), RowVecMap<T>(c.b.grad, C), CRowVecMap<T>(c.partial, C));
 }
 }  // namespace
@@ -178,9 +174,8 @@ Tensor<T> bias_activation(Graph<T>& g, Tensor<T> x, Tensor<T> b, Activation a) {
     }
   }
   if (y.grad) {
-    const std::size_t per_thread = std::size_t(omp_get_max_threads()) * C;
-    g.record(bias_activation_backward_node<T>,
-             BiasActivationContext<T>{y, x, b, a, cdf, g.buffer(per_thread), g.buffer(per_thread)}, {x.grad, b.grad});
+    T* partial = g.buffer(std::size_t(row_blocks(N, C)) * 2 * C);
+    g.record(bias_activation_backward_node<T>, BiasActivationContext<T>{y, x, b, a, cdf, partial}, {x.grad, b.grad});
   }
   return y;
 }

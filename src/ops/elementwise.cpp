@@ -6,13 +6,12 @@
 //   axpby  y = alpha*a + b  da += alpha * dy     db += dy
 //   rsqrt  y = (a + eps)^(-1/2)                  da += dy * (-1/2) y^3
 //   residual  y = alpha x + f + b, b (1, C) on every row (the bias of f's last Linear folded in)
-//             dx += alpha dy,  df += dy,  db += sum over rows of dy (per thread, then in order)
+//             dx += alpha dy,  df += dy,  db += sum over rows of dy (by blocks of rows, then in
+//             block order: core/parallel.h)
 //
 // b is (N, C) like a, or (N, 1), (1, C), (1, 1); reduce() sums dy over the broadcast axes.
 // Each += is = where the node writes that gradient first (core/graph.h); a broadcast gradient,
 // summed over many elements, is zeroed first instead.
-#include <omp.h>
-
 #include <algorithm>
 
 #include "core/check.h"
@@ -169,28 +168,26 @@ template <class T>
 struct ResidualContext {
   Tensor<T> y, x, f, b;
   T alpha;
-  T* partial;  // (threads, C)
+  T* partial;  // (row_blocks, C): each block's sum of dy
 };
 
 template <class T>
 void residual_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const ResidualContext<T>*>(p);
-  const int N = c.y.rows, C = c.y.cols, threads = omp_get_max_threads();
-  std::fill(c.partial, c.partial + int64_t(threads) * C, T(0));
-#pragma omp parallel num_threads(threads)
-  {
-    auto db_part = RowVecMap<T>(c.partial + int64_t(omp_get_thread_num()) * C, C).array();
-#pragma omp for schedule(static)
-    for (int n = 0; n < N; ++n) {
+  const int N = c.y.rows, C = c.y.cols, blocks = row_blocks(N, C);
+  for_row_blocks(N, blocks, [&](int block, int begin, int end) {
+    auto db_part = RowVecMap<T>(c.partial + int64_t(block) * C, C).array();
+    db_part.setZero();
+    for (int n = begin; n < end; ++n) {
       const int64_t at = int64_t(n) * C;
       const auto dy = CRowVecMap<T>(c.y.grad + at, C).array();
       if (c.x.grad) put(writes_first(first, 0), RowVecMap<T>(c.x.grad + at, C).array(), c.alpha * dy);
       if (c.f.grad) put(writes_first(first, 1), RowVecMap<T>(c.f.grad + at, C).array(), dy);
       db_part += dy;
     }
-  }
+  });
   if (!c.b.grad) return;
-  for (int t = 1; t < threads; ++t) RowVecMap<T>(c.partial, C) += CRowVecMap<T>(c.partial + int64_t(t) * C, C);
+  add_blocks(c.partial, blocks, C, C);
   put(writes_first(first, 2), RowVecMap<T>(c.b.grad, C), CRowVecMap<T>(c.partial, C));
 }
 }  // namespace
@@ -207,7 +204,7 @@ Tensor<T> residual(Graph<T>& g, T alpha, Tensor<T> x, Tensor<T> f, Tensor<T> b) 
                                    CRowVecMap<T>(b.data, C);
   }
   if (y.grad) {
-    T* partial = g.buffer(std::size_t(omp_get_max_threads()) * C);
+    T* partial = g.buffer(std::size_t(row_blocks(N, C)) * C);
     g.record(residual_backward_node<T>, ResidualContext<T>{y, x, f, b, alpha, partial}, {x.grad, f.grad, b.grad});
   }
   return y;
