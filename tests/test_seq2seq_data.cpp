@@ -10,6 +10,7 @@
 #include <set>
 
 #include "config/config.h"
+#include "config/gettext_catalogs.h"
 #include "data/dataset.h"
 #include "helpers.h"
 

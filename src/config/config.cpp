@@ -3,7 +3,6 @@
 #include "config/parser.h"
 #include "config/user_json.h"
 #include "core/read_file.h"
-#include "data/dataset.h"  // default_gettext_catalogs
 #include "norms/norms.h"
 
 #include <algorithm>

@@ -13,7 +13,7 @@
 
 #include "core/errors.h"
 #include "core/number_format.h"  // Precision, its names beside it
-#include "ops/ops.h"  // Activation, its names beside it
+#include "ops/activation_kind.h"
 
 namespace nt {
 
@@ -22,7 +22,7 @@ namespace nt {
 enum class NormType : unsigned char;
 NormType default_norm_type();  // layernorm
 
-// Each enum with the names the config spells (Activation's in ops/ops.h), in its order.
+// Each enum with the names the config spells (Activation's in ops/activation_kind.h), in its order.
 enum class DatasetKind { fortunes, fashion_mnist, synthetic_lm, synthetic_classify, gettext_de, synthetic_seq2seq };
 inline constexpr const char* kDatasetNames[] = {"fortunes",           "fashion-mnist", "synthetic-lm",
                                                 "synthetic-classify", "gettext-de",    "synthetic-seq2seq"};

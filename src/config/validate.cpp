@@ -4,7 +4,7 @@
 
 #include "config/config.h"
 #include "config/parser.h"
-#include "data/dataset.h"  // default_gettext_catalogs
+#include "config/gettext_catalogs.h"
 #include "norms/norms.h"
 
 namespace nt {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "config/gettext_catalogs.h"
 #include "data/dataset.h"
 
 namespace nt {

@@ -124,10 +124,6 @@ struct Seq2SeqPair {
 // magic, a table or string outside the file).
 inline constexpr int64_t kMaxMoBytes = int64_t(64) << 20;
 std::vector<Seq2SeqPair> read_mo(const std::string& path);
-// data.catalogs' default for gettext-de (docs/usage.md), and the Debian package that installs
-// <stem>.mo in /usr/share/locale/de/LC_MESSAGES ("" for a stem outside the default list).
-const std::vector<std::string>& default_gettext_catalogs();
-std::string gettext_catalog_package(const std::string& stem);
 // gettext-de's pair rules over the catalogs <dir>/<stem>.mo: pairs deduplicated by source (the
 // first in file-name order, then entry order) and sorted by source bytes. `read` receives the
 // files in reading order.

@@ -22,47 +22,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/gettext_catalogs.h"
 #include "data/dataset.h"
 
 namespace nt {
 
 namespace {
-
-// stem -> the Debian 12 package that installs /usr/share/locale/de/LC_MESSAGES/<stem>.mo
-// (checked with dpkg -S); scripts/setup.sh installs each of them.
-const std::vector<std::pair<std::string, std::string>>& catalog_packages() {
-  static const std::vector<std::pair<std::string, std::string>> table = {
-      {"apt", "apt"},
-      {"bash", "bash"},
-      {"coreutils", "coreutils"},
-      {"diffutils", "diffutils"},
-      {"dpkg", "dpkg"},
-      {"findutils", "findutils"},
-      {"gettext-tools", "gettext"},
-      {"git", "git"},
-      {"glib20", "libglib2.0-data"},
-      {"grep", "grep"},
-      {"gtk20", "libgtk2.0-common"},
-      {"gtk20-properties", "libgtk2.0-common"},
-      {"iso_15924", "iso-codes"},
-      {"iso_3166-1", "iso-codes"},
-      {"iso_4217", "iso-codes"},
-      {"iso_639-3", "iso-codes"},
-      {"libapt-pkg6.0", "libapt-pkg6.0"},
-      {"libc", "libc-l10n"},
-      {"make", "make"},
-      {"man-db", "man-db"},
-      {"procps-ng", "procps"},
-      {"sed", "sed"},
-      {"shadow", "login"},
-      {"shared-mime-info", "shared-mime-info"},
-      {"tar", "tar"},
-      {"wget", "wget"},
-      {"xkeyboard-config", "xkb-data"},
-      {"xz", "xz-utils"},
-  };
-  return table;
-}
 
 // The whole file, refused unless it is a regular file of at most kMaxMoBytes. O_NONBLOCK so that
 // opening a FIFO does not wait for a writer; fstat on the open descriptor decides.
@@ -121,21 +86,6 @@ std::vector<Seq2SeqPair> read_mo(const std::string& path) {
   out.reserve(n);
   for (uint64_t i = 0; i < n; ++i) out.push_back({string_at(originals, i), string_at(translations, i)});
   return out;
-}
-
-const std::vector<std::string>& default_gettext_catalogs() {
-  static const std::vector<std::string> stems = [] {
-    std::vector<std::string> s;
-    for (const auto& [stem, package] : catalog_packages()) s.push_back(stem);
-    return s;
-  }();
-  return stems;
-}
-
-std::string gettext_catalog_package(const std::string& stem) {
-  for (const auto& [s, package] : catalog_packages())
-    if (s == stem) return package;
-  return "";
 }
 
 bool gettext_pair_ok(std::string_view msgid, std::string_view msgstr, int max_len) {

@@ -7,6 +7,7 @@
 // (B*NH*T, hs) with hs = C / NH. An empty Tensor (data == nullptr) means "absent" where an
 // argument is optional (a bias, a mask).
 #pragma once
+#include "ops/activation_kind.h"
 #include <cstdint>
 
 #include "core/graph.h"
@@ -28,8 +29,6 @@ template <class T> Tensor<T> rsqrt(Graph<T>& g, Tensor<T> a, T eps);            
 template <class T> Tensor<T> residual(Graph<T>& g, T alpha, Tensor<T> x, Tensor<T> f, Tensor<T> b);
 
 // activation.cpp
-enum class Activation { relu, gelu, tanh };
-inline constexpr const char* kActivationNames[] = {"relu", "gelu", "tanh"};  // as the config spells them
 template <class T> Tensor<T> relu(Graph<T>& g, Tensor<T> x);
 template <class T> Tensor<T> gelu(Graph<T>& g, Tensor<T> x);  // exact: x * Phi(x)
 template <class T> Tensor<T> tanh(Graph<T>& g, Tensor<T> x);
