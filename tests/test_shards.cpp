@@ -103,6 +103,36 @@ TEST(Shards, ShardsWithFewerTargetsWeighLess) {
   EXPECT_NEAR(b, a, 2e-6 * a);
 }
 
+// A shard whose rows hold no target (here the first of two, then the middle one of three) weighs
+// 0 and adds gradients of 0: the step is the whole batch's. A batch with no target at all is refused.
+TEST(Shards, AShardWithoutTargetsAddsNothing) {
+  for (const std::string threads : {"2", "3"}) {
+    const std::vector<std::string> o{"data.dataset=fortunes", "data.layout=padded", "data.seq_len=32",
+                                     "train.batch_size=" + threads};
+    Session whole(config(o, "1")), sharded(config(o, threads));
+    whole.next_batch();
+    Batch batch = whole.batch();
+    const int empty = threads == "2" ? 0 : 1;
+    std::fill(batch.mask.begin() + empty * batch.T, batch.mask.begin() + (empty + 1) * batch.T, 0.0f);
+    ASSERT_GT(batch.real_targets(), 0);
+    std::vector<double> g[2];
+    double loss[2];
+    int i = 0;
+    for (Session* s : {&whole, &sharded}) {
+      loss[i] = s->step_on(batch, [&] { g[i].assign(s->params().grad(), s->params().grad() + s->params().numel()); }).loss;
+      ++i;
+    }
+    EXPECT_EQ(sharded.shards(), std::stoi(threads));
+    EXPECT_NEAR(loss[1], loss[0], 2e-6 * loss[0]) << threads;
+    std::vector<double> diff(g[0].size());
+    for (std::size_t k = 0; k < diff.size(); ++k) diff[k] = g[1][k] - g[0][k];
+    EXPECT_GT(norm_of(g[0]), 0) << threads;
+    EXPECT_LT(norm_of(diff), 2e-5 * norm_of(g[0])) << threads;
+    std::fill(batch.mask.begin(), batch.mask.end(), 0.0f);
+    EXPECT_THROW(sharded.step_on(batch), std::invalid_argument) << threads;
+  }
+}
+
 TEST(Shards, RunsAtOneThreadCountGiveTheSameBits) {
   const std::vector<std::string> o{"data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder", "data.max_len=12",
                                    "train.batch_size=6"};

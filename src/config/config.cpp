@@ -202,7 +202,7 @@ std::vector<Field> fields_of(RunConfig& c) {
   stems("data.catalogs", c.data.catalogs)
       .means("gettext-de: the message catalogs (file stems of data.path) to read; null: the documented default list.");
   number("data.mask_prob", c.data.mask_prob, 0, 1, true)
-      .means("encoder (masked LM): the share of each row's real positions it predicts; a chosen position's input is byte 1 (MASK) 80% of the time, a random byte 10%, kept 10%.");
+      .means("encoder (masked LM): the share of each row's real positions it predicts; a chosen position's input is byte 1 (MASK) 80% of the time, a random byte 10%, kept 10%. Refused when a batch would choose no position with probability 1/2 or more: (1 - mask_prob)^(batch_size x seq_len) for full rows, more for short padded ones; a batch that chooses none by chance is drawn again and counted (summary.json batches_without_target).");
   choice("model.arch", c.model.arch, kArchNames).means("transformer: decoder-only and causal; mlp: hidden layers Linear -> norm -> activation; encoder: bidirectional, a BERT-style masked LM; encoder-decoder: an encoder over the source and a causal decoder with cross-attention (seq2seq datasets); rnn: a recurrent LM of model.n_layers stacked cells (model.cell); rnnsearch: the GRU encoder-decoder with attention of the RMSNorm paper, in Nematus's layout (seq2seq datasets; one GRU each way in the encoder, two in the decoder: model.n_layers is not read).");
   integer("model.d_model", c.model.d_model, 1, 8192).means("Transformer width (embedding and residual stream).");
   integer("model.n_layers", c.model.n_layers, 1, 1000).means("Transformer blocks (an encoder-decoder's encoder blocks), stacked cells of an rnn, or hidden layers of the mlp; rnnsearch does not read it.");

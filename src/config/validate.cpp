@@ -1,5 +1,6 @@
 // The checks of a config that no single key can make: combinations that make no sense are errors
 // naming the key (and the values resolved from others, as n_dec_layers and deepnorm's constants).
+#include <cmath>
 #include <fmt/format.h>
 
 #include "config/config.h"
@@ -91,6 +92,16 @@ void validate_combinations(RunConfig& c, Parser& p) {
     p.problem("model.init_std", fmt::format("{} is below fp16's smallest subnormal 2^-24 = 5.96e-08: with "
                                             "train.precision fp16 nearly every initial weight would round to 0",
                                             c.model.init_std));
+  if (c.model.arch == Arch::encoder) {  // every position real at best: a padded row has fewer
+    const int64_t n = int64_t(c.train.batch_size) * c.data.seq_len;
+    const double q = std::pow(1 - c.data.mask_prob, double(n));
+    if (q >= kMaxBatchWithoutTarget)
+      p.problem("data.mask_prob", fmt::format("{} chooses no position of a batch of train.batch_size x data.seq_len = "
+                                              "{} x {} = {} positions with probability (1 - {})^{} = {:.3g}, {} or more: "
+                                              "the batch would have no target to predict",
+                                              c.data.mask_prob, c.train.batch_size, c.data.seq_len, n,
+                                              c.data.mask_prob, n, q, kMaxBatchWithoutTarget));
+  }
   if (c.model.norm.type == NormType::batchnorm && c.model.arch == Arch::mlp && c.train.batch_size < 2)
     p.problem("train.batch_size", "batchnorm needs at least 2 rows per batch, got 1");
 }

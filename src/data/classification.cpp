@@ -1,6 +1,7 @@
 // Classification rows: feature vectors with a label; training rows drawn with replacement,
 // validation rows in their fixed order.
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 #include "config/gettext_catalogs.h"
@@ -54,6 +55,26 @@ class ClassificationDataset final : public Dataset {
   }
 };
 
+// A training batch of train.batch_size rows, drawn independently, holds no target with probability
+// q = (a row's)^B: refused at kMaxBatchWithoutTarget or more.
+void check_training_targets(const Dataset& data, const RunConfig& c) {
+  const int B = c.train.batch_size;
+  const double row = data.train_row_without_target(0), q = std::pow(row, B);
+  if (q < kMaxBatchWithoutTarget) return;
+  const std::string source = fmt::format("{}{}", to_string(c.data.dataset), c.data.path.empty() ? "" : " at " + c.data.path);
+  if (c.model.arch == Arch::encoder)
+    throw DataError(fmt::format("{}: with data.mask_prob = {} a training row (data.layout = {}, data.seq_len = {}) "
+                                "holds no chosen position with probability {:.3g}, so a batch of train.batch_size = {} "
+                                "rows holds none with probability {:.3g}, {} or more: raise data.mask_prob or "
+                                "train.batch_size", source, c.data.mask_prob, to_string(c.data.layout), c.data.seq_len,
+                                row, B, q, kMaxBatchWithoutTarget));
+  const int64_t n = data.train_rows(), without = std::llround(row * double(n));  // padded: a row a document
+  throw DataError(fmt::format("{}: {} of the {} training documents have 2 bytes or more (a target), so with "
+                              "data.layout = padded a batch of train.batch_size = {} documents holds no target with "
+                              "probability {:.3g}, {} or more: use data.layout = packed, or documents of 2 bytes or more",
+                              source, n - without, n, B, q, kMaxBatchWithoutTarget));
+}
+
 }  // namespace
 
 std::unique_ptr<Dataset> make_classification_dataset(ClassificationData data) {
@@ -75,10 +96,14 @@ DataSizes data_sizes(const DataConfig& c) {
 std::unique_ptr<Dataset> make_dataset(const RunConfig& c) {
   const std::string& path = c.data.path;
   // encoder: BERT's masked LM over the rows unshifted (data/masked_lm.cpp)
-  auto lm = [&](std::vector<std::string> docs) -> std::unique_ptr<Dataset> {
-    if (c.model.arch != Arch::encoder) return make_lm_dataset(std::move(docs), c.data);
-    return make_masked_lm_dataset(make_lm_dataset(std::move(docs), c.data, /*shift=*/false), c.data.mask_prob,
-                                  uint64_t(c.seed));
+  auto lm = [&](std::vector<std::string> docs) {
+    std::unique_ptr<Dataset> data =
+        c.model.arch != Arch::encoder
+            ? make_lm_dataset(std::move(docs), c.data)
+            : make_masked_lm_dataset(make_lm_dataset(std::move(docs), c.data, /*shift=*/false), c.data.mask_prob,
+                                     uint64_t(c.seed));
+    check_training_targets(*data, c);
+    return data;
   };
   switch (c.data.dataset) {
     case DatasetKind::fortunes:

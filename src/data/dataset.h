@@ -77,6 +77,11 @@ class Dataset {
   virtual void train_batch(Rng& rng, int B, Batch& out) const = 0;
   // Rows [index*B, (index+1)*B) of the validation split, in its fixed order.
   virtual void val_batch(int index, int B, Batch& out) const = 0;
+  // The probability that a training row, as train_batch draws it, holds no counted target once
+  // each of its targets is left out independently with probability `drop` (a masked LM asks its
+  // rows with drop = 1 - mask_prob); a batch of B rows holds none with this to the power B. 0 for
+  // the classification and seq2seq sets: each of their rows holds a target, and nothing masks them.
+  virtual double train_row_without_target(double /*drop*/) const { return 0; }
   // A hash of every row of both splits: a checkpoint records it, and a resume on changed data is
   // refused (train/checkpoint.h). 0: not known (the data is not checked).
   virtual uint64_t data_hash() const { return 0; }
@@ -97,8 +102,15 @@ DataSizes data_sizes(const DataConfig& config);
 // A 64-bit hash of `bytes` (FNV-1a over 8-byte words), continuing from `hash`: the fingerprints'.
 uint64_t fnv1a_bytes(const void* bytes, std::size_t n, uint64_t hash = 0xcbf29ce484222325ull);
 
+// A training batch without a counted target (padded rows of one byte; a masked LM that chose no
+// position) trains on nothing: the session draws another in its place and counts it. Data or a
+// config on which a batch holds no target with this probability or more is refused.
+inline constexpr double kMaxBatchWithoutTarget = 0.5;
+
 // Reads or generates the configured dataset; a missing or corrupt file is a DataError that
-// names the file and the Debian package providing it.
+// names the file and the Debian package providing it. A DataError too when a training batch of
+// train.batch_size rows holds no target with probability kMaxBatchWithoutTarget or more, naming
+// the corpus and its figures.
 std::unique_ptr<Dataset> make_dataset(const RunConfig& config);
 
 // A missing or corrupt data file, or data that cannot serve the config: bad input (exit 2).

@@ -52,13 +52,8 @@ class LmDataset final : public Dataset {
       if (int64_t(train_stream_.size()) <= L_)
         throw DataError(fmt::format("{}: the training text ({} bytes) is shorter than one row of {} = {}", source,
                                     train_stream_.size(), shift_ ? "seq_len + 1" : "seq_len", L_));
-    } else {  // a document of one byte has no target: a split of only such rows would train on nothing
-      for (const auto* split : {&train_docs_, &val_docs_})
-        if (std::none_of(split->begin(), split->end(), [&](const std::string& d) { return d.size() > std::size_t(shift_); }))
-          throw DataError(fmt::format("{}: no document of the {} split has {} byte(s), so with data.layout = padded no "
-                                      "row has a target", source, split == &train_docs_ ? "training" : "validation",
-                                      1 + shift_));
-    }
+    }  // padded: make_dataset refuses a training split whose batches likely hold no target, the
+       // session an evaluation that reads none
   }
 
   bool is_lm() const override { return true; }
@@ -70,6 +65,14 @@ class LmDataset final : public Dataset {
   }
   int64_t val_rows() const override {
     return layout_ == Layout::packed ? int64_t(val_stream_.size()) / L_ : int64_t(val_docs_.size());
+  }
+  // A row of len real bytes counts max(0, len - shift) targets; a packed row T.
+  double train_row_without_target(double drop) const override {
+    if (layout_ == Layout::packed) return std::pow(drop, T_);
+    double sum = 0;
+    for (const std::string& d : train_docs_)
+      sum += std::pow(drop, std::max(0, int(std::min<std::size_t>(d.size(), L_)) - int(shift_)));
+    return sum / double(train_docs_.size());
   }
 
   void train_batch(Rng& rng, int B, Batch& out) const override {

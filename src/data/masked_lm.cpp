@@ -26,6 +26,10 @@ class MaskedLmDataset final : public Dataset {
   int classes() const override { return rows_->classes(); }
   int64_t train_rows() const override { return rows_->train_rows(); }
   int64_t val_rows() const override { return rows_->val_rows(); }
+  // a real position is a target when chosen (p) and not dropped
+  double train_row_without_target(double drop) const override {
+    return rows_->train_row_without_target(1 - p_ * (1 - drop));
+  }
 
   void train_batch(Rng& rng, int B, Batch& out) const override {
     rows_->train_batch(rng, B, out);

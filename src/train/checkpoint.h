@@ -7,9 +7,9 @@
 //                                                     differing key
 //   u64  the data's fingerprint (data/dataset.h: a hash of every row; a resume on other data is
 //        refused, naming the dataset)
-//   the session (train/session.h: step count, first loss, data stream, parameters, optimizer
-//   moments and step count, BatchNorm running statistics, the loss scale), the trainer's records (RunRecords)
-//   and where the logs stood (LogSizes)
+//   the session (train/session.h: step count, first loss, batches drawn without a target, data
+//   stream, parameters, optimizer moments and step count, BatchNorm running statistics, the loss
+//   scale), the trainer's records (RunRecords) and where the logs stood (LogSizes)
 //   u32  CRC-32 (zlib) of all that precedes
 //
 // Written whole to checkpoint.bin.tmp, then renamed over checkpoint.bin (io/files.h), so a
@@ -36,7 +36,8 @@
 
 namespace nt {
 
-inline constexpr uint32_t kCheckpointFormat = 3;  // 2: fp16's loss scale; 3: the data's fingerprint
+inline constexpr uint32_t kCheckpointFormat = 4;  // 2: fp16's loss scale; 3: the data's fingerprint;
+                                                  // 4: the batches drawn without a target
 inline constexpr const char* kCheckpointFile = "checkpoint.bin";
 
 // The checkpoint's size and the time it took to write.

@@ -48,6 +48,7 @@ json run_summary(const RunConfig& c, const std::string& status, Session& session
                  {"mean_source_bytes", f->mean_source_bytes}, {"mean_target_bytes", f->mean_target_bytes},
                  {"padding", "right, byte 0, to the batch's longest source and longest target + 1; "
                              "padded positions out of the loss, the accuracy and the statistics"}};
+  s["batches_without_target"] = session.batches_without_target();  // drawn again: padded or masked rows
   s["precision"] = to_string(c.train.precision);
   if (session.loss_scaler().enabled())
     s["loss_scale"] = {{"scale", session.loss_scaler().scale()}, {"skipped_steps", session.loss_scaler().skipped()}};

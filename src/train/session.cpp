@@ -61,9 +61,32 @@ Session::Session(const RunConfig& c, std::shared_ptr<const Dataset> data)
   if (eval_batches_ < 1)
     throw DataError(fmt::format("the validation split has {} rows, fewer than train.batch_size = {}",
                                 data_->val_rows(), c.train.batch_size));
+  int64_t eval_targets = 0;
+  for (int i = 0; i < eval_batches_; ++i) {
+    data_->val_batch(i, c.train.batch_size, eval_batch_);
+    eval_targets += counted_targets(eval_batch_);
+  }
+  if (eval_targets == 0)
+    throw DataError(fmt::format("the first {} validation rows, which every evaluation reads ({} batches of "
+                                "train.batch_size = {}; train.eval_batches = {}), hold no target, so no evaluation "
+                                "could measure the model (data.layout = padded: a document of one byte has none; "
+                                "model.arch encoder: data.mask_prob chose no position)",
+                                int64_t(eval_batches_) * c.train.batch_size, eval_batches_, c.train.batch_size,
+                                c.train.eval_batches));
 }
 
-void Session::next_batch() { data_->train_batch(rng_, config_.train.batch_size, batch_); }
+void Session::next_batch() {
+  // make_dataset refuses data on which a batch holds no target as likely as not, so this many in a
+  // row is data the check did not see (a dataset given to the session), not chance
+  constexpr int kMaxDraws = 64;
+  for (int draw = 1;; ++draw) {
+    data_->train_batch(rng_, config_.train.batch_size, batch_);
+    if (counted_targets(batch_) > 0) return;
+    ++batches_without_target_;
+    if (draw == kMaxDraws)
+      throw DataError(fmt::format("{} training batches in a row held no target", kMaxDraws));
+  }
+}
 
 BatchLoss Session::forward_backward(const Batch& batch) { return forward_backward(batch, /*sharded=*/false); }
 
@@ -108,6 +131,8 @@ StepResult Session::step(const std::function<void()>& inspect) {
 }
 
 StepResult Session::step_on(const Batch& batch, const std::function<void()>& inspect) {
+  if (counted_targets(batch) == 0)  // its loss would be 0, and at step 0 the divergence baseline
+    throw std::invalid_argument("Session::step_on: a batch without a counted target");
   ParamStore<float>& ps = model_->params();
   StepResult r;
   auto t0 = Clock::now();
@@ -144,6 +169,7 @@ void Session::save_state(ByteWriter& w) {
   w.put(int32_t(t_));
   w.put(first_loss_);
   for (uint64_t s : rng_.state()) w.put(s);
+  w.put(batches_without_target_);
   w.put_array(params().data(), params().numel());
   optimizer_.save(w);
   const std::vector<std::vector<float>*> buffers = model_->buffers();
@@ -160,6 +186,8 @@ void Session::load_state(ByteReader& r) {
   if (s == std::array<uint64_t, 4>{})  // xoshiro's fixed point: every draw 0, Rng::below would never return
     throw std::invalid_argument("a data stream state of all zeros, which no run has");
   rng_.set_state(s);
+  batches_without_target_ = r.get<int64_t>();
+  if (batches_without_target_ < 0) throw std::invalid_argument("a negative count of batches without a target");
   r.get_array(params().data(), params().numel());
   optimizer_.load(r);
   const std::vector<std::vector<float>*> buffers = model_->buffers();
@@ -168,12 +196,11 @@ void Session::load_state(ByteReader& r) {
   scaler_.load(r);
 }
 
-Evaluation Session::evaluate(int batches) {
-  const int n = batches > 0 ? std::min(batches, eval_batches_) : eval_batches_;
+Evaluation Session::evaluate() {
   double loss_sum = 0;
   int64_t correct = 0;
   Evaluation e;
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < eval_batches_; ++i) {
     data_->val_batch(i, config_.train.batch_size, eval_batch_);
     const BatchLoss r = forward(eval_batch_, /*training=*/false);
     const int64_t targets = counted_targets(eval_batch_);
@@ -181,8 +208,8 @@ Evaluation Session::evaluate(int batches) {
     e.targets += targets;
     correct += r.correct;
   }
-  e.loss = e.targets ? loss_sum / double(e.targets) : NAN;
-  e.acc = e.targets ? double(correct) / double(e.targets) : NAN;
+  e.loss = loss_sum / double(e.targets);  // e.targets > 0: the constructor checked
+  e.acc = double(correct) / double(e.targets);
   return e;
 }
 

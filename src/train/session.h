@@ -2,7 +2,9 @@
 // the batch and the data stream, and step() is the update that `normtool run`, the golden tests,
 // the benchmarks and the claims all execute:
 //
-//   step t:  batch <- the data stream (Rng(seed, 2))
+//   step t:  batch <- the data stream (Rng(seed, 2)); a batch without a counted target (padded
+//            rows of one byte, a masked LM that chose no position) is dropped, counted, and
+//            another drawn: no loss of 0 is trained on, nor made the divergence baseline
 //            zero grad, forward (training mode), loss, backward        -> loss, gradients
 //            (train.parallel batch, 2+ threads: on shards of the batch's rows, train/shards.h)
 //            train.precision bf16/fp16: the forward reads the weights rounded to the format, the
@@ -53,31 +55,34 @@ struct Evaluation {
 class Session {
  public:
   // Loads the dataset the config names (a DataError when it cannot), builds the model with its
-  // init, sets the math threads. Checks that the validation split holds one batch.
+  // init, sets the math threads. Checks that the validation split holds one batch, and that the
+  // batches an evaluation reads hold a target (a DataError naming them when not).
   explicit Session(const RunConfig& config);
   Session(const RunConfig& config, std::shared_ptr<const Dataset> data);
 
   // The next batch from the data stream, then step_on it.
   StepResult step(const std::function<void()>& inspect = {});
-  // One step on `batch` (the golden tests feed fixed batches through here).
+  // One step on `batch` (the golden tests feed fixed batches through here); std::invalid_argument
+  // for a batch without a counted target.
   StepResult step_on(const Batch& batch, const std::function<void()>& inspect = {});
 
   // Pieces of a step, for experiments that probe the model between steps.
-  void next_batch();                                   // the stream's next batch into batch()
+  void next_batch();                                   // the stream's next batch with a target into batch()
   // Training mode; gradients (unscaled, unless overflow) in params().grad().
   BatchLoss forward_backward(const Batch& batch);
   BatchLoss forward(const Batch& batch, bool training);  // no gradient (batchnorm: batch statistics when training)
   void update(double lr);                              // clip, then one optimizer step with this lr
 
   // Everything the next step depends on beyond the config: the step count and first loss, the
-  // data stream's position, the parameters, the optimizer's moments and step count, BatchNorm's
-  // running statistics, fp16's loss scale (train/checkpoint.h frames it). load_state throws std::exception on a
-  // stream that does not hold this session's shapes.
+  // data stream's position and the batches it dropped without a target, the parameters, the
+  // optimizer's moments and step count, BatchNorm's running statistics, fp16's loss scale
+  // (train/checkpoint.h frames it). load_state throws std::exception on a stream that does not
+  // hold this session's shapes.
   void save_state(ByteWriter& w);
   void load_state(ByteReader& r);
 
-  // Eval mode over the first `batches` validation batches (every one when 0).
-  Evaluation evaluate(int batches = 0);
+  // Eval mode over the validation batches (eval_batches()); they hold a target (the constructor checks).
+  Evaluation evaluate();
 
   const RunConfig& config() const { return config_; }
   const Dataset& data() const { return *data_; }
@@ -85,6 +90,7 @@ class Session {
   ParamStore<float>& params() { return model_->params(); }
   const Batch& batch() const { return batch_; }
   int steps_done() const { return t_; }   // optimizer updates so far
+  int64_t batches_without_target() const { return batches_without_target_; }  // drawn and dropped so far
   int threads() const { return threads_; }
   int shards() const { return shards_ ? shards_->count() : 1; }  // a step's data-parallel shards (1: the whole batch)
   int eval_batches() const { return eval_batches_; }  // train.eval_batches, capped by the split
@@ -107,6 +113,7 @@ class Session {
   Rng rng_;
   int t_ = 0;
   double first_loss_ = 0;
+  int64_t batches_without_target_ = 0;
 };
 
 }  // namespace nt

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/check.h"
 #include "core/parallel.h"
 #include "norms/norm_kind.h"
 
@@ -26,6 +27,7 @@ BatchLoss Shards::forward_backward(Model& model, Graph<float>& graph, const Batc
   for (int s = 0; s < P; ++s) batch.copy_rows(batch.B * s / P, batch.B * (s + 1) / P - batch.B * s / P, rows_[s]);
   int64_t total = 0;
   for (int s = 0; s < P; ++s) total += counted_[s] = counted_targets(rows_[s]);
+  NT_CHECK(total > 0, "Shards::forward_backward: a batch without a counted target");  // Session::step_on refuses it
   ParamStore<float>& master = model.params();
 #pragma omp parallel for schedule(static, 1) num_threads(P)
   for (int s = 0; s < P; ++s) {
@@ -39,8 +41,8 @@ BatchLoss Shards::forward_backward(Model& model, Graph<float>& graph, const Batc
       g.reset();
       g.set_mode(/*training=*/true, /*grad=*/true);
       losses_[s] = forward_loss(g, m, rows_[s], count_correct);
-      const float share = total > 0 ? float(double(counted_[s]) / double(total)) : 0.0f;
-      g.backward(losses_[s].loss, loss_scale * share);
+      // a shard without a target: share 0, its loss 0 with no backward, so its gradients are 0
+      g.backward(losses_[s].loss, loss_scale * float(double(counted_[s]) / double(total)));
     } catch (...) {
       errors_[s] = std::current_exception();
     }
@@ -59,7 +61,7 @@ BatchLoss Shards::forward_backward(Model& model, Graph<float>& graph, const Batc
   BatchLoss r = losses_[0];
   double loss = 0;
   for (int s = 0; s < P; ++s) {
-    if (total > 0) loss += double(losses_[s].loss.data[0]) * double(counted_[s]) / double(total);
+    loss += double(losses_[s].loss.data[0]) * double(counted_[s]) / double(total);
     if (s > 0) r.correct += losses_[s].correct;
   }
   r.loss.data[0] = float(loss);

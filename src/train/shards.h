@@ -4,8 +4,9 @@
 // shard a row). Thread s runs the forward and backward of shard s on its own copy of the model
 // (shard 0 on the session's), with one math thread inside: no op waits for another thread, which
 // a step of a thousand small parallel regions otherwise does. Shard s's loss is the mean over its
-// counted targets; its backward starts from n_s / n (n: the batch's counted targets), so the
-// shards' gradients, added in shard order, are the gradient of the batch's mean loss.
+// counted targets; its backward starts from n_s / n (n: the batch's counted targets, never 0), so
+// the shards' gradients, added in shard order, are the gradient of the batch's mean loss. A shard
+// without a target (its rows all padding, or no position chosen) weighs 0 and adds gradients of 0.
 //
 // The same bits from run to run at a thread count, but not across thread counts: the sums over
 // the batch's rows run in another order (train.parallel = ops keeps them). Not for a model with

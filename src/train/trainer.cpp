@@ -54,7 +54,7 @@ class Run {
   // The validation loss before `step`'s update: its metrics line, the summary, the console.
   void evaluate(int step) {
     const Evaluation e = session_.evaluate();
-    if (interrupt_requested() || e.targets == 0) return;
+    if (interrupt_requested()) return;
     const bool lm = !session_.data().reports_accuracy();  // lines without "acc"
     records_.add_validation(step, e.loss);
     json line = {{"step", step}, {"split", "val"}, {"loss", number_or_null(e.loss)},
@@ -76,10 +76,8 @@ class Run {
       json line = {{"step", step}, {"split", "train"}, {"loss", number_or_null(r.loss)}, {"lr", r.lr},
                    {"grad_norm", number_or_null(r.grad_norm)},
                    {"step_ms", records_.ms_since_log / records_.steps_since_log}, {"elapsed_s", elapsed_s()}};
-      if (session_.data().reports_accuracy()) {  // the share of the targets the loss counts
-        const Batch& b = session_.batch();
-        line["acc"] = double(r.correct) / double(b.padded ? b.real_targets() : int64_t(b.targets.size()));
-      }
+      if (session_.data().reports_accuracy())  // the share of the targets the loss counts
+        line["acc"] = double(r.correct) / double(counted_targets(session_.batch()));
       if (session_.loss_scaler().enabled()) line["loss_scale"] = r.loss_scale;
       if (r.skipped) line["skipped"] = true;
       files_.metric(line);
