@@ -165,6 +165,12 @@ struct RunConfig {
 };
 
 // All the problems of one config, one line each ("model.norm.type: expected one of ...").
+// A training batch without a counted target (padded rows of one byte; a masked LM that chose no
+// position) trains on nothing: the session draws another in its place and counts it. A config
+// (validate.cpp: data.mask_prob) or data (data/: a padded corpus) on which a batch holds no target
+// with this probability or more is refused.
+inline constexpr double kMaxBatchWithoutTarget = 0.5;
+
 class ConfigError : public InputError {
  public:
   explicit ConfigError(std::vector<std::string> problems);

@@ -102,11 +102,6 @@ DataSizes data_sizes(const DataConfig& config);
 // A 64-bit hash of `bytes` (FNV-1a over 8-byte words), continuing from `hash`: the fingerprints'.
 uint64_t fnv1a_bytes(const void* bytes, std::size_t n, uint64_t hash = 0xcbf29ce484222325ull);
 
-// A training batch without a counted target (padded rows of one byte; a masked LM that chose no
-// position) trains on nothing: the session draws another in its place and counts it. Data or a
-// config on which a batch holds no target with this probability or more is refused.
-inline constexpr double kMaxBatchWithoutTarget = 0.5;
-
 // Reads or generates the configured dataset; a missing or corrupt file is a DataError that
 // names the file and the Debian package providing it. A DataError too when a training batch of
 // train.batch_size rows holds no target with probability kMaxBatchWithoutTarget or more, naming
