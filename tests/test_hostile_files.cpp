@@ -26,8 +26,9 @@ using json = nlohmann::json;
 
 const std::string kSource = NORMTOOL_SOURCE_DIR;
 const std::string kSmoke = kSource + "/configs/smoke/lm-layernorm-pre.json";
-const std::string kTiny = " --config " + kSmoke +
-                          " --set train.steps=4 --set train.eval_every=2 --set train.log_every=1 --set train.stats_every=2";
+const std::string kTiny =
+    " --config " + kSmoke +
+    " --set train.steps=4 --set train.eval_every=2 --set train.log_every=1 --set train.stats_every=2";
 // `timeout` around a command that must not hang: 124 when it did.
 const std::string kTimeout = "timeout 60 ";
 
@@ -48,7 +49,9 @@ int tiny_run(const std::string& dir) {
 TEST(HostileFiles, GnuplotStringsCarryNoCommand) {
   EXPECT_EQ(gnuplot_string("plain"), "'plain'");
   EXPECT_EQ(gnuplot_string("a'b"), "'a''b'");
-  EXPECT_EQ(gnuplot_string("x\nsystem(\"touch y\")\r\x7f"), "'x?system(\"touch y\")?" "?'");
+  EXPECT_EQ(gnuplot_string("x\nsystem(\"touch y\")\r\x7f"),
+            "'x?system(\"touch y\")?"
+            "?'");
   EXPECT_EQ(gnuplot_string("`id` @m \\"), "'`id` @m \\'");  // not expanded inside single quotes
 }
 
@@ -195,8 +198,9 @@ TEST(HostileFiles, MistypedRunFilesAreExit2NamingTheFileAndTheKey) {
   const std::string sweep = d / "s";
   ASSERT_EQ(run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep).exit_code, 0);
   const json good = read_json(sweep + "/sweep.json");
-  for (const auto& [pointer, value] : {std::pair{"/config", json(5)}, std::pair{"/grid/0/values/1", json(2)},
-                                       std::pair{"/jobs/0/index", json("zero")}, std::pair{"/threads_per_job", json(1.5)}}) {
+  for (const auto& [pointer, value] :
+       {std::pair{"/config", json(5)}, std::pair{"/grid/0/values/1", json(2)}, std::pair{"/jobs/0/index", json("zero")},
+        std::pair{"/threads_per_job", json(1.5)}}) {
     json bad = good;
     bad[json::json_pointer(pointer)] = value;
     write(sweep + "/sweep.json", bad.dump());
@@ -232,9 +236,9 @@ TEST(HostileFiles, JsonDocNamesTheKeyAndTheExpectedType) {
 TEST(HostileFiles, AClosedPipeLetsTheRunFinishAndSaysSoInTheSummary) {
   TempDir d;
   // the console (stdout and stderr) into a pipe whose reader has gone after one byte
-  const CommandResult r = run_shell("sh -c '" + std::string(NORMTOOL_BINARY) + " run" + kTiny +
-                                    " --set train.steps=40 --out " + (d / "r") +
-                                    " 2>&1; echo $? > " + (d / "code") + "' | head -c 1 >/dev/null");
+  const CommandResult r =
+      run_shell("sh -c '" + std::string(NORMTOOL_BINARY) + " run" + kTiny + " --set train.steps=40 --out " + (d / "r") +
+                " 2>&1; echo $? > " + (d / "code") + "' | head -c 1 >/dev/null");
   EXPECT_EQ(read_text(d / "code"), "0\n") << "exit 141 is SIGPIPE";
   const json s = read_json(d / "r/summary.json");
   EXPECT_EQ(s.value("status", ""), "completed");
@@ -254,9 +258,9 @@ TEST(HostileFiles, ASweepIntoAClosedPipeKeepsItsAggregateAndStatuses) {
 TEST(HostileFiles, AFileSizeLimitStopsTheRunWithACleanError) {
   TempDir d;
   // 200 blocks of 512 bytes: the .reserve fits (64 KiB), the statistics of 400 steps do not
-  const CommandResult r = run_shell("ulimit -f 200; " + std::string(NORMTOOL_BINARY) + " run" + kTiny +
-                                    " --set train.steps=400 --set train.stats_every=10 --out " + (d / "r") +
-                                    " 2>&1; echo \"exit=$?\"");
+  const CommandResult r =
+      run_shell("ulimit -f 200; " + std::string(NORMTOOL_BINARY) + " run" + kTiny +
+                " --set train.steps=400 --set train.stats_every=10 --out " + (d / "r") + " 2>&1; echo \"exit=$?\"");
   EXPECT_NE(r.output.find("exit=1"), std::string::npos) << "exit 153 is SIGXFSZ: " << r.output;
   EXPECT_NE(r.output.find("File too large"), std::string::npos) << r.output;
   EXPECT_EQ(read_json(d / "r/summary.json").value("status", ""), "failed");
@@ -270,7 +274,8 @@ TEST(HostileFiles, ResumeWithPrintConfigPrintsAndDoesNotTrain) {
   s["status"] = "interrupted";
   write(run + "/summary.json", s.dump());
   const std::string metrics = read_text(run + "/metrics.jsonl");
-  const CommandResult r = run_shell(std::string(NORMTOOL_BINARY) + " run --resume " + run + " --print-config 2>/dev/null");
+  const CommandResult r =
+      run_shell(std::string(NORMTOOL_BINARY) + " run --resume " + run + " --print-config 2>/dev/null");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(json::parse(r.output)["name"], read_json(run + "/config.json")["name"]);
   EXPECT_EQ(read_text(run + "/metrics.jsonl"), metrics) << "it trained";

@@ -16,8 +16,8 @@ inline constexpr uint64_t kOpenBlasMinAddressSpace = uint64_t(2) << 30;
 struct OpenBlas {
   void (*sgemm)(int order, int ta, int tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                 int ldb, float beta, float* C, int ldc);
-  void (*dgemm)(int order, int ta, int tb, int M, int N, int K, double alpha, const double* A, int lda,
-                const double* B, int ldb, double beta, double* C, int ldc);
+  void (*dgemm)(int order, int ta, int tb, int M, int N, int K, double alpha, const double* A, int lda, const double* B,
+                int ldb, double beta, double* C, int ldc);
   void (*set_num_threads)(int);
   char* (*get_corename)();
 };

@@ -40,11 +40,10 @@ std::optional<std::string> read(const std::string& path, int64_t max_bytes, bool
   }
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) throw InputError(fmt::format("{}: cannot read it: {}", path, std::strerror(errno)));
-  if (!S_ISREG(st.st_mode))
-    throw InputError(fmt::format("{}: {}, expected a regular file", path, kind_of(st.st_mode)));
+  if (!S_ISREG(st.st_mode)) throw InputError(fmt::format("{}: {}, expected a regular file", path, kind_of(st.st_mode)));
   if (st.st_size > max_bytes)
-    throw InputError(fmt::format("{}: {} bytes, more than the {} bytes such a file may hold", path,
-                                 int64_t(st.st_size), max_bytes));
+    throw InputError(
+        fmt::format("{}: {} bytes, more than the {} bytes such a file may hold", path, int64_t(st.st_size), max_bytes));
   std::string text;
   text.reserve(std::size_t(st.st_size));
   char buffer[1 << 16];

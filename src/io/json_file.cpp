@@ -20,24 +20,34 @@ std::string shown(const json& v) {
 
 template <typename T>
 constexpr const char* type_name() {
-  if constexpr (std::is_same_v<T, std::string>) return "a string";
-  else if constexpr (std::is_same_v<T, bool>) return "true or false";
-  else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) return "an integer";
-  else if constexpr (std::is_same_v<T, double>) return "a number";
-  else return "a JSON value";
+  if constexpr (std::is_same_v<T, std::string>)
+    return "a string";
+  else if constexpr (std::is_same_v<T, bool>)
+    return "true or false";
+  else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>)
+    return "an integer";
+  else if constexpr (std::is_same_v<T, double>)
+    return "a number";
+  else
+    return "a JSON value";
 }
 
 template <typename T>
 bool holds(const json& v) {
-  if constexpr (std::is_same_v<T, std::string>) return v.is_string();
-  else if constexpr (std::is_same_v<T, bool>) return v.is_boolean();
+  if constexpr (std::is_same_v<T, std::string>)
+    return v.is_string();
+  else if constexpr (std::is_same_v<T, bool>)
+    return v.is_boolean();
   else if constexpr (std::is_same_v<T, int>)
-    return v.is_number_integer() && (v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(INT_MAX)
-                                                              : v.get<int64_t>() >= INT_MIN && v.get<int64_t>() <= INT_MAX);
+    return v.is_number_integer() &&
+           (v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(INT_MAX)
+                                   : v.get<int64_t>() >= INT_MIN && v.get<int64_t>() <= INT_MAX);
   else if constexpr (std::is_same_v<T, int64_t>)
     return v.is_number_integer() && (!v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t(INT64_MAX));
-  else if constexpr (std::is_same_v<T, double>) return v.is_number();
-  else return true;
+  else if constexpr (std::is_same_v<T, double>)
+    return v.is_number();
+  else
+    return true;
 }
 
 }  // namespace
@@ -46,7 +56,8 @@ JsonDoc::JsonDoc(json value, std::string file, std::string where)
     : value_(std::move(value)), file_(std::move(file)), where_(std::move(where)) {}
 
 void JsonDoc::fail(const std::string& what) const {
-  throw InputError(where_.empty() ? fmt::format("{}: {}", file_, what) : fmt::format("{}: {}: {}", file_, where_, what));
+  throw InputError(where_.empty() ? fmt::format("{}: {}", file_, what)
+                                  : fmt::format("{}: {}: {}", file_, where_, what));
 }
 
 const JsonDoc& JsonDoc::expect_object() const {
@@ -91,9 +102,9 @@ std::vector<JsonDoc> JsonDoc::elements() const {
   return out;
 }
 
-#define NT_JSON_DOC_TYPE(T)                                                  \
-  template T JsonDoc::as<T>() const;                                         \
-  template T JsonDoc::get<T>(std::string_view) const;                        \
+#define NT_JSON_DOC_TYPE(T)                           \
+  template T JsonDoc::as<T>() const;                  \
+  template T JsonDoc::get<T>(std::string_view) const; \
   template T JsonDoc::get_or<T>(std::string_view, T) const;
 NT_JSON_DOC_TYPE(std::string)
 NT_JSON_DOC_TYPE(bool)

@@ -22,9 +22,12 @@ std::string gnuplot_string(const std::string& text) {
   std::string q = "'";
   for (char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if (c == '\'') q += "''";
-    else if (u < 0x20 || u == 0x7f) q += '?';  // a newline would end the command and start the next
-    else q += c;
+    if (c == '\'')
+      q += "''";
+    else if (u < 0x20 || u == 0x7f)
+      q += '?';  // a newline would end the command and start the next
+    else
+      q += c;
   }
   return q + "'";
 }
@@ -127,8 +130,8 @@ std::string plot_curves(const std::string& dir, const std::string& stem, const P
     if (curves[i].points.empty()) continue;
     const std::string src = gnuplot_string(stem + ".tsv") + fmt::format(" index {}", i);
     if (!curves[i].band.empty())
-      gp << (first ? "" : ", \\\n     ") << src << " using 1:3:4 with filledcurves linecolor " << i + 1
-         << " notitle", first = false;
+      gp << (first ? "" : ", \\\n     ") << src << " using 1:3:4 with filledcurves linecolor " << i + 1 << " notitle",
+          first = false;
     gp << (first ? "" : ", \\\n     ") << src << " using 1:2 with linespoints pointsize 0.5 linecolor " << i + 1
        << " title " << gnuplot_string(curves[i].title);
     first = false;
@@ -152,10 +155,11 @@ std::string plot_panels(const std::string& dir, const std::string& stem, const s
   const int key_width = most_curves > 1 ? 170 : 0;
   const int width = columns * (560 + key_width), height = rows * std::max<int>(380, 60 + 13 * int(most_curves));
   std::ostringstream gp;
-  gp << fmt::format("set terminal pngcairo size {},{} noenhanced font ',10'\n", width, height + 30)
-     << "set output " << gnuplot_string(stem + ".png.tmp") << "\n"
+  gp << fmt::format("set terminal pngcairo size {},{} noenhanced font ',10'\n", width, height + 30) << "set output "
+     << gnuplot_string(stem + ".png.tmp") << "\n"
      << fmt::format("set multiplot layout {},{} title {} font ',13'\n", rows, columns, gnuplot_string(title))
-     << "set grid\nset style fill transparent solid 0.2 noborder\nset offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05\n"
+     << "set grid\nset style fill transparent solid 0.2 noborder\nset offsets graph 0.03, graph 0.03, graph 0.05, "
+        "graph 0.05\n"
      << "set key outside right top vertical Left reverse samplen 2 spacing 0.9 font ',8'\n";
   std::size_t block = 0;
   for (const Panel& p : panels) {
@@ -170,8 +174,8 @@ std::string plot_panels(const std::string& dir, const std::string& stem, const s
       const std::string src = gnuplot_string(stem + ".tsv") + fmt::format(" index {}", block);
       const int color = int(i % 8) + 1, dash = int(i / 8) + 1;
       if (!c.band.empty())
-        gp << (first ? "" : ", \\\n     ") << src << " using 1:3:4 with filledcurves linecolor " << color
-           << " notitle", first = false;
+        gp << (first ? "" : ", \\\n     ") << src << " using 1:3:4 with filledcurves linecolor " << color << " notitle",
+            first = false;
       gp << (first ? "" : ", \\\n     ") << src
          << fmt::format(" using 1:2 with linespoints pointsize 0.4 linecolor {} dashtype {} title ", color, dash)
          << gnuplot_string(c.title);
