@@ -15,7 +15,7 @@ import pathlib
 import torch
 import torch.nn.functional as F
 
-from torch_twin import MODELS, Norm, make_config
+from torch_twin import MODELS, Norm, make_config, normtool_names
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "golden"
 FORMAT = {"format": "normtool-golden", "version": 1, "torch": torch.__version__}
@@ -34,9 +34,24 @@ def leaf(*shape, scale=1.0, shift=0.0):
     return (torch.randn(*shape) * scale + shift).requires_grad_()
 
 
+def named(model):
+    """normtool's "layer:name" of each parameter, in its order."""
+    return {f"{layer}:{name}": p for (layer, name), p in normtool_names(model).items()}
+
+
+def dump_case(name, config, model, logits, loss, **batch):
+    """A model's case: the batch, the logits, the loss, and every parameter "p:<layer>:<name>" with its gradient
+    "g:<layer>:<name>"."""
+    loss.backward()
+    tensors = dict(batch, logits=logits, loss=loss.reshape(1))
+    for key, p in named(model).items():
+        tensors["p:" + key], tensors["g:" + key] = p, p.grad
+    dump(name, config, **tensors)
+
+
 def twin_model(config, *args):
-    """The twin's model of a config (a config file's object) with its parameters; its own init draws leave the
-    global generator alone, so that the cases' draws (fill) are as before."""
+    """The twin's model of a config (a config file's object); its init draws leave the global generator alone,
+    so that each case's draws (fill, then its batch) are the same whatever the twin's init."""
     c = make_config(config)
     with torch.random.fork_rng():
         return MODELS[c["model"]["arch"]](c, *args)
@@ -44,8 +59,8 @@ def twin_model(config, *args):
 
 def fill(model, params, std_mean, linear_init=False):
     """Draws the model's parameters in the order of `params` ((name, parameter) pairs): randn * std + mean,
-    (std, mean) = std_mean(name). linear_init: a Linear's weight after torch's own init of that Linear, whose
-    draws the cases that made their Linears with torch.nn.Linear have in their files."""
+    (std, mean) = std_mean(name). linear_init: each Linear's init by torch draws first, as it did when the cases
+    of dump_train_golden and dump_seq2seq_golden built their own torch.nn.Linear: their files keep their values."""
     linears = {id(m.weight): m for m in model.modules() if isinstance(m, torch.nn.Linear)}
     with torch.no_grad():
         for name, p in params:

@@ -48,7 +48,7 @@ def run_case(seed, name, c):
     config = twin_config(c)
     model = twin_model(config) if c["arch"] == "transformer" else twin_model(config, c["inputs"], c["classes"])
     torch.manual_seed(seed)
-    fill(model, model.named_parameters(), std_mean, linear_init=True)
+    fill(model, model.named_parameters(), std_mean, linear_init=True)  # the twin's order; the file's is normtool's
     weights = {f"{l}.{n}": exact(p) for (l, n), p in normtool_names(model).items()}
     tr = make_config(config)["train"]
     opt = make_optimizer(model.parameters(), tr)

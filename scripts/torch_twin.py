@@ -33,9 +33,10 @@ rows (for the same rows, scripts/paired_trajectory.py replays normtool's streams
 config's choices and combinations as normtool does; synthetic-lm, synthetic-classify and the reduced
 precisions are normtool's own and are refused here (exit 2), as is any unknown key.
 
-The models are written here from the formulas, as are the golden-file scripts (scripts/dump_*.py),
-independently of normtool's C++ code; parameter names follow normtool's layers.jsonl, with the layer
-as blocks.<i>. (transformer stacks) or cells.<i>. (rnn) in the name.
+The models are written here from the formulas, independently of normtool's C++ code. The golden-file
+scripts (scripts/dump_*.py) build their models, optimizers and schedule from this file, so the golden
+tests check the twin too; normtool_names gives a model's parameters under normtool's names and layers
+(layers.jsonl).
 """
 import argparse
 import copy
