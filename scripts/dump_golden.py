@@ -4,7 +4,9 @@
 Run with Debian's interpreter, which has python3-torch:  /usr/bin/python3 scripts/dump_golden.py
 Writes tests/golden/<case>.json: inputs, parameters, the upstream gradient `dout`, outputs,
 and the gradients of L = sum(out * dout) for every input and parameter, all float32 values
-stored exactly (as doubles). CI does not need PyTorch: the files are committed.
+stored exactly (as doubles). CI does not need PyTorch: the files are committed. The norms
+without a function in torch 1.13 (rmsnorm, prmsnorm, scalenorm) are the twin's (scripts/torch_twin.py),
+as are the models of the other dump scripts (twin_model), so the golden tests check the twin too.
 """
 import json
 import math
@@ -12,6 +14,8 @@ import pathlib
 
 import torch
 import torch.nn.functional as F
+
+from torch_twin import MODELS, Norm, make_config, normtool_names
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "golden"
 FORMAT = {"format": "normtool-golden", "version": 1, "torch": torch.__version__}
@@ -30,6 +34,50 @@ def leaf(*shape, scale=1.0, shift=0.0):
     return (torch.randn(*shape) * scale + shift).requires_grad_()
 
 
+def named(model):
+    """normtool's "layer:name" of each parameter, in its order."""
+    return {f"{layer}:{name}": p for (layer, name), p in normtool_names(model).items()}
+
+
+def dump_case(name, config, model, logits, loss, **batch):
+    """A model's case: the batch, the logits, the loss, and every parameter "p:<layer>:<name>" with its gradient
+    "g:<layer>:<name>"."""
+    loss.backward()
+    tensors = dict(batch, logits=logits, loss=loss.reshape(1))
+    for key, p in named(model).items():
+        tensors["p:" + key], tensors["g:" + key] = p, p.grad
+    dump(name, config, **tensors)
+
+
+def twin_model(config, *args):
+    """The twin's model of a config (a config file's object); its init draws leave the global generator alone,
+    so that each case's draws (fill, then its batch) are the same whatever the twin's init."""
+    c = make_config(config)
+    with torch.random.fork_rng():
+        return MODELS[c["model"]["arch"]](c, *args)
+
+
+def fill(model, params, std_mean, linear_init=False):
+    """Draws the model's parameters in the order of `params` ((name, parameter) pairs): randn * std + mean,
+    (std, mean) = std_mean(name). linear_init: each Linear's init by torch draws first, as it did when the cases
+    of dump_train_golden and dump_seq2seq_golden built their own torch.nn.Linear: their files keep their values."""
+    linears = {id(m.weight): m for m in model.modules() if isinstance(m, torch.nn.Linear)}
+    with torch.no_grad():
+        for name, p in params:
+            if linear_init and id(p) in linears:
+                linears[id(p)].reset_parameters()
+            std, mean = std_mean(name)
+            p.copy_(torch.randn(p.shape) * std + mean)
+
+
+def twin_norm(kind, x, weight, **norm):
+    """The twin's Norm of that kind over x's rows, its gain the leaf `weight`."""
+    n = Norm(make_config({"model": {"norm": dict(type=kind, **norm)}}), x.shape[-1])
+    del n.weight
+    n.weight = weight
+    return n(x)
+
+
 def backward(out):
     dout = torch.randn_like(out)
     (out * dout).sum().backward()
@@ -45,28 +93,26 @@ def layernorm():
          dx=x.grad, dweight=w.grad, dbias=b.grad)
 
 
-def rmsnorm():  # torch 1.13 has no nn.RMSNorm: the formula of the paper, by hand
+def rmsnorm():  # torch 1.13 has no nn.RMSNorm: x / sqrt(mean(x^2) + eps) * g
     N, C, eps = 8, 16, 1e-5
     x, w = leaf(N, C, scale=2.0, shift=0.5), leaf(C, shift=1.0)
-    y = x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+    y = twin_norm("rmsnorm", x, w, eps=eps)
     dout = backward(y)
     dump("rmsnorm", {"N": N, "C": C, "eps": eps}, x=x, weight=w, dout=dout, y=y, dx=x.grad, dweight=w.grad)
 
 
-def prmsnorm():  # partial RMSNorm as the paper's code computes it (bzhangGo/rmsnorm), eps inside the sqrt
+def prmsnorm():  # partial RMSNorm as the paper's code computes it (bzhangGo/rmsnorm): the mean over the first p C
     N, C, eps, p = 8, 64, 1e-5, 0.0625
-    k = int(C * p)
     x, w = leaf(N, C, scale=2.0, shift=0.5), leaf(C, shift=1.0)
-    partial, _ = torch.split(x, [k, C - k], dim=-1)
-    y = x / torch.sqrt(partial.pow(2).mean(-1, keepdim=True) + eps) * w
+    y = twin_norm("prmsnorm", x, w, eps=eps, p=p)
     dout = backward(y)
     dump("prmsnorm", {"N": N, "C": C, "eps": eps, "p": p}, x=x, weight=w, dout=dout, y=y, dx=x.grad, dweight=w.grad)
 
 
-def scalenorm():  # ScaleNorm (Nguyen & Salazar 2019) with one scalar gain, eps inside the root as normtool's
+def scalenorm():  # ScaleNorm (Nguyen & Salazar 2019): g x / sqrt(sum(x^2) + eps), one scalar gain
     N, C, eps = 8, 16, 1e-5
     x, g = leaf(N, C, scale=2.0, shift=0.5), leaf(1, scale=0.5, shift=4.0)
-    y = g * x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + eps)
+    y = twin_norm("scalenorm", x, g, eps=eps)
     dout = backward(y)
     dump("scalenorm", {"N": N, "C": C, "eps": eps}, x=x, weight=g, dout=dout, y=y, dx=x.grad, dweight=g.grad)
 

@@ -3,157 +3,21 @@
 tests/test_train_golden.cpp (the llm.c check): same weights, same batches, same optimizer.
 
 Run with Debian's interpreter:  /usr/bin/python3 scripts/dump_train_golden.py
-Writes tests/golden/train_<case>.json. The models are written here from the spec's formulas
-(pre: x + f(norm(x)); post: norm(x + f(x)); deepnorm: norm(alpha x + f(x))), independently
-of normtool's C++ code. Parameter names and layer numbers follow normtool's layers.jsonl.
+Writes tests/golden/train_<case>.json. The models, optimizers, schedule and loss are normtool's
+PyTorch twin's (scripts/torch_twin.py: pre x + f(norm(x)); post norm(x + f(x)); deepnorm
+norm(alpha x + f(x))), written from the formulas, independently of normtool's C++ code; the
+weights are drawn here, under normtool's parameter names and layer numbers (layers.jsonl).
 """
 import json
-import math
 import pathlib
 
 import torch
-import torch.nn.functional as F
+
+from dump_golden import fill, twin_model
+from torch_twin import loss_fn, lr_at, make_config, make_optimizer, normtool_names
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "golden"
 STEPS = 10
-
-
-class Norm(torch.nn.Module):
-    """layernorm | rmsnorm | batchnorm (per feature over the real tokens) | none."""
-
-    def __init__(self, kind, C, eps=1e-5, momentum=0.1):
-        super().__init__()
-        self.kind, self.eps, self.momentum = kind, eps, momentum
-        if kind != "none":
-            self.weight = torch.nn.Parameter(1 + 0.1 * torch.randn(C))
-        if kind in ("layernorm", "batchnorm"):
-            self.bias = torch.nn.Parameter(0.1 * torch.randn(C))
-        if kind == "batchnorm":
-            self.register_buffer("running_mean", torch.zeros(C))
-            self.register_buffer("running_var", torch.ones(C))
-
-    def forward(self, x, mask):  # x (N, C); mask (N) of 0/1
-        if self.kind == "none":
-            return x
-        if self.kind == "layernorm":
-            return F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
-        if self.kind == "rmsnorm":
-            return x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-        m = mask[:, None]
-        count = m.sum()
-        mean = (x * m).sum(0) / count
-        var = (((x - mean) ** 2) * m).sum(0) / count
-        with torch.no_grad():
-            self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
-            self.running_var.mul_(1 - self.momentum).add_(self.momentum * var * count / (count - 1))
-        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
-
-
-def linear(i, o):
-    lin = torch.nn.Linear(i, o)
-    with torch.no_grad():
-        lin.weight.copy_(0.2 * torch.randn(o, i))
-        lin.bias.copy_(0.05 * torch.randn(o))
-    return lin
-
-
-class Block(torch.nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        C, kind = c["d_model"], c["norm"]
-        self.c = c
-        self.attn_norm = Norm("layernorm" if kind == "deepnorm" else kind, C)
-        self.q, self.k, self.v, self.out = (linear(C, C) for _ in range(4))
-        self.ffn_norm = Norm("layernorm" if kind == "deepnorm" else kind, C)
-        self.fc1, self.fc2 = linear(C, c["d_ff"]), linear(c["d_ff"], C)
-
-    def attention(self, x, B, T):
-        NH = self.c["n_heads"]
-        hs = x.shape[-1] // NH
-        heads = lambda t: t.view(B, T, NH, hs).transpose(1, 2)
-        q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
-        att = (q @ k.transpose(-2, -1)) / math.sqrt(hs)
-        att = att.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf")).softmax(-1)
-        return self.out((att @ v).transpose(1, 2).reshape(B * T, -1))
-
-    def ffn(self, x):
-        return self.fc2(F.gelu(self.fc1(x)))
-
-    def forward(self, x, mask, B, T):
-        kind, placement = self.c["norm"], self.c["placement"]
-        attn = lambda h: self.attention(h, B, T)
-        if kind == "deepnorm":
-            a = self.c["alpha"]
-            x = self.attn_norm(a * x + attn(x), mask)
-            return self.ffn_norm(a * x + self.ffn(x), mask)
-        if placement == "post":
-            x = self.attn_norm(x + attn(x), mask)
-            return self.ffn_norm(x + self.ffn(x), mask)
-        x = x + attn(self.attn_norm(x, mask))
-        return x + self.ffn(self.ffn_norm(x, mask))
-
-
-class Transformer(torch.nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        C, V, T, L = c["d_model"], 256, c["seq_len"], c["n_layers"]
-        self.tok_emb = torch.nn.Parameter(0.3 * torch.randn(V, C))
-        self.pos_emb = torch.nn.Parameter(0.3 * torch.randn(T, C))
-        self.blocks = torch.nn.ModuleList(Block(c) for _ in range(L))
-        self.final_norm = Norm(c["norm"], C) if c["placement"] == "pre" and c["norm"] != "deepnorm" else None
-        self.head = linear(C, V)
-
-    def forward(self, tokens, mask):
-        B, T = tokens.shape
-        x = (self.tok_emb[tokens] + self.pos_emb[:T]).reshape(B * T, -1)
-        for b in self.blocks:
-            x = b(x, mask, B, T)
-        if self.final_norm is not None:
-            x = self.final_norm(x, mask)
-        return self.head(x)
-
-    def named(self):
-        """normtool's names: (layer, param) -> tensor."""
-        L = len(self.blocks)
-        out = {(0, "tok_emb.weight"): self.tok_emb, (0, "pos_emb.weight"): self.pos_emb}
-        for l, b in enumerate(self.blocks):
-            for mod, name in ((b.attn_norm, "attn_norm"), (b.ffn_norm, "ffn_norm")):
-                for p in ("weight", "bias"):
-                    if hasattr(mod, p):
-                        out[(l, f"{name}.{p}")] = getattr(mod, p)
-            for mod, name in ((b.q, "attn.q"), (b.k, "attn.k"), (b.v, "attn.v"), (b.out, "attn.out"),
-                              (b.fc1, "ffn.fc1"), (b.fc2, "ffn.fc2")):
-                out[(l, f"{name}.weight")], out[(l, f"{name}.bias")] = mod.weight, mod.bias
-        if self.final_norm is not None:
-            for p in ("weight", "bias"):
-                if hasattr(self.final_norm, p):
-                    out[(L, f"final_norm.{p}")] = getattr(self.final_norm, p)
-        out[(L, "head.weight")], out[(L, "head.bias")] = self.head.weight, self.head.bias
-        return out
-
-
-class Mlp(torch.nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        dims = [c["inputs"]] + [c["hidden"]] * c["n_layers"]
-        self.linears = torch.nn.ModuleList(linear(i, o) for i, o in zip(dims, dims[1:]))
-        self.norms = torch.nn.ModuleList(Norm(c["norm"], c["hidden"]) for _ in range(c["n_layers"]))
-        self.out = linear(c["hidden"], c["classes"])
-
-    def forward(self, x, mask):
-        for lin, norm in zip(self.linears, self.norms):
-            x = F.relu(norm(lin(x), mask))
-        return self.out(x)
-
-    def named(self):
-        out = {}
-        for l, (lin, norm) in enumerate(zip(self.linears, self.norms)):
-            out[(l, "linear.weight")], out[(l, "linear.bias")] = lin.weight, lin.bias
-            for p in ("weight", "bias"):
-                if hasattr(norm, p):
-                    out[(l, f"norm.{p}")] = getattr(norm, p)
-        out[(len(self.linears), "out.weight")], out[(len(self.linears), "out.bias")] = self.out.weight, self.out.bias
-        return out
 
 
 def exact(t):
@@ -161,22 +25,33 @@ def exact(t):
     return [float(f"{v:.9g}") for v in t.detach().flatten().tolist()]
 
 
-def lr_at(t, c):
-    w = c.get("warmup_steps", 0)
-    return c["lr"] * t / w if t < w else c["lr"]
+def twin_config(c):
+    """The twin's config of a case (the case's keys are what tests/test_train_golden.cpp reads)."""
+    train = {k: c[k] for k in ("optimizer", "lr", "batch_size", "weight_decay", "grad_clip", "warmup_steps") if k in c}
+    train["steps"] = STEPS
+    if c["arch"] == "transformer":  # deepnorm: the twin's alpha is the case's, (2 n_layers)^(1/4)
+        model = {k: c[k] for k in ("d_model", "n_layers", "n_heads", "d_ff")}
+        model["norm"] = {"type": c["norm"], "placement": c["placement"]}
+        return {"model": model, "data": {"seq_len": c["seq_len"]}, "train": train}
+    model = {"arch": "mlp", "hidden": c["hidden"], "n_layers": c["n_layers"], "activation": "relu",
+             "norm": {"type": c["norm"]}}
+    return {"model": model, "data": {"dataset": "fashion-mnist"}, "train": train}
+
+
+def std_mean(name):  # gains near 1, biases and weights small
+    if "norm" in name:
+        return (0.1, 1.0) if name.endswith("weight") else (0.1, 0.0)
+    return (0.3, 0.0) if "emb" in name else (0.2, 0.0) if name.endswith("weight") else (0.05, 0.0)
 
 
 def run_case(seed, name, c):
+    config = twin_config(c)
+    model = twin_model(config) if c["arch"] == "transformer" else twin_model(config, c["inputs"], c["classes"])
     torch.manual_seed(seed)
-    model = Transformer(c) if c["arch"] == "transformer" else Mlp(c)
-    params = model.named()
-    weights = {f"{l}.{n}": exact(p) for (l, n), p in params.items()}
-    if c["optimizer"] == "sgd":
-        opt = torch.optim.SGD(model.parameters(), lr=c["lr"], momentum=0.9, weight_decay=c.get("weight_decay", 0))
-    elif c["optimizer"] == "adamw":
-        opt = torch.optim.AdamW(model.parameters(), lr=c["lr"], weight_decay=c.get("weight_decay", 0))
-    else:
-        opt = torch.optim.Adam(model.parameters(), lr=c["lr"])
+    fill(model, model.named_parameters(), std_mean, linear_init=True)  # the twin's order; the file's is normtool's
+    weights = {f"{l}.{n}": exact(p) for (l, n), p in normtool_names(model).items()}
+    tr = make_config(config)["train"]
+    opt = make_optimizer(model.parameters(), tr)
     B = c["batch_size"]
     batches, losses = [], []
     for t in range(STEPS):
@@ -188,21 +63,20 @@ def run_case(seed, name, c):
             if c.get("padded"):  # each row keeps a random-length prefix of real targets
                 for b in range(B):
                     mask[b, int(torch.randint(2, T + 1, ())):] = 0
-            logits = model(tokens, mask.reshape(-1))
-            loss = (F.cross_entropy(logits, targets.reshape(-1), reduction="none") * mask.reshape(-1)).sum() / mask.sum()
+            loss = loss_fn(model(tokens, mask), targets, mask)[0]
             batches.append({"tokens": tokens.flatten().tolist(), "targets": targets.flatten().tolist(),
                             "mask": mask.flatten().tolist()})
         else:
             x = torch.randn(B, c["inputs"])
             y = x[:, :c["classes"]].argmax(1)  # a learnable rule
-            loss = F.cross_entropy(model(x, torch.ones(B)), y)
+            loss = loss_fn(model(x, torch.ones(B)), y, torch.ones(B))[0]
             batches.append({"x": exact(x), "targets": y.tolist()})
         opt.zero_grad()
         loss.backward()
-        if c.get("grad_clip", 0) > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), c["grad_clip"])
+        if tr["grad_clip"] > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), tr["grad_clip"])
         for g in opt.param_groups:
-            g["lr"] = lr_at(t, c)
+            g["lr"] = lr_at(t, tr)
         opt.step()
         losses.append(loss.item())
     body = {"format": "normtool-golden", "version": 1, "torch": torch.__version__, "case": name, "config": c,

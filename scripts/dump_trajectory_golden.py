@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Training trajectories from PyTorch for tests/test_train_golden.cpp: the model of
-scripts/dump_train_golden.py (written from the spec's formulas, independently of normtool's C++),
-started from normtool's exact initial weights and fed normtool's exact batches of fortunes
-(scripts/normtool_streams.py replicates its seeded streams), trained with PyTorch's optimizer,
-clipping and the spec's schedule. The golden file holds the config overrides, the seed and the
+"""Training trajectories from PyTorch for tests/test_train_golden.cpp: the model, optimizer, schedule
+and loss of normtool's PyTorch twin (scripts/torch_twin.py, written from the spec's formulas,
+independently of normtool's C++), started from normtool's exact initial weights and fed normtool's
+exact batches of fortunes (scripts/normtool_streams.py replicates its seeded streams), with
+PyTorch's clipping. The golden file holds the config overrides, the seed and the
 loss of every step; the test runs `normtool run`'s Session::step() on the same config and
 compares. So a long run of the real code path, init and data included, is checked against an
 independent implementation in CI, where PyTorch is not installed.
@@ -12,27 +12,14 @@ Run with Debian's interpreter:  /usr/bin/python3 scripts/dump_trajectory_golden.
 Writes tests/golden/trajectory_<case>.json.
 """
 import json
-import math
 import pathlib
-import sys
 
 import torch
-import torch.nn.functional as F
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from dump_train_golden import Transformer  # noqa: E402
-from normtool_streams import PackedSampler, fortunes_documents, packed_stream, transformer_init  # noqa: E402
+from normtool_streams import PackedSampler, fortunes_documents, packed_stream, transformer_init
+from torch_twin import Transformer, loss_fn, lr_at, make_config, make_optimizer, normtool_names
 
 OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "golden"
-
-
-def lr_at(t, tr):
-    """The spec's schedule: linear warm-up from 0, then constant / cosine."""
-    w, T = tr.get("warmup_steps", 0), tr["steps"]
-    if t < w:
-        return tr["lr"] * t / w
-    p = (t - w) / max(1, T - w)
-    return tr["lr"] * (0.5 * (1 + math.cos(math.pi * p)) if tr.get("schedule") == "cosine" else 1.0)
 
 
 def overrides_of(c, tr, seed):
@@ -44,39 +31,34 @@ def overrides_of(c, tr, seed):
 
 
 def run_case(name, c, tr, seed, stream):
-    model = Transformer(c)
-    named = model.named()
-    with torch.no_grad():  # normtool's init: its draws for the matrices, biases 0, gains 1
-        for (layer, pname), p in named.items():
-            p.zero_()
-            if pname.endswith("norm.weight"):
-                p.fill_(1.0)
-        b0 = model.blocks[0]
-        mods = {"q": b0.q, "k": b0.k, "v": b0.v, "out": b0.out, "fc1": b0.fc1, "fc2": b0.fc2, "head": model.head}
-        shape = lambda n: tuple(model.tok_emb.shape if n == "tok_emb" else model.pos_emb.shape if n == "pos_emb"
-                                else mods[n].weight.shape)
-        m = {"init": c["init"], "init_std": 0.02, "deepnorm": False}
-        for (layer, wname), w in transformer_init(seed, m, c["n_layers"], shape).items():
-            key = (layer, f"{wname}.weight") if wname in ("tok_emb", "pos_emb", "head") else \
-                (layer, f"{'attn' if wname in ('q', 'k', 'v', 'out') else 'ffn'}.{wname}.weight")
-            named[key].copy_(torch.from_numpy(w))
-    params = list(model.parameters())
-    betas = (tr.get("beta1", 0.9), tr.get("beta2", 0.999))
-    opt = (torch.optim.AdamW(params, lr=tr["lr"], betas=betas, weight_decay=tr.get("weight_decay", 0.0))
-           if tr["optimizer"] == "adamw" else torch.optim.Adam(params, lr=tr["lr"], betas=betas))
+    model_config = {k: c[k] for k in ("d_model", "n_layers", "n_heads", "d_ff", "init")}
+    model_config["norm"] = {"type": c["norm"], "placement": c["placement"]}
+    config = make_config({"model": model_config, "data": {"seq_len": c["seq_len"]}, "train": tr})
+    model = Transformer(config)
+    # normtool's init: the twin's biases 0 and gains 1 are normtool's; its matrices are normtool's draws
+    named = normtool_names(model)
+    sub = {"q": "attn.", "k": "attn.", "v": "attn.", "out": "attn.", "fc1": "ffn.", "fc2": "ffn."}
+    full = lambda n: f"{sub.get(n, '')}{n}.weight"
+    shapes = {name: tuple(p.shape) for (_, name), p in named.items()}
+    m = {"init": c["init"], "init_std": config["model"]["init_std"], "deepnorm": False}
+    with torch.no_grad():
+        for (layer, n), w in transformer_init(seed, m, c["n_layers"], lambda n: shapes[full(n)]).items():
+            named[(layer, full(n))].copy_(torch.from_numpy(w))
+    params, train = list(model.parameters()), config["train"]
+    opt = make_optimizer(params, train)
     sampler = PackedSampler(stream, seed, c["seq_len"])
     B, T = tr["batch_size"], c["seq_len"]
     losses = []
     for t in range(tr["steps"]):
         rows = torch.from_numpy(sampler.rows(B).astype("int64"))
         tokens, targets = rows[:, :-1], rows[:, 1:]
-        loss = F.cross_entropy(model(tokens, torch.ones(B * T)), targets.reshape(-1))
+        loss = loss_fn(model(tokens, torch.ones(B, T)), targets, torch.ones(B, T))[0]
         opt.zero_grad()
         loss.backward()
-        if tr.get("grad_clip", 0) > 0:
-            torch.nn.utils.clip_grad_norm_(params, tr["grad_clip"])
+        if train["grad_clip"] > 0:
+            torch.nn.utils.clip_grad_norm_(params, train["grad_clip"])
         for g in opt.param_groups:
-            g["lr"] = lr_at(t, tr)
+            g["lr"] = lr_at(t, train)
         opt.step()
         losses.append(loss.item())
     body = {"format": "normtool-golden", "version": 1, "torch": torch.__version__, "case": name,

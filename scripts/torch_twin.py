@@ -33,9 +33,10 @@ rows (for the same rows, scripts/paired_trajectory.py replays normtool's streams
 config's choices and combinations as normtool does; synthetic-lm, synthetic-classify and the reduced
 precisions are normtool's own and are refused here (exit 2), as is any unknown key.
 
-The models are written here from the formulas, as are the golden-file scripts (scripts/dump_*.py),
-independently of normtool's C++ code; parameter names follow normtool's layers.jsonl, with the layer
-as blocks.<i>. (transformer stacks) or cells.<i>. (rnn) in the name.
+The models are written here from the formulas, independently of normtool's C++ code. The golden-file
+scripts (scripts/dump_*.py) build their models, optimizers and schedule from this file, so the golden
+tests check the twin too; normtool_names gives a model's parameters under normtool's names and layers
+(layers.jsonl).
 """
 import argparse
 import copy
@@ -188,13 +189,9 @@ def validate(c):
         raise ConfigError("train.batch_size: batchnorm needs at least 2 rows per batch, got 1")
 
 
-def load_config(path, sets=()):
-    """The resolved config: normtool's defaults, the file, then the `key.path=value` overrides."""
-    if not os.path.exists(path) and os.path.exists(os.path.join(ROOT, path)):
-        path = os.path.join(ROOT, path)
-    with open(path) as f:
-        user = json.load(f)
-    user.pop("_sources", None)  # a preset's citations, not config
+def make_config(user, sets=()):
+    """The resolved config: normtool's defaults, `user` (a config file's object), then the `key.path=value`
+    overrides, checked."""
     c = copy.deepcopy(DEFAULTS)
     _merge(c, user)
     for s in sets:
@@ -212,9 +209,20 @@ def load_config(path, sets=()):
             cur = cur.setdefault(p, {})
         cur[parts[-1]] = value
         _merge(c, node)
+    validate(c)
+    return c
+
+
+def load_config(path, sets=()):
+    """make_config of a config file; the run's name defaults to the file's."""
+    if not os.path.exists(path) and os.path.exists(os.path.join(ROOT, path)):
+        path = os.path.join(ROOT, path)
+    with open(path) as f:
+        user = json.load(f)
+    user.pop("_sources", None)  # a preset's citations, not config
+    c = make_config(user, sets)
     if not c["name"]:
         c["name"] = os.path.splitext(os.path.basename(path))[0]
-    validate(c)
     return c
 
 
@@ -604,12 +612,12 @@ class EncoderDecoder(torch.nn.Module):
     """n_layers bidirectional encoder blocks over the source; n_dec_layers decoder blocks of causal
     self-attention, cross-attention to the real source positions and feed-forward; its own output layer."""
 
-    def __init__(self, c):
+    def __init__(self, c, vocab=256):
         super().__init__()
         m, L = c["model"], c["data"]["max_len"]
-        self.enc = Stack(c, L, m["n_layers"], stack="enc")
-        self.dec = Stack(c, L + 1, m["n_dec_layers"], causal=True, cross=True, stack="dec")
-        self.head = linear(m, m["d_model"], 256, m["bias"])
+        self.enc = Stack(c, L, m["n_layers"], stack="enc", vocab=vocab)
+        self.dec = Stack(c, L + 1, m["n_dec_layers"], causal=True, cross=True, stack="dec", vocab=vocab)
+        self.head = linear(m, m["d_model"], vocab, m["bias"])
 
     def forward(self, x, mask, src, src_mask):
         mem = self.enc.encode(src, src_mask, src_mask)
@@ -691,15 +699,15 @@ class Lstm(torch.nn.Module):
 class Rnn(torch.nn.Module):
     """The recurrent LM: an embedding of width d_emb, n_layers stacked cells of width d_model, logits W_o h + b_o."""
 
-    def __init__(self, c):
+    def __init__(self, c, vocab=256):
         super().__init__()
         m = c["model"]
         H, E = m["d_model"], m["d_emb"] or m["d_model"]
-        self.emb = torch.nn.Embedding(256, E)
+        self.emb = torch.nn.Embedding(vocab, E)
         _normal(self.emb.weight, _embedding_std(m))
         cell = Gru if m["cell"] == "gru" else Lstm
         self.cells = torch.nn.ModuleList(cell(c, E if i == 0 else H, H) for i in range(m["n_layers"]))
-        self.head = linear(m, H, 256)
+        self.head = linear(m, H, vocab)
 
     def forward(self, x, mask):
         x = self.emb(x)
@@ -714,11 +722,11 @@ class RnnSearch(torch.nn.Module):
     step s1 = GRU1(emb(y_{t-1}), s), e_j = v . tanh(n(W_a ann_j + b_a) + n(U_a s1)) over the real positions,
     c = softmax(e) . ann, s = GRU2(c, s1); o = tanh(n(W_s s + b_s + W_y emb(y_{t-1}) + W_c c)); W_o o + b_o."""
 
-    def __init__(self, c):
+    def __init__(self, c, vocab=256):
         super().__init__()
         m = c["model"]
         H, E = m["d_model"], m["d_emb"] or m["d_model"]
-        self.src_emb, self.tgt_emb = torch.nn.Embedding(256, E), torch.nn.Embedding(256, E)
+        self.src_emb, self.tgt_emb = torch.nn.Embedding(vocab, E), torch.nn.Embedding(vocab, E)
         for e in (self.src_emb, self.tgt_emb):
             _normal(e.weight, _embedding_std(m))
         self.enc_fwd, self.enc_bwd = Gru(c, E, H), Gru(c, E, H)
@@ -731,7 +739,7 @@ class RnnSearch(torch.nn.Module):
         self.readout = r = torch.nn.Module()
         r.W_s, r.W_y, r.W_c = linear(m, H, E), linear(m, E, E, False), linear(m, 2 * H, E, False)
         r.norm = Norm(c, E)
-        self.head = linear(m, E, 256)
+        self.head = linear(m, E, vocab)
 
     def forward(self, y_in, mask, src, sm):
         (B, S), T = src.shape, y_in.shape[1]
@@ -768,6 +776,48 @@ class RnnSearch(torch.nn.Module):
 
 MODELS = {"transformer": Transformer, "encoder": Transformer, "encoder-decoder": EncoderDecoder, "mlp": Mlp,
           "rnn": Rnn, "rnnsearch": RnnSearch}
+
+
+def normtool_names(model):
+    """A model's parameters under normtool's (layer, name) (layers.jsonl), in the order normtool declares and
+    draws them: {(layer, name): parameter}."""
+    out = {}
+
+    def add(module, name, layer):  # within a module normtool declares the weights, a bias, then the norms
+        if module is not None:
+            params = sorted(module.named_parameters(), key=lambda np: (np[0].startswith("norm"), np[0] == "bias"))
+            out.update(((layer, f"{name}.{n}"), p) for n, p in params)
+
+    def stack(s, prefix=""):  # embeddings; per block its norms, then its sub-layers; the final norm
+        for name in ("tok_emb", "pos_emb", "emb_norm"):
+            add(getattr(s, name), prefix + name, 0)
+        for i, b in enumerate(s.blocks):
+            for name in ("attn_norm", "cross_norm", "ffn_norm", "attn", "cross", "ffn"):
+                add(getattr(b, name), prefix + name, i)
+        add(s.final_norm, prefix + "final_norm", len(s.blocks))
+
+    if isinstance(model, Stack):
+        stack(model)
+        add(model.head, "head", len(model.blocks))
+    elif isinstance(model, EncoderDecoder):
+        stack(model.enc, "enc.")
+        stack(model.dec, "dec.")
+        add(model.head, "head", len(model.dec.blocks))
+    elif isinstance(model, Mlp):
+        for i, (lin, norm) in enumerate(zip(model.linears, model.norms)):
+            add(norm, "norm", i)
+            add(lin, "linear", i)
+        add(model.out, "out", len(model.linears))
+    elif isinstance(model, Rnn):
+        add(model.emb, "emb", 0)
+        for i, cell in enumerate(model.cells):
+            add(cell, type(cell).__name__.lower(), i)
+        add(model.head, "head", len(model.cells))
+    else:  # RnnSearch: all of layer 0
+        for name in ("src_emb", "enc_fwd", "enc_bwd", "init", "tgt_emb", "dec1", "attention", "dec2", "readout",
+                     "head"):
+            add(getattr(model, name), name, 0)
+    return out
 
 
 def forward(model, b):
