@@ -290,11 +290,11 @@ TEST(PrecisionRun, TrainsLogsRangesAndSkippedSteps) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   s = read_json(tmp / "fp16/summary.json");
   int skipped_lines = 0;
-  for (const json& line : read_jsonl(tmp / "fp16/metrics.jsonl"))
-    if (line.contains("skipped")) {
+  for (const json& record : read_jsonl(tmp / "fp16/metrics.jsonl"))
+    if (record.contains("skipped")) {
       ++skipped_lines;
-      EXPECT_TRUE(line["grad_norm"].is_null());
-      EXPECT_TRUE(line.contains("loss_scale"));
+      EXPECT_TRUE(record["grad_norm"].is_null());
+      EXPECT_TRUE(record.contains("loss_scale"));
     }
   EXPECT_GT(skipped_lines, 0);
   EXPECT_EQ(s["loss_scale"]["skipped_steps"], skipped_lines) << "every skipped step has its line";

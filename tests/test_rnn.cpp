@@ -112,8 +112,8 @@ INSTANTIATE_TEST_SUITE_P(Norms, CellGradCheck,
                                            Case{NormType::layernorm, true}, Case{NormType::rmsnorm, false},
                                            Case{NormType::rmsnorm, true}, Case{NormType::prmsnorm, false},
                                            Case{NormType::scalenorm, false}),
-                         [](const auto& info) {
-                           return std::string(to_string(info.param.kind)) + (info.param.composite ? "_composite" : "");
+                         [](const auto& test) {
+                           return std::string(to_string(test.param.kind)) + (test.param.composite ? "_composite" : "");
                          });
 
 std::vector<int32_t> ids(const std::vector<float>& v) { return std::vector<int32_t>(v.begin(), v.end()); }

@@ -198,8 +198,8 @@ INSTANTIATE_TEST_SUITE_P(Norms, NetGradCheck,
                          ::testing::Values(Case{NormType::none, false}, Case{NormType::layernorm, false},
                                            Case{NormType::layernorm, true}, Case{NormType::rmsnorm, false},
                                            Case{NormType::rmsnorm, true}, Case{NormType::prmsnorm, false}),
-                         [](const auto& info) {
-                           return std::string(to_string(info.param.kind)) + (info.param.composite ? "_composite" : "");
+                         [](const auto& test) {
+                           return std::string(to_string(test.param.kind)) + (test.param.composite ? "_composite" : "");
                          });
 
 // ---- against PyTorch -----------------------------------------------------------------------

@@ -107,9 +107,10 @@ ClaimResult claim_c8(const ClaimContext& ctx) {
     r.details += fmt::format("| {} | {} | {} | {} |\n", s.name, post0.empty() ? "-" : show(mean_interval(l_post0), 3),
                              show(mean_interval(l_postw), 3), show(mean_interval(l_pre0), 3));
     if (!s.curve.empty())
-      for (const auto& [runs, label] : {std::pair{post0, "Post-LN, no warm-up"},
+      for (const auto& [setting_runs, label] : {std::pair{post0, "Post-LN, no warm-up"},
                                         std::pair{postw, "Post-LN, warm-up"}, std::pair{pre0, "Pre-LN, no warm-up"}})
-        if (!runs.empty()) curves.push_back(mean_curve(fmt::format("{} ({})", label, s.curve), runs, &RunRecord::val_loss));
+        if (!setting_runs.empty())
+          curves.push_back(mean_curve(fmt::format("{} ({})", label, s.curve), setting_runs, &RunRecord::val_loss));
   }
   plot_into(ctx, "val-loss",
             {.title = fmt::format("C8: encoder-decoder {}L-{}L and BERT-style encoder, warm-up 0 vs {} (mean over seeds)",

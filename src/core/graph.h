@@ -76,12 +76,12 @@ class Graph {
   // Copies an op's context into the arena and puts its backward on the tape; `writes` lists the
   // gradient buffers the backward writes, in the order it writes them (nullptr for none).
   template <class Context>
-  void record(BackwardFn backward, const Context& context, std::initializer_list<T*> writes) {
+  void record(BackwardFn backward_fn, const Context& context, std::initializer_list<T*> writes) {
     static_assert(std::is_trivially_copyable_v<Context> && std::is_trivially_destructible_v<Context>);
     void* p = arena_.allocate(sizeof(Context), alignof(Context) < 16 ? 16 : alignof(Context));
     std::memcpy(p, &context, sizeof(Context));
     const int entry = int(tape_.size());
-    tape_.push_back({backward, p});
+    tape_.push_back({backward_fn, p});
     int i = 0;
     for (T* w : writes) {
       if (Gradient* s = find(w); s && s->writer != entry) s->writer = entry, s->slot = i;
