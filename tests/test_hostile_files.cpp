@@ -303,5 +303,144 @@ TEST(HostileFiles, AnAddressSpaceLimitNeitherHangsNorChangesWhatRuns) {
   EXPECT_NE(inv.output.find("4 of 4 cells agree"), std::string::npos) << inv.output;
 }
 
+// ---- from a hostile review of the fixes above -------------------------------------------------
+
+// A copy of a completed run, for tampering.
+std::string copy_of(const std::string& run, const TempDir& d, const std::string& name) {
+  fs::copy(run, d / name, fs::copy_options::recursive);
+  return d / name;
+}
+
+TEST(HostileFiles, RunFilesNestedTooDeepAreExit2NotAStackOverflow) {
+  TempDir d;
+  const std::string run = d / "r";
+  ASSERT_EQ(tiny_run(run), 0);
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  {
+    const std::string bad = copy_of(run, d, "summary");
+    write(bad + "/summary.json", "{\"status\": " + deep + "}");
+    const CommandResult r = run_normtool("compare " + bad + " " + run + " --out " + (d / "c1"));
+    EXPECT_EQ(r.exit_code, 2) << "139 is a stack overflow: " << r.output;
+  }
+  {
+    const std::string bad = copy_of(run, d, "metrics");
+    std::ofstream(bad + "/metrics.jsonl", std::ios::app) << "{\"step\": 1, \"loss\": " << deep << "}\n";
+    const CommandResult r = run_normtool("compare " + bad + " --out " + (d / "c2"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("nested deeper than"), std::string::npos) << r.output;
+  }
+  const std::string sweep = d / "s";
+  ASSERT_EQ(run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep).exit_code, 0);
+  write(sweep + "/sweep.json", "{\"config\": " + deep + "}");
+  const CommandResult r = run_normtool("sweep --status " + sweep);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+TEST(HostileFiles, CompareWithAMistypedSummaryIsExit2NamingTheKey) {
+  TempDir d;
+  const std::string run = d / "r";
+  ASSERT_EQ(tiny_run(run), 0);
+  json s = read_json(run + "/summary.json");
+  s["status"] = 5;
+  write(run + "/summary.json", s.dump());
+  const CommandResult r = run_normtool("compare " + run + " --out " + (d / "c"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;  // was 1: [json.exception.type_error.302]
+  EXPECT_NE(r.output.find("summary.json: \"status\" is 5, expected a string"), std::string::npos) << r.output;
+}
+
+TEST(HostileFiles, NoFileIsWrittenThroughAHardLink) {
+  TempDir d;
+  const std::string run = d / "r";
+  ASSERT_EQ(run_normtool("run" + kTiny + " --set train.checkpoint_every=2 --out " + run).exit_code, 0);
+  json s = read_json(run + "/summary.json");
+  s["status"] = "interrupted";
+  write(run + "/summary.json", s.dump());
+  // a hard-linked copy (cp -al) resumed: the original's logs must not grow
+  const std::string metrics = read_text(run + "/metrics.jsonl");
+  ASSERT_EQ(run_shell("cp -al " + run + " " + (d / "linked")).exit_code, 0);
+  const CommandResult r = run_normtool("run --resume " + (d / "linked"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("hard link"), std::string::npos) << r.output;
+  EXPECT_EQ(read_text(run + "/metrics.jsonl"), metrics);
+  // a victim hard-linked in as the lock or the reserve
+  for (const char* name : {".lock", ".reserve"}) {
+    const std::string copy = copy_of(run, d, std::string("copy") + name), victim = d / (std::string("victim") + name);
+    write(victim, "precious\n");
+    fs::remove(fs::path(copy) / name);
+    fs::create_hard_link(victim, fs::path(copy) / name);
+    run_normtool("run --resume " + copy);
+    EXPECT_EQ(read_text(victim), "precious\n") << name;
+  }
+}
+
+TEST(HostileFiles, NoWriteGoesThroughALinkedSubdirectory) {
+  TempDir d;
+  fs::create_directories(d / "elsewhere");
+  // a sweep's logs/
+  const std::string sweep = d / "s";
+  fs::create_directories(sweep);
+  fs::create_directory_symlink(d / "elsewhere", sweep + "/logs");
+  const CommandResult r = run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("symbolic link"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_empty(d / "elsewhere"));
+  // a sweep job's directory: the link is removed and the job runs inside the sweep
+  const std::string sweep2 = d / "s2";
+  ASSERT_EQ(run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep2).exit_code, 0);
+  fs::rename(sweep2 + "/0", d / "elsewhere/0");
+  fs::create_directory_symlink(d / "elsewhere/0", sweep2 + "/0");
+  const std::string outside = read_text(d / "elsewhere/0/metrics.jsonl");
+  const CommandResult again = run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep2);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_FALSE(fs::is_symlink(sweep2 + "/0"));
+  EXPECT_TRUE(fs::is_regular_file(sweep2 + "/0/summary.json"));
+  EXPECT_EQ(read_text(d / "elsewhere/0/metrics.jsonl"), outside);
+  // a report's claim directory
+  fs::create_directories(d / "report");
+  fs::create_directory_symlink(d / "elsewhere", d / "report/E4-layernorm-standardizes");
+  const CommandResult rep = run_normtool("reproduce E4 --out " + (d / "report"));
+  EXPECT_EQ(rep.exit_code, 2) << rep.output;
+  EXPECT_FALSE(fs::exists(d / "elsewhere/result.json"));
+}
+
+TEST(HostileFiles, CompareDrawsEveryCurveWhenARunHasNoneAndRefusesAnotherRunsDirectory) {
+  TempDir d;
+  const std::string run = d / "r";
+  ASSERT_EQ(tiny_run(run), 0);
+  const std::string empty = copy_of(run, d, "empty");
+  write(empty + "/metrics.jsonl", "");  // killed before its first log line
+  const CommandResult r = run_normtool("compare " + empty + " " + run + " --out " + (d / "c"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("no plot"), std::string::npos) << r.output;  // gnuplot read the wrong block
+  EXPECT_TRUE(fs::is_regular_file(d / "c/loss.png"));
+  // into another run that is not an input: its loss.png would be drawn over
+  const std::string other = copy_of(run, d, "other"), before = read_text(other + "/loss.png");
+  const CommandResult o = run_normtool("compare " + empty + " --out " + other);
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_EQ(read_text(other + "/loss.png"), before);
+  // again into its own earlier output: allowed
+  EXPECT_EQ(run_normtool("compare " + run + " --out " + (d / "c")).exit_code, 0);
+}
+
+TEST(HostileFiles, ASparseCheckpointIsRefusedBeforeItIsRead) {
+  TempDir d;
+  const std::string run = d / "r";
+  ASSERT_EQ(run_normtool("run" + kTiny + " --set train.checkpoint_every=2 --out " + run).exit_code, 0);
+  json s = read_json(run + "/summary.json");
+  s["status"] = "interrupted";
+  write(run + "/summary.json", s.dump());
+  fs::resize_file(run + "/checkpoint.bin", uintmax_t(4000) << 20);
+  const CommandResult r = run_normtool("run --resume " + run);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("more than the"), std::string::npos) << r.output;
+}
+
+TEST(HostileFiles, ADataLimitDoesNotHangOpenBlas) {
+  TempDir d;
+  const CommandResult r = run_shell("ulimit -d 300000; NORMTOOL_GEMM=openblas " + kTimeout + NORMTOOL_BINARY + " run" +
+                                    kTiny + " --set train.threads=2 --out " + (d / "r") + " 2>&1; echo \"exit=$?\"");
+  EXPECT_NE(r.output.find("exit=0"), std::string::npos) << "exit=124 is a hang: " << r.output;
+}
+
 }  // namespace
 }  // namespace nt::test

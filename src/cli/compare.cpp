@@ -1,5 +1,7 @@
 #include "cli/compare.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -48,26 +50,39 @@ Run read_run(const std::string& dir) {
   r.dir = dir;
   r.label = fs::path(dir).lexically_normal().filename().string();
   if (r.label.empty()) r.label = fs::path(dir).lexically_normal().parent_path().filename().string();
+  for (char& ch : r.label)  // the label goes into a table on the terminal and in compare.md: one cell
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f || ch == '|') ch = '?';
   for (const char* name : {"config.json", "summary.json", "metrics.jsonl"})
     if (!fs::exists(fs::symlink_status(fs::path(dir) / name, ec)))
       throw UsageError(fmt::format("{}: not a run directory: no {} there", dir, name));
   r.config = read_json_file((fs::path(dir) / "config.json").string()).value();
-  r.summary = read_json_file((fs::path(dir) / "summary.json").string()).value();
+  r.summary = read_summary(dir);  // the keys compare shows, checked for their types
+  if (!r.summary.is_object())
+    throw UsageError(fmt::format("{}: summary.json is not a run's summary (not JSON, or nested too deep)", dir));
   for (const LossPoint& p : read_losses(dir)) (p.val ? r.val : r.train).emplace_back(double(p.step), p.loss);
   return r;
 }
 
-// --out must not be one of the runs (compare would draw over the run's own loss.png) or inside one.
+// --out must not be one of the runs or inside one (compare would draw over the run's own loss.png),
+// by identity (device and inode, so a link or a bind mount of a run is caught too), and it must
+// be new, empty, or an earlier compare's output (compare.md), never another directory's files.
 void check_out(const std::string& out, const std::vector<std::string>& runs) {
   std::error_code ec;
-  const fs::path o = fs::weakly_canonical(fs::absolute(out), ec);
+  std::vector<std::pair<dev_t, ino_t>> inputs;
   for (const std::string& run : runs) {
-    const fs::path r = fs::weakly_canonical(fs::absolute(run), ec);
-    const auto [end, _] = std::mismatch(r.begin(), r.end(), o.begin(), o.end());
-    if (end == r.end())
-      throw UsageError(fmt::format("--out {}: {} the run {}, whose files compare would overwrite; choose a directory "
-                                   "outside the runs", out, o == r ? "is" : "is inside", run));
+    struct stat st {};
+    if (::stat(run.c_str(), &st) == 0) inputs.emplace_back(st.st_dev, st.st_ino);
   }
+  for (fs::path p = fs::weakly_canonical(fs::absolute(out), ec);; p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && std::count(inputs.begin(), inputs.end(), std::pair{st.st_dev, st.st_ino}))
+      throw UsageError(fmt::format("--out {}: is, or is inside, one of the runs compared ({}), whose files compare "
+                                   "would overwrite; choose a directory outside the runs", out, p.string()));
+    if (p == p.parent_path()) break;
+  }
+  if (fs::is_directory(out, ec) && !fs::is_empty(out, ec) && !fs::exists(fs::path(out) / "compare.md", ec))
+    throw UsageError(fmt::format("--out {}: holds files but no compare.md (another run's or tool's directory); "
+                                 "choose a new or empty directory", out));
 }
 
 void flatten(const json& j, const std::string& prefix, std::map<std::string, std::string>& out) {

@@ -69,7 +69,7 @@ Outcome run_claim(const Claim& c, const std::string& out, const std::string& bin
                    how.seeds, how.ablations};
   ctx.slurm = slurm;
   ctx.pending = &o.pending;
-  std::filesystem::create_directories(ctx.out);
+  make_own_subdirectory(ctx.out);
   try {
     o.result = c.run(ctx);
   } catch (const std::exception& e) {
@@ -197,7 +197,7 @@ int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, co
     in_process.push_back(c->id);
   }
   if (!commands.empty()) {
-    fs::create_directories(fs::path(out) / "logs");
+    make_own_subdirectory((fs::path(out) / "logs").string());
     const std::string script = (fs::path(out) / "claims.sbatch").string();
     write_command_array(script, "claims", commands, slurm, how.jobs, (fs::path(out) / "logs").string());
     const std::string id = submit_sbatch(script);

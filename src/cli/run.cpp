@@ -96,16 +96,16 @@ int resume(const RunOptions& o) {
   std::error_code ec;
   if (dir.empty()) throw UsageError("--resume: an empty directory name (give the run directory to continue)");
   if (!std::filesystem::is_directory(dir, ec)) throw UsageError(fmt::format("--resume {}: no such run directory", dir));
-  // one normtool at a time in a run directory: a second --resume (or a sweep) is refused
-  const DirectoryLock lock(dir, "--resume " + dir);
   const std::string config_file = (std::filesystem::path(dir) / "config.json").string();
-  if (!std::filesystem::exists(config_file, ec))
+  if (!std::filesystem::exists(std::filesystem::symlink_status(config_file, ec)))
     throw UsageError(fmt::format("--resume {}: no config.json there: not a run directory", dir));
-  const RunConfig config = load_config_file(config_file, {});
-  if (o.print_config) {  // what the run resumes with; nothing trains
-    fmt::print("{}\n", with_derived(config).dump(2));
+  if (o.print_config) {  // what the run resumes with; nothing trains, nothing is written, no lock
+    fmt::print("{}\n", with_derived(load_config_file(config_file, {})).dump(2));
     return 0;
   }
+  // one normtool at a time in a run directory: a second --resume (or a sweep) is refused
+  const DirectoryLock lock(dir, "--resume " + dir);
+  const RunConfig config = load_config_file(config_file, {});
   int steps = 0;
   const std::string status = recorded_status(dir, steps);
   if (status == "completed" || status == "diverged") {

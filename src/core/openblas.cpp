@@ -13,9 +13,11 @@ std::atomic<const OpenBlas*> g_loaded{nullptr};
 
 const OpenBlas* load() {
 #ifdef NORMTOOL_OPENBLAS_LIBRARY
-  rlimit as{};
-  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY && as.rlim_cur < kOpenBlasMinAddressSpace)
-    return nullptr;
+  for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {  // ulimit -v, ulimit -d: either makes its mmap fail
+    rlimit limit{};
+    if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < kOpenBlasMinAddressSpace)
+      return nullptr;
+  }
   void* h = dlopen(NORMTOOL_OPENBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
   if (!h) return nullptr;
   static OpenBlas o;

@@ -2,7 +2,8 @@
 // 128 MiB, and when the address space is limited (`ulimit -v` of 300 MB or so) it retries that
 // forever, before main(), so that normtool hung without a word. Loaded lazily, it is never
 // loaded for what normtool's own kernel computes (every float product on an AVX2 or AVX-512 CPU),
-// and under an address-space limit below kOpenBlasMinAddressSpace it is not loaded at all: the
+// and under an address-space or data limit (ulimit -v, ulimit -d) below kOpenBlasMinAddressSpace
+// it is not loaded at all: the
 // products it would have run go to Eigen's kernels (core/gemm.h), slower, with the same results
 // to rounding. summary.json's gemm_kernels says which ran.
 #pragma once

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -59,6 +60,39 @@ void write_file_atomically(const std::string& path, std::string_view text) {
   }
 }
 
+void make_own_subdirectory(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0755) == 0) return;
+  const int e = errno;
+  struct stat st {};
+  if (e == EEXIST && ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return;
+  throw UsageError(fmt::format("{}: cannot be the directory normtool writes into: {}", dir,
+                               e != EEXIST ? std::strerror(e)
+                               : S_ISLNK(st.st_mode) ? "a symbolic link (not followed)"
+                                                     : "something else is there"));
+}
+
+int open_for_writing(const std::string& path, int flags, bool fresh) {
+  if (fresh) {
+    ::unlink(path.c_str());
+    flags |= O_CREAT | O_EXCL;
+  }
+  const int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_nlink > 1) {
+    ::close(fd);
+    errno = EMLINK;
+    return -1;
+  }
+  return fd;
+}
+
+std::string open_error(int error) {
+  if (error == ELOOP) return "a symbolic link (not followed)";
+  if (error == EMLINK) return "a file with another hard link (not written through)";
+  return std::strerror(error);
+}
+
 void make_output_directory(const std::string& dir, const std::string& option) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -74,16 +108,16 @@ void make_output_directory(const std::string& dir, const std::string& option) {
 }
 
 AppendFile::AppendFile(std::string path, int64_t truncate_to) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw WriteError(path_, errno == ELOOP ? std::string("a symbolic link (not followed)") : std::strerror(errno));
+  fd_ = open_for_writing(path_, O_WRONLY | O_CREAT | O_APPEND);
+  if (fd_ < 0) throw WriteError(path_, open_error(errno));
   if (truncate_to >= 0 && ::ftruncate(fd_, truncate_to) != 0) throw WriteError(path_, errno);
   size_ = ::lseek(fd_, 0, SEEK_END);
 }
 
 DirectoryLock::DirectoryLock(const std::string& dir, const std::string& what) {
   const std::string path = dir + "/.lock";
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw UsageError(fmt::format("{}: cannot create {}: {}", what, path, std::strerror(errno)));
+  fd_ = open_for_writing(path, O_RDWR | O_CREAT);
+  if (fd_ < 0) throw UsageError(fmt::format("{}: cannot create {}: {}", what, path, open_error(errno)));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     char pid[32] = {};
     (void)!::pread(fd_, pid, sizeof pid - 1, 0);

@@ -30,6 +30,20 @@ class WriteError : public std::runtime_error {
 
 void write_file_atomically(const std::string& path, std::string_view text);
 
+// A directory inside an output directory that normtool writes into (a sweep's logs/, a report's
+// claim directories): created when missing; a UsageError naming it when something else is there,
+// a symbolic link included (O_NOFOLLOW guards a file's name, not the directories above it).
+void make_own_subdirectory(const std::string& dir);
+
+// Opens `path` for writing in place (flags: O_WRONLY or O_RDWR, with O_APPEND, O_CREAT, ...) as a
+// file of normtool's own: never through a symbolic link (O_NOFOLLOW: ELOOP) and never a file with
+// another hard link (EMLINK: a victim linked in with `ln`, or every log of a `cp -al` copy of a
+// run). With `fresh`, a file already there is unlinked and the file created anew (O_EXCL). Returns
+// the descriptor, or -1 with errno set.
+int open_for_writing(const std::string& path, int flags, bool fresh = false);
+// errno's reason for a message, naming the two refusals of open_for_writing.
+std::string open_error(int error);
+
 // Creates the output directory `dir` of a command (parents too) and checks that a file can be
 // written there; a UsageError naming `option` ("--out runs/x") and the reason otherwise: a path
 // under a file, a dangling link, a read-only file system, /proc.

@@ -114,17 +114,32 @@ NT_JSON_DOC_TYPE(double)
 NT_JSON_DOC_TYPE(JsonDoc)
 #undef NT_JSON_DOC_TYPE
 
-JsonDoc read_json_file(const std::string& path, int64_t max_bytes) {
-  const std::string text = read_file(path, max_bytes);
+namespace {
+struct TooDeep {};
+}  // namespace
+
+json parse_json(std::string_view text, const std::string& file) {
+  // nlohmann parses without recursion but dumps, compares and flattens with it: a value nested
+  // 100,000 deep (a few hundred KB) overflowed the stack when a message showed it
+  const json::parser_callback_t depth = [](int d, json::parse_event_t, json&) {
+    if (d > kMaxRunFileDepth) throw TooDeep{};
+    return true;
+  };
   try {
-    JsonDoc doc(json::parse(text), path);
-    doc.expect_object();
-    return doc;
+    return json::parse(text, depth);
+  } catch (const TooDeep&) {
+    throw InputError(fmt::format("{}: not valid here: nested deeper than {} levels", file, kMaxRunFileDepth));
   } catch (const json::parse_error& e) {  // "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
     const std::string what = e.what();
     const auto at = what.find("parse error");
-    throw InputError(fmt::format("{}: not valid JSON: {}", path, at == std::string::npos ? what : what.substr(at)));
+    throw InputError(fmt::format("{}: not valid JSON: {}", file, at == std::string::npos ? what : what.substr(at)));
   }
+}
+
+JsonDoc read_json_file(const std::string& path, int64_t max_bytes) {
+  JsonDoc doc(parse_json(read_file(path, max_bytes), path), path);
+  doc.expect_object();
+  return doc;
 }
 
 std::vector<JsonDoc> read_json_lines(const std::string& path, int64_t max_bytes) {
@@ -137,10 +152,8 @@ std::vector<JsonDoc> read_json_lines(const std::string& path, int64_t max_bytes)
     const std::string_view line(text.data() + start, end - start);
     start = end + 1;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json j = json::parse(line, nullptr, false);
     const std::string file = fmt::format("{}:{}", path, n);  // "metrics.jsonl:3", as compilers name a line
-    if (j.is_discarded()) JsonDoc(nullptr, file).fail("not valid JSON");
-    JsonDoc doc(std::move(j), file);
+    JsonDoc doc(parse_json(line, file), file);
     doc.expect_object();
     lines.push_back(std::move(doc));
   }

@@ -50,6 +50,13 @@ class JsonDoc {
   JsonDoc member(std::string_view key) const;
 };
 
+// How deep a run file's JSON may nest: a run's files are 3 levels deep, a report's 4.
+inline constexpr int kMaxRunFileDepth = 64;
+
+// `text` parsed as JSON; an InputError naming `file` when it is not JSON or nests deeper than
+// kMaxRunFileDepth (nlohmann dumps and compares recursively: 100,000 levels overflowed the stack).
+nlohmann::json parse_json(std::string_view text, const std::string& file);
+
 // The file parsed as one JSON object (read_file's checks, then the parser's; an InputError with
 // the parser's position when it is not JSON, or when it is JSON but not an object).
 JsonDoc read_json_file(const std::string& path, int64_t max_bytes = kMaxDocumentBytes);

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <sstream>
@@ -42,8 +43,16 @@ std::string one_line(const std::string& text) {
   return s;
 }
 
+bool has_points(const Curve& c) {
+  return std::any_of(c.points.begin(), c.points.end(), [](const auto& p) { return std::isfinite(p.second); });
+}
+
+// A curve's block of <stem>.tsv, headed by its title. A curve with no finite point writes its
+// heading alone: an empty block is not one to gnuplot's `index`, and the blocks after it would be
+// drawn under the wrong titles. The script numbers the blocks the same way (has_points).
 void write_block(std::ostringstream& out, const std::string& heading, const Curve& c) {
   out << "# " << one_line(heading) << "\n";
+  if (!has_points(c)) return;
   for (std::size_t i = 0; i < c.points.size(); ++i) {
     const auto [x, y] = c.points[i];
     if (!std::isfinite(y)) continue;
@@ -72,7 +81,9 @@ int run_gnuplot(const std::string& dir, const std::string& stem) {
     dup2(fd >= 0 ? fd : null, 2);
     if (::chdir(dir.c_str()) != 0) _exit(126);
     execlp("gnuplot", "gnuplot", gp.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
+    if (errno == ENOENT) _exit(127);
+    dprintf(2, "gnuplot could not be started: %s\n", std::strerror(errno));  // into <stem>.log
+    _exit(126);
   }
   if (fd >= 0) ::close(fd);
   int status = 0;
@@ -126,9 +137,9 @@ std::string plot_curves(const std::string& dir, const std::string& stem, const P
      << "set grid\nset key " << style.key << "\nset style fill transparent solid 0.2 noborder\n"
      << (style.logx ? "set logscale x 2\n" : "") << (style.logy ? "set logscale y\n" : "") << "plot ";
   bool first = true;
-  for (std::size_t i = 0; i < curves.size(); ++i) {
-    if (curves[i].points.empty()) continue;
-    const std::string src = gnuplot_string(stem + ".tsv") + fmt::format(" index {}", i);
+  for (std::size_t i = 0, block = 0; i < curves.size(); ++i) {
+    if (!has_points(curves[i])) continue;
+    const std::string src = gnuplot_string(stem + ".tsv") + fmt::format(" index {}", block++);
     if (!curves[i].band.empty())
       gp << (first ? "" : ", \\\n     ") << src << " using 1:3:4 with filledcurves linecolor " << i + 1 << " notitle",
           first = false;
@@ -168,10 +179,10 @@ std::string plot_panels(const std::string& dir, const std::string& stem, const s
        << (p.style.logx ? "set logscale x 2\n" : "unset logscale x\n")
        << (p.style.logy ? "set logscale y\n" : "unset logscale y\n") << "plot ";
     bool first = true;
-    for (std::size_t i = 0; i < p.curves.size(); ++i, ++block) {
+    for (std::size_t i = 0; i < p.curves.size(); ++i) {
       const Curve& c = p.curves[i];
-      if (c.points.empty()) continue;
-      const std::string src = gnuplot_string(stem + ".tsv") + fmt::format(" index {}", block);
+      if (!has_points(c)) continue;
+      const std::string src = gnuplot_string(stem + ".tsv") + fmt::format(" index {}", block++);
       const int color = int(i % 8) + 1, dash = int(i / 8) + 1;
       if (!c.band.empty())
         gp << (first ? "" : ", \\\n     ") << src << " using 1:3:4 with filledcurves linecolor " << color << " notitle",

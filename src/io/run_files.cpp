@@ -29,8 +29,12 @@ nlohmann::json read_summary(const std::string& dir) {
   const std::string path = (fs::path(dir) / "summary.json").string();
   const std::optional<std::string> text = read_file_if_present(path, kMaxDocumentBytes);
   if (!text) return nullptr;
-  nlohmann::json s = nlohmann::json::parse(*text, nullptr, false);
-  if (s.is_discarded()) return nullptr;
+  nlohmann::json s;
+  try {
+    s = parse_json(*text, path);
+  } catch (const InputError&) {  // not JSON, or nested too deep to be normtool's
+    return nullptr;
+  }
   if (!s.is_object()) throw InputError(fmt::format("{}: not a JSON object", path));
   auto check = [&](const char* key, bool (*ok)(const nlohmann::json&), const char* expected) {
     if (s.contains(key) && !ok(s.at(key)))
@@ -109,8 +113,8 @@ void RunFiles::open_logs(const LogSizes* sizes) {
 
 void RunFiles::hold_reserve() {
   const std::string p = path(kReserve);
-  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) throw WriteError(p, errno);
+  const int fd = open_for_writing(p, O_WRONLY, /*fresh=*/true);
+  if (fd < 0) throw WriteError(p, open_error(errno));
   const int e = posix_fallocate(fd, 0, kReserveBytes);
   ::close(fd);
   if (e != 0 && e != EOPNOTSUPP && e != EINVAL) throw WriteError(p, e);

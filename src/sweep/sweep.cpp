@@ -57,7 +57,12 @@ json grid_of(const json& sweep) {
 // Whether the job's directory holds a run of exactly this job's config.
 bool of_this_config(const SweepJob& job) {
   const auto text = read_file_if_present((fs::path(job.dir) / "config.json").string(), kMaxDocumentBytes);
-  return job.config && text && json::parse(*text, nullptr, false) == config_to_json(*job.config);
+  if (!job.config || !text) return false;
+  try {
+    return parse_json(*text, job.dir + "/config.json") == config_to_json(*job.config);
+  } catch (const InputError&) {  // not JSON, or nested too deep: not this config's run
+    return false;
+  }
 }
 
 // A result (completed or diverged) of this job's config.
@@ -88,11 +93,14 @@ pid_t launch(const SweepSpec& spec, const SweepJob& job, bool resume, const std:
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | (resume ? O_APPEND : O_TRUNC), 0644);
+    // a resumed job's log goes on; a new job's starts afresh; never through a link of either kind
+    int fd = open_for_writing(log.string(), O_WRONLY | O_CREAT | O_APPEND, /*fresh=*/!resume);
+    if (fd < 0 && resume) fd = open_for_writing(log.string(), O_WRONLY, /*fresh=*/true);
     if (fd >= 0) {
       dup2(fd, 1);
       dup2(fd, 2);
       if (fd > 2) close(fd);  // when it was 1 or 2 (a sweep started with either closed), it is the log now
+      else fcntl(fd, F_SETFD, 0);  // ...and must outlive the exec
     }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -136,8 +144,9 @@ json read_sweep_json(const fs::path& out) {
 std::unique_ptr<DirectoryLock> claim_directory(const SweepSpec& spec, const std::vector<SweepJob>& jobs) {
   const fs::path out(spec.out);
   std::error_code ec;
-  fs::create_directories(out / "logs", ec);
+  fs::create_directories(out, ec);
   if (ec) throw UsageError(fmt::format("--out {}: cannot create the sweep directory: {}", spec.out, ec.message()));
+  make_own_subdirectory((out / "logs").string());
   auto lock = std::make_unique<DirectoryLock>(out.string(), "--out " + spec.out);
   const json before = read_sweep_json(out);
   if (!before.is_object() && !spec.replace_grid)  // job directories without the record of their grid
@@ -179,6 +188,11 @@ void refuse_busy_jobs(const std::vector<SweepSpec>& specs, const std::vector<std
 }  // namespace
 
 JobPlan plan_job(SweepJob& job) {
+  std::error_code ec;
+  if (fs::is_symlink(job.dir, ec)) {  // a job's directory is the sweep's own: a link is removed, never followed
+    fs::remove(job.dir, ec);
+    return JobPlan::fresh;
+  }
   const std::string status = status_of(job.dir);
   if (reusable(job, status)) {
     job.status = status;

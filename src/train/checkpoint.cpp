@@ -92,7 +92,9 @@ void RunRecords::load(ByteReader& r) {
 
 bool has_checkpoint(const std::string& dir) {
   std::error_code ec;
-  return fs::is_regular_file(fs::path(dir) / kCheckpointFile, ec);
+  // anything there: a FIFO or a directory is then refused by the reader, naming it, rather than
+  // taken for "no checkpoint"
+  return fs::exists(fs::symlink_status(fs::path(dir) / kCheckpointFile, ec));
 }
 
 CheckpointWrite save_checkpoint(const std::string& dir, const json& config, Session& session,
@@ -162,13 +164,17 @@ LogSizes parse_checkpoint(const std::string& bytes, const std::string& path, con
   return sizes;
 }
 
-// What a checkpoint may weigh: the weights and Adam's two moments of 300M float parameters, far
-// more than a model this tool trains; a larger file is not one of its checkpoints.
-constexpr int64_t kMaxCheckpointBytes = int64_t(4) << 30;
+// What this session's checkpoint may weigh: its weights and the optimizer's two moments (12 bytes
+// a parameter), with room to spare (32), plus 64 MiB for the records (a few bytes a step). A
+// larger file is not one of its checkpoints, and is refused before it is read (a sparse file of
+// 4 GB was read whole: 26 s and 4 GB of memory).
+int64_t checkpoint_bound(Session& session) {
+  return (int64_t(64) << 20) + 32 * int64_t(session.params().parameter_count());
+}
 
 LogSizes load_checkpoint(const std::string& dir, const json& config, Session& session, RunRecords& records) {
   const std::string path = (fs::path(dir) / kCheckpointFile).string();
-  const LogSizes sizes = parse_checkpoint(read_file(path, kMaxCheckpointBytes), path, config, session, records);
+  const LogSizes sizes = parse_checkpoint(read_file(path, checkpoint_bound(session)), path, config, session, records);
   for (const auto& [name, size] : {std::pair{"metrics.jsonl", sizes.metrics}, std::pair{"layers.jsonl", sizes.layers},
                                    std::pair{"stats.csv", sizes.stats}, std::pair{"ranges.csv", sizes.ranges}}) {
     const std::string log = (fs::path(dir) / name).string();
