@@ -81,7 +81,8 @@ nlohmann::json with_derived(const RunConfig& c) {
   if (c.model.norm.type != NormType::deepnorm) return j;
   auto pair = [](DeepNorm d) { return nlohmann::json{{"alpha", d.alpha}, {"beta", d.beta}}; };
   if (c.model.arch == Arch::encoder_decoder)
-    j["derived"]["deepnorm"] = {{"encoder", pair(c.deepnorm(Stack::encoder))}, {"decoder", pair(c.deepnorm(Stack::decoder))}};
+    j["derived"]["deepnorm"] = {{"encoder", pair(c.deepnorm(StackRole::encoder))},
+                                {"decoder", pair(c.deepnorm(StackRole::decoder))}};
   else
     j["derived"]["deepnorm"] = {{c.model.arch == Arch::encoder ? "encoder" : "decoder", pair(c.deepnorm())}};
   return j;

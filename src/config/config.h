@@ -120,7 +120,7 @@ DeepNorm deepnorm_encdec_decoder(int N, int M);
 // (architecture/encoder.py), and GLM-130B's alpha (2N)^(1/2) (its code, N = layers).
 double torchscale_encoder_beta(int N, int M);
 double glm130b_alpha(int N);
-enum class Stack { encoder, decoder };
+enum class StackRole { encoder, decoder };
 
 struct TrainConfig {
   int steps = 500;
@@ -159,7 +159,7 @@ struct RunConfig {
   // DeepNorm's constants for a stack of this config's model: model.norm.alpha / beta where given
   // (both stacks), else DeepNet's for the architecture (see DeepNorm above). A single-stack model
   // (transformer, encoder) has one pair, whichever stack is asked.
-  DeepNorm deepnorm(Stack stack = Stack::decoder) const;
+  DeepNorm deepnorm(StackRole stack = StackRole::decoder) const;
   double deepnorm_alpha() const { return deepnorm().alpha; }  // a single-stack model's
   double deepnorm_beta() const { return deepnorm().beta; }
 };
