@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/arch.h"
 #include "config/config.h"
 #include "norms/norm_kind.h"
 #include "core/graph.h"

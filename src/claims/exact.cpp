@@ -11,6 +11,7 @@
 #include "analysis/model_invariance.h"
 #include "analysis/stats.h"
 #include "claims/claim.h"
+#include "config/arch.h"
 #include "config/config.h"
 #include "core/graph.h"
 #include "core/rng.h"
@@ -290,8 +291,8 @@ ClaimResult claim_e8(const ClaimContext&) {
     if (row.M) c.model.n_dec_layers = row.M;
     const DeepNorm d = c.deepnorm(row.stack);
     constants_ok &= std::abs(d.alpha - row.alpha) < 1e-4 && std::abs(d.beta - row.beta) < 1e-4;
-    const char* formula = row.arch != Arch::encoder_decoder ? "(2N)^(1/4), (8N)^(-1/4)"
-                          : row.stack == StackRole::encoder     ? "0.81 (N^4 M)^(1/16), 0.87 (N^4 M)^(-1/16)"
+    const char* formula = arch_desc(row.arch).stacks != Stacks::encoder_decoder ? "(2N)^(1/4), (8N)^(-1/4)"
+                          : row.stack == StackRole::encoder ? "0.81 (N^4 M)^(1/16), 0.87 (N^4 M)^(-1/16)"
                                                             : "(3M)^(1/4), (12M)^(-1/4)";
     table += fmt::format("| {} | {} | {:.4f} | {:.4f} | {:.4f} | {:.4f} |\n", row.model, formula, d.alpha, d.beta,
                          row.alpha, row.beta);

@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include "config/arch.h"
 #include "config/parser.h"
 #include "config/user_json.h"
 #include "core/read_file.h"
@@ -269,9 +270,9 @@ double glm130b_alpha(int N) { return std::sqrt(2.0 * N); }
 
 DeepNorm RunConfig::deepnorm(StackRole stack) const {
   const int N = model.n_layers, M = model.dec_layers();
-  const DeepNorm paper = model.arch != Arch::encoder_decoder ? deepnorm_single_stack(N)
-                         : stack == StackRole::encoder          ? deepnorm_encdec_encoder(N, M)
-                                                            : deepnorm_encdec_decoder(N, M);
+  const DeepNorm paper = arch_desc(model.arch).stacks != Stacks::encoder_decoder ? deepnorm_single_stack(N)
+                         : stack == StackRole::encoder ? deepnorm_encdec_encoder(N, M)
+                                                       : deepnorm_encdec_decoder(N, M);
   return {model.norm.alpha ? *model.norm.alpha : paper.alpha, model.norm.beta ? *model.norm.beta : paper.beta};
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "config/arch.h"
 #include "data/dataset.h"
 
 namespace nt {
@@ -73,9 +74,9 @@ DataSizes data_sizes(const DataConfig& c) {
 
 std::unique_ptr<Dataset> make_dataset(const RunConfig& c) {
   const std::string& path = c.data.path;
-  // encoder: BERT's masked LM over the rows unshifted (data/masked_lm.cpp)
+  // a masked LM (encoder): BERT's masking over the rows unshifted (data/masked_lm.cpp)
   auto lm = [&](std::vector<std::string> docs) -> std::unique_ptr<Dataset> {
-    if (c.model.arch != Arch::encoder) return make_lm_dataset(std::move(docs), c.data);
+    if (arch_desc(c.model.arch).task != Task::masked_lm) return make_lm_dataset(std::move(docs), c.data);
     return make_masked_lm_dataset(make_lm_dataset(std::move(docs), c.data, /*shift=*/false), c.data.mask_prob,
                                   uint64_t(c.seed));
   };

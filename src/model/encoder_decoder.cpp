@@ -93,7 +93,7 @@ class EncoderDecoder final : public Model {
 
 }  // namespace
 
-ModelShape encoder_decoder_shape(const RunConfig& c, int vocab) {
+ModelShape encoder_decoder_shape(const RunConfig& c, int vocab, int) {
   const ModelConfig& m = c.model;
   // S source positions, T = BOS + target decoder positions (the longest a batch can have)
   const int64_t V = vocab, S = c.data.max_len, T = S + 1, C = m.d_model, F = m.d_ff, N = m.n_layers;
@@ -118,7 +118,7 @@ ModelShape encoder_decoder_shape(const RunConfig& c, int vocab) {
   return s;
 }
 
-std::unique_ptr<Model> make_encoder_decoder(const RunConfig& c, int vocab) {
+std::unique_ptr<Model> make_encoder_decoder(const RunConfig& c, int vocab, int) {
   return std::make_unique<EncoderDecoder>(c, vocab);
 }
 

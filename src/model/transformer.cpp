@@ -85,7 +85,7 @@ class Transformer final : public Model {
 
 // The shape of the Transformer above: V vocabulary, T positions, C width, F feed-forward width,
 // L layers, B sequences a batch, N = B T rows.
-ModelShape transformer_shape(const RunConfig& c, int vocab) {
+ModelShape transformer_shape(const RunConfig& c, int vocab, int) {
   const ModelConfig& m = c.model;
   const int64_t V = vocab, T = c.data.seq_len, C = m.d_model, F = m.d_ff, L = m.n_layers;
   const int64_t B = c.train.batch_size, N = B * T, bias = m.bias ? 1 : 0;
@@ -100,8 +100,14 @@ ModelShape transformer_shape(const RunConfig& c, int vocab) {
   return s;
 }
 
-std::unique_ptr<Model> make_transformer(const RunConfig& c, int vocab) {
-  return std::make_unique<Transformer>(c, vocab, c.model.arch == Arch::encoder);
+// The encoder's shape is the same stack's, its attention bidirectional.
+ModelShape encoder_shape(const RunConfig& c, int vocab, int) { return transformer_shape(c, vocab, vocab); }
+
+std::unique_ptr<Model> make_transformer(const RunConfig& c, int vocab, int) {
+  return std::make_unique<Transformer>(c, vocab, /*encoder=*/false);
+}
+std::unique_ptr<Model> make_encoder(const RunConfig& c, int vocab, int) {
+  return std::make_unique<Transformer>(c, vocab, /*encoder=*/true);
 }
 
 }  // namespace nt
