@@ -49,14 +49,16 @@ inline constexpr Allows kEverything{bits(Placement::pre, Placement::post),
 // width and init.
 inline constexpr Allows kNematus{bits(Placement::pre), bits(Precision::fp32), false, false, true};
 
-// X(id, spelling, task, stacks, allows): one line per family, in Arch's order.
+// X(id, spelling, task, stacks, allows): one line per family, in the order messages and
+// docs/config.md list them.
 #define NT_FAMILIES(X)                                                                       \
   X(transformer, "transformer", Task::causal_lm, Stacks::decoder, kEverything)               \
   X(mlp, "mlp", Task::classify, Stacks::none, kEverything)                                   \
   X(encoder, "encoder", Task::masked_lm, Stacks::encoder, kEverything)                       \
   X(encoder_decoder, "encoder-decoder", Task::seq2seq, Stacks::encoder_decoder, kEverything) \
   X(rnn, "rnn", Task::causal_lm, Stacks::none, kNematus)                                     \
-  X(rnnsearch, "rnnsearch", Task::seq2seq, Stacks::none, kNematus)
+  X(rnnsearch, "rnnsearch", Task::seq2seq, Stacks::none, kNematus)                           \
+  /* a new family: one line above */
 
 #define NT_ARCH_ID(id, ...) id,
 enum class Arch : unsigned char { NT_FAMILIES(NT_ARCH_ID) };
