@@ -83,12 +83,13 @@ TEST(Config, ObjectExpectedWhereAnObjectLives) {
 TEST(Config, InconsistentCombinations) {
   EXPECT_EQ(problems_of(R"({"data": {"dataset": "fashion-mnist"}})")[0],
             "model.arch: transformer needs a language-modelling dataset (fortunes|synthetic-lm), got data.dataset "
-            "\"fashion-mnist\" (test.json)");
+            "\"fashion-mnist\", a classification dataset (model.arch mlp) (test.json)");
   EXPECT_EQ(problems_of(R"({"model": {"d_model": 10, "n_heads": 4}})")[0],
             "model.n_heads: must divide model.d_model = 10, got 4 (test.json)");
   EXPECT_EQ(problems_of(R"({"data": {"dataset": "synthetic-classify"}, "model": {"arch": "mlp",
             "norm": {"type": "deepnorm"}}})")[0],
-            "model.norm.type: deepnorm is a transformer residual scheme, not for mlp (test.json)");
+            "model.norm.type: deepnorm is a transformer residual scheme, not for model.arch mlp: expected one of "
+            "none|batchnorm|layernorm|rmsnorm|prmsnorm|scalenorm (test.json)");
 }
 
 TEST(Config, NotJsonQuotesTheParserPosition) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/arch.h"
 #include "config/config.h"
 #include "norms/norm_kind.h"
 #include "core/graph.h"
@@ -181,14 +182,14 @@ TEST(EncoderConfig, DeepNormConstantsPerArchitecture) {
   c.model.arch = Arch::encoder_decoder;
   c.model.n_layers = 6;
   c.model.n_dec_layers = 18;
-  EXPECT_NEAR(c.deepnorm(Stack::encoder).alpha, 0.81 * std::pow(6.0 * 6 * 6 * 6 * 18, 1.0 / 16), 1e-12);
-  EXPECT_NEAR(c.deepnorm(Stack::encoder).beta, 0.87 * std::pow(6.0 * 6 * 6 * 6 * 18, -1.0 / 16), 1e-12);
-  EXPECT_NEAR(c.deepnorm(Stack::decoder).alpha, std::pow(54.0, 0.25), 1e-12);
-  EXPECT_NEAR(c.deepnorm(Stack::decoder).beta, std::pow(216.0, -0.25), 1e-12);
+  EXPECT_NEAR(c.deepnorm(StackRole::encoder).alpha, 0.81 * std::pow(6.0 * 6 * 6 * 6 * 18, 1.0 / 16), 1e-12);
+  EXPECT_NEAR(c.deepnorm(StackRole::encoder).beta, 0.87 * std::pow(6.0 * 6 * 6 * 6 * 18, -1.0 / 16), 1e-12);
+  EXPECT_NEAR(c.deepnorm(StackRole::decoder).alpha, std::pow(54.0, 0.25), 1e-12);
+  EXPECT_NEAR(c.deepnorm(StackRole::decoder).beta, std::pow(216.0, -0.25), 1e-12);
   c.model.norm.beta = 0.5;
-  EXPECT_EQ(c.deepnorm(Stack::encoder).beta, 0.5);
-  EXPECT_EQ(c.deepnorm(Stack::decoder).beta, 0.5);
-  EXPECT_NEAR(c.deepnorm(Stack::decoder).alpha, std::pow(54.0, 0.25), 1e-12);
+  EXPECT_EQ(c.deepnorm(StackRole::encoder).beta, 0.5);
+  EXPECT_EQ(c.deepnorm(StackRole::decoder).beta, 0.5);
+  EXPECT_NEAR(c.deepnorm(StackRole::decoder).alpha, std::pow(54.0, 0.25), 1e-12);
   c.model.arch = Arch::encoder;
   c.model.n_dec_layers.reset();
   c.model.norm.beta.reset();

@@ -66,17 +66,17 @@ TEST(PostLnClaims, TheDepthSweepsEncoderDecoderIsNByNWithTheEncoderDecoderConsta
                                                             "model.norm.type=deepnorm"});
     EXPECT_EQ(c.model.dec_layers(), n);
     const double nm = std::pow(double(n), 5);
-    EXPECT_NEAR(c.deepnorm(Stack::encoder).alpha, 0.81 * std::pow(nm, 1.0 / 16), 1e-12);
-    EXPECT_NEAR(c.deepnorm(Stack::encoder).beta, 0.87 * std::pow(nm, -1.0 / 16), 1e-12);
-    EXPECT_NEAR(c.deepnorm(Stack::decoder).alpha, std::pow(3.0 * n, 0.25), 1e-12);
-    EXPECT_NEAR(c.deepnorm(Stack::decoder).beta, std::pow(12.0 * n, -0.25), 1e-12);
+    EXPECT_NEAR(c.deepnorm(StackRole::encoder).alpha, 0.81 * std::pow(nm, 1.0 / 16), 1e-12);
+    EXPECT_NEAR(c.deepnorm(StackRole::encoder).beta, 0.87 * std::pow(nm, -1.0 / 16), 1e-12);
+    EXPECT_NEAR(c.deepnorm(StackRole::decoder).alpha, std::pow(3.0 * n, 0.25), 1e-12);
+    EXPECT_NEAR(c.deepnorm(StackRole::decoder).beta, std::pow(12.0 * n, -0.25), 1e-12);
   }
   // at 6L-6L: encoder alpha 1.418, beta 0.497; decoder alpha 2.060, beta 0.343 (the PyTorch peer's figures)
   const RunConfig six = session_config("encdec-tiny.json", {"model.n_layers=6", "model.n_dec_layers=null"});
-  EXPECT_NEAR(six.deepnorm(Stack::encoder).alpha, 1.418, 5e-4);
-  EXPECT_NEAR(six.deepnorm(Stack::encoder).beta, 0.497, 5e-4);
-  EXPECT_NEAR(six.deepnorm(Stack::decoder).alpha, 2.060, 5e-4);
-  EXPECT_NEAR(six.deepnorm(Stack::decoder).beta, 0.343, 5e-4);
+  EXPECT_NEAR(six.deepnorm(StackRole::encoder).alpha, 1.418, 5e-4);
+  EXPECT_NEAR(six.deepnorm(StackRole::encoder).beta, 0.497, 5e-4);
+  EXPECT_NEAR(six.deepnorm(StackRole::decoder).alpha, 2.060, 5e-4);
+  EXPECT_NEAR(six.deepnorm(StackRole::decoder).beta, 0.343, 5e-4);
 }
 
 // C10's model update is taken over the real target tokens: recomputed here from a second session

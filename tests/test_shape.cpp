@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/arch.h"
 #include "core/params.h"
 #include "data/dataset.h"
 #include "model/model.h"
@@ -39,8 +40,7 @@ TEST(ModelShape, CountsTheParametersOfEveryReadyConfig) {
       if (entry.path().extension() != ".json") continue;
       const Arch arch = load_config_file(entry.path().string(), {}).model.arch;
       for (const char* norm : {"none", "layernorm", "rmsnorm", "deepnorm"}) {
-        // a transformer residual scheme
-        if ((arch == Arch::mlp || arch == Arch::rnn || arch == Arch::rnnsearch) && std::string(norm) == "deepnorm") continue;
+        if (!arch_desc(arch).has_stacks() && std::string(norm) == "deepnorm") continue;  // a stack's residual scheme
         const RunConfig c = load_config_file(entry.path().string(), {std::string("model.norm.type=") + norm});
         EXPECT_EQ(model_shape(c).params, built_params(c)) << entry.path() << " " << norm;
       }

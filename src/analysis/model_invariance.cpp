@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "config/arch.h"
 #include "core/errors.h"
 #include "core/rng.h"
 #include "data/dataset.h"
@@ -92,8 +93,9 @@ const char* to_string(Prediction p) {
 
 std::vector<ModelCell> model_invariance(const RunConfig& base, const std::vector<Transform>& transforms,
                                         double delta) {
-  // the transforms act on the input layer of an MLP or on a Transformer stack's embeddings
-  if (base.model.arch != Arch::mlp && base.model.arch != Arch::transformer && base.model.arch != Arch::encoder)
+  // the transforms act on a classifier's input layer ("linear") or on a single stack's embeddings ("tok_emb")
+  const ArchDesc& a = arch_desc(base.model.arch);
+  if (a.task != Task::classify && a.stacks != Stacks::decoder && a.stacks != Stacks::encoder)
     throw UsageError(fmt::format("model.arch = {}: the model-level invariance table is measured on the mlp, transformer "
                                  "and encoder families (their input layer or embeddings take the transforms); "
                                  "choose one of those", to_string(base.model.arch)));

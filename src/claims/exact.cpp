@@ -11,6 +11,7 @@
 #include "analysis/model_invariance.h"
 #include "analysis/stats.h"
 #include "claims/claim.h"
+#include "config/arch.h"
 #include "config/config.h"
 #include "core/graph.h"
 #include "core/rng.h"
@@ -270,15 +271,15 @@ ClaimResult claim_e8(const ClaimContext&) {
   struct Row {
     const char* model;
     Arch arch;
-    Stack stack;
+    StackRole stack;
     int N, M;
     double alpha, beta;
   };
   const Row rows[] = {
-      {"encoder-only, N = 12", Arch::encoder, Stack::encoder, 12, 0, 2.2134, 0.3195},
-      {"decoder-only, N = 12", Arch::transformer, Stack::decoder, 12, 0, 2.2134, 0.3195},
-      {"encoder-decoder 6L-6L, encoder", Arch::encoder_decoder, Stack::encoder, 6, 6, 1.4179, 0.4970},
-      {"encoder-decoder 6L-6L, decoder", Arch::encoder_decoder, Stack::decoder, 6, 6, 2.0598, 0.3433},
+      {"encoder-only, N = 12", Arch::encoder, StackRole::encoder, 12, 0, 2.2134, 0.3195},
+      {"decoder-only, N = 12", Arch::transformer, StackRole::decoder, 12, 0, 2.2134, 0.3195},
+      {"encoder-decoder 6L-6L, encoder", Arch::encoder_decoder, StackRole::encoder, 6, 6, 1.4179, 0.4970},
+      {"encoder-decoder 6L-6L, decoder", Arch::encoder_decoder, StackRole::decoder, 6, 6, 2.0598, 0.3433},
   };
   bool constants_ok = true;
   std::string table = "| model | formula | alpha | beta | DeepNet's alpha | DeepNet's beta |\n|---|---|---|---|---|---|\n";
@@ -290,8 +291,8 @@ ClaimResult claim_e8(const ClaimContext&) {
     if (row.M) c.model.n_dec_layers = row.M;
     const DeepNorm d = c.deepnorm(row.stack);
     constants_ok &= std::abs(d.alpha - row.alpha) < 1e-4 && std::abs(d.beta - row.beta) < 1e-4;
-    const char* formula = row.arch != Arch::encoder_decoder ? "(2N)^(1/4), (8N)^(-1/4)"
-                          : row.stack == Stack::encoder     ? "0.81 (N^4 M)^(1/16), 0.87 (N^4 M)^(-1/16)"
+    const char* formula = arch_desc(row.arch).stacks != Stacks::encoder_decoder ? "(2N)^(1/4), (8N)^(-1/4)"
+                          : row.stack == StackRole::encoder ? "0.81 (N^4 M)^(1/16), 0.87 (N^4 M)^(-1/16)"
                                                             : "(3M)^(1/4), (12M)^(-1/4)";
     table += fmt::format("| {} | {} | {:.4f} | {:.4f} | {:.4f} | {:.4f} |\n", row.model, formula, d.alpha, d.beta,
                          row.alpha, row.beta);
@@ -318,7 +319,7 @@ ClaimResult claim_e8(const ClaimContext&) {
     const RunConfig c = load_config("{}", "e8", {"data.dataset=synthetic-seq2seq", "model.norm.type=deepnorm",
                                                  "model.arch=encoder-decoder", "model.n_layers=6", "model.n_dec_layers=6",
                                                  "model.d_model=256", "model.d_ff=1024", "model.n_heads=4"});
-    const double enc = c.deepnorm(Stack::encoder).beta, dec = c.deepnorm(Stack::decoder).beta;
+    const double enc = c.deepnorm(StackRole::encoder).beta, dec = c.deepnorm(StackRole::decoder).beta;
     worst = std::max(worst, init_table(c, [&](const std::string& name) { return name.rfind("enc.", 0) == 0 ? enc : dec; },
                                        init));
   }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "config/arch.h"
 #include "config/config.h"
 #include "norms/norm_kind.h"
 #include "core/errors.h"
@@ -80,10 +81,12 @@ nlohmann::json with_derived(const RunConfig& c) {
   nlohmann::json j = config_to_json(c);
   if (c.model.norm.type != NormType::deepnorm) return j;
   auto pair = [](DeepNorm d) { return nlohmann::json{{"alpha", d.alpha}, {"beta", d.beta}}; };
-  if (c.model.arch == Arch::encoder_decoder)
-    j["derived"]["deepnorm"] = {{"encoder", pair(c.deepnorm(Stack::encoder))}, {"decoder", pair(c.deepnorm(Stack::decoder))}};
+  const Stacks stacks = arch_desc(c.model.arch).stacks;
+  if (stacks == Stacks::encoder_decoder)
+    j["derived"]["deepnorm"] = {{"encoder", pair(c.deepnorm(StackRole::encoder))},
+                                {"decoder", pair(c.deepnorm(StackRole::decoder))}};
   else
-    j["derived"]["deepnorm"] = {{c.model.arch == Arch::encoder ? "encoder" : "decoder", pair(c.deepnorm())}};
+    j["derived"]["deepnorm"] = {{stacks == Stacks::encoder ? "encoder" : "decoder", pair(c.deepnorm())}};
   return j;
 }
 

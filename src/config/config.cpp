@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include "config/arch.h"
 #include "config/parser.h"
 #include "config/user_json.h"
 #include "core/read_file.h"
@@ -266,11 +267,11 @@ DeepNorm deepnorm_encdec_decoder(int, int M) { return {std::pow(3.0 * M, 0.25), 
 double torchscale_encoder_beta(int N, int M) { return 1.15 * std::pow(std::pow(double(N), 4) * M, -1.0 / 16); }
 double glm130b_alpha(int N) { return std::sqrt(2.0 * N); }
 
-DeepNorm RunConfig::deepnorm(Stack stack) const {
+DeepNorm RunConfig::deepnorm(StackRole stack) const {
   const int N = model.n_layers, M = model.dec_layers();
-  const DeepNorm paper = model.arch != Arch::encoder_decoder ? deepnorm_single_stack(N)
-                         : stack == Stack::encoder          ? deepnorm_encdec_encoder(N, M)
-                                                            : deepnorm_encdec_decoder(N, M);
+  const DeepNorm paper = arch_desc(model.arch).stacks != Stacks::encoder_decoder ? deepnorm_single_stack(N)
+                         : stack == StackRole::encoder ? deepnorm_encdec_encoder(N, M)
+                                                       : deepnorm_encdec_decoder(N, M);
   return {model.norm.alpha ? *model.norm.alpha : paper.alpha, model.norm.beta ? *model.norm.beta : paper.beta};
 }
 

@@ -22,16 +22,22 @@ namespace nt {
 enum class NormType : unsigned char;
 NormType default_norm_type();  // layernorm
 
+// The model families (config/arch.h describes them), only declared here like NormType.
+enum class Arch : unsigned char;
+Arch default_arch();  // transformer
+
 // Each enum with the names the config spells (Activation's in ops/activation_kind.h), in its order.
+// What a dataset's rows are: byte sequences, feature vectors with a label, or (source, target) pairs.
+enum class DataKind { lm, classification, seq2seq };
+inline constexpr const char* kDataKindNames[] = {"language-modelling", "classification", "seq2seq"};
 enum class DatasetKind { fortunes, fashion_mnist, synthetic_lm, synthetic_classify, gettext_de, synthetic_seq2seq };
 inline constexpr const char* kDatasetNames[] = {"fortunes",           "fashion-mnist", "synthetic-lm",
                                                 "synthetic-classify", "gettext-de",    "synthetic-seq2seq"};
+inline constexpr DataKind kDatasetDataKinds[] = {DataKind::lm,             DataKind::classification, DataKind::lm,
+                                                 DataKind::classification, DataKind::seq2seq,        DataKind::seq2seq};
+constexpr DataKind data_kind(DatasetKind d) { return kDatasetDataKinds[int(d)]; }
 enum class Layout { packed, padded };
 inline constexpr const char* kLayoutNames[] = {"packed", "padded"};
-// transformer: decoder-only causal LM; encoder: bidirectional masked LM (BERT); encoder-decoder: seq2seq;
-// rnn: recurrent LM
-enum class Arch { transformer, mlp, encoder, encoder_decoder, rnn, rnnsearch };
-inline constexpr const char* kArchNames[] = {"transformer", "mlp", "encoder", "encoder-decoder", "rnn", "rnnsearch"};
 enum class RnnCell { gru, lstm };
 inline constexpr const char* kCellNames[] = {"gru", "lstm"};
 enum class Init { normal, xavier, nematus };
@@ -83,7 +89,7 @@ struct NormConfig {
 };
 
 struct ModelConfig {
-  Arch arch = Arch::transformer;
+  Arch arch = default_arch();
   int d_model = 64;
   int n_layers = 2;          // transformer blocks, or hidden layers of the mlp
   int n_heads = 4;
@@ -120,7 +126,7 @@ DeepNorm deepnorm_encdec_decoder(int N, int M);
 // (architecture/encoder.py), and GLM-130B's alpha (2N)^(1/2) (its code, N = layers).
 double torchscale_encoder_beta(int N, int M);
 double glm130b_alpha(int N);
-enum class Stack { encoder, decoder };
+enum class StackRole { encoder, decoder };
 
 struct TrainConfig {
   int steps = 500;
@@ -152,14 +158,12 @@ struct RunConfig {
   ModelConfig model;
   TrainConfig train;
 
-  bool is_lm() const { return data.dataset == DatasetKind::fortunes || data.dataset == DatasetKind::synthetic_lm; }
-  bool is_seq2seq() const {
-    return data.dataset == DatasetKind::gettext_de || data.dataset == DatasetKind::synthetic_seq2seq;
-  }
+  bool is_lm() const { return data_kind(data.dataset) == DataKind::lm; }
+  bool is_seq2seq() const { return data_kind(data.dataset) == DataKind::seq2seq; }
   // DeepNorm's constants for a stack of this config's model: model.norm.alpha / beta where given
   // (both stacks), else DeepNet's for the architecture (see DeepNorm above). A single-stack model
   // (transformer, encoder) has one pair, whichever stack is asked.
-  DeepNorm deepnorm(Stack stack = Stack::decoder) const;
+  DeepNorm deepnorm(StackRole stack = StackRole::decoder) const;
   double deepnorm_alpha() const { return deepnorm().alpha; }  // a single-stack model's
   double deepnorm_beta() const { return deepnorm().beta; }
 };

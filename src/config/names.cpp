@@ -3,12 +3,14 @@
 #include <string>
 #include <vector>
 
+#include "config/arch.h"
 #include "config/config.h"
 #include "norms/norms.h"
 
 namespace nt {
 
 NormType default_norm_type() { return NormType::layernorm; }
+Arch default_arch() { return Arch::transformer; }
 
 std::span<const char* const> norm_type_names() {
   static const auto names = [] {

@@ -3,6 +3,12 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include <bit>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "config/arch.h"
 #include "config/config.h"
 #include "config/parser.h"
 #include "config/gettext_catalogs.h"
@@ -12,75 +18,109 @@ namespace nt {
 
 namespace {
 
-// rnn, rnnsearch: the recurrent layouts are fixed, their norms act per row, and their fields are
-// their own.
-void validate_recurrent(RunConfig& c, Parser& p) {
-  const bool recurrent = c.model.arch == Arch::rnn || c.model.arch == Arch::rnnsearch;
-  const std::string arch = to_string(c.model.arch);
-  if (!recurrent) {
-    if (c.model.d_emb)
-      p.problem("model.d_emb", fmt::format("is the embedding width of model.arch rnn or rnnsearch, not of \"{}\": "
-                                           "leave it null", arch));
-    if (c.model.init == Init::nematus)
-      p.problem("model.init", fmt::format("nematus is for model.arch rnn or rnnsearch, got \"{}\"", arch));
-    return;
+// The names whose bit is in `set`, as "a|b".
+std::string names_in(unsigned set, std::span<const char* const> names) {
+  std::vector<const char*> in;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (set & (1u << i)) in.push_back(names[i]);
+  return join_names(in);
+}
+
+// The families whose description satisfies `has`, as "rnn|rnnsearch".
+template <class F>
+std::string families_where(F has) {
+  std::vector<const char*> names;
+  for (const ArchDesc& a : all_archs())
+    if (has(a)) names.push_back(a.name);
+  return join_names(names);
+}
+
+// `value` of `key` against the values the family allows.
+template <class E>
+void check_allowed(Parser& p, const char* key, E value, unsigned allowed, std::span<const char* const> names,
+                   const ArchDesc& a, const char* why = "") {
+  if (allowed & bits(value)) return;
+  p.problem(key, fmt::format("{} is not allowed for model.arch {}{}: expected {}{}", names[int(value)], a.name, why,
+                             std::popcount(allowed) > 1 ? "one of " : "", names_in(allowed, names)));
+}
+
+// DeepNorm is a Transformer stack's residual scheme; a norm over the batch needs a family that allows one.
+void check_norm_type(const ArchDesc& a, NormType t, Parser& p) {
+  auto allowed = [&](NormType k) {
+    return (k != NormType::deepnorm || a.has_stacks()) &&
+           (a.allows.batch_norms || norm_desc(k).reduction != Reduction::batch);
+  };
+  if (allowed(t)) return;
+  std::vector<const char*> names;
+  for (NormType k : all_norm_types())
+    if (allowed(k)) names.push_back(to_string(k));
+  p.problem("model.norm.type", fmt::format("{} {}, not for model.arch {}: expected one of {}", to_string(t),
+                                           t == NormType::deepnorm ? "is a transformer residual scheme"
+                                                                   : "normalizes over the batch",
+                                           a.name, join_names(names)));
+}
+
+// A family reads the datasets of its kind.
+void check_dataset(const ArchDesc& a, DatasetKind dataset, Parser& p) {
+  const DataKind data = data_kind(dataset);
+  if (a.data() == data) return;
+  std::vector<const char*> datasets;
+  for (std::size_t d = 0; d < std::size(kDatasetNames); ++d)
+    if (data_kind(DatasetKind(d)) == a.data()) datasets.push_back(kDatasetNames[d]);
+  const auto readers = families_where([&](const ArchDesc& f) { return f.data() == data; });
+  p.problem("model.arch", fmt::format("{} needs a {} dataset ({}), got data.dataset \"{}\", a {} dataset "
+                                      "(model.arch {})", a.name, kDataKindNames[int(a.data())], join_names(datasets),
+                                      to_string(dataset), kDataKindNames[int(data)], readers));
+}
+
+// The keys and values of the model that its family's description refuses, and the dataset it reads;
+// n_dec_layers resolved.
+void validate_family(RunConfig& c, Parser& p) {
+  const ArchDesc& a = arch_desc(c.model.arch);
+  ModelConfig& m = c.model;
+  const std::string recurrent = families_where([](const ArchDesc& f) { return f.allows.recurrent; });
+  if (m.d_emb && !a.allows.recurrent)
+    p.problem("model.d_emb", fmt::format("is the embedding width of model.arch {}, not of \"{}\": leave it null",
+                                         recurrent, a.name));
+  if (m.init == Init::nematus && !a.allows.recurrent)
+    p.problem("model.init", fmt::format("nematus is for model.arch {}, got \"{}\"", recurrent, a.name));
+  check_norm_type(a, m.norm.type, p);
+  check_allowed(p, "model.norm.placement", m.norm.placement, a.allows.placements, kPlacementNames, a,
+                std::popcount(a.allows.placements) == 1 ? " (its norm sites are fixed)" : "");
+  if (m.embed_norm && !a.has_stacks())
+    p.problem("model.embed_norm", fmt::format("model.arch {} has no embedding norm (a Transformer stack's): leave it "
+                                              "false", a.name));
+  if (!m.bias && !a.allows.bias_off)
+    p.problem("model.bias", fmt::format("model.arch {} keeps its biases: leave it true", a.name));
+  check_allowed(p, "train.precision", c.train.precision, a.allows.precisions, kPrecisionNames, a);
+  check_dataset(a, c.data.dataset, p);
+  const bool two_stacks = a.stacks == Stacks::encoder_decoder;
+  if (two_stacks && !m.n_dec_layers) m.n_dec_layers = m.n_layers;
+  if (!two_stacks && m.n_dec_layers) {
+    const auto encoder_decoders = families_where([](const ArchDesc& f) { return f.stacks == Stacks::encoder_decoder; });
+    p.problem("model.n_dec_layers", fmt::format("counts the decoder blocks of model.arch {}, not of \"{}\": leave it "
+                                                "null", encoder_decoders, a.name));
   }
-  const NormType t = c.model.norm.type;
-  if (t == NormType::batchnorm || t == NormType::deepnorm)
-    p.problem("model.norm.type", fmt::format("model.arch {} takes a norm over each row (none|layernorm|rmsnorm|"
-                                             "prmsnorm|scalenorm), got \"{}\"", arch, to_string(t)));
-  if (c.model.norm.placement != Placement::pre)
-    p.problem("model.norm.placement",
-              fmt::format("model.arch {} has no placement (its norm sites are fixed): leave the default pre", arch));
-  if (c.model.embed_norm) p.problem("model.embed_norm", fmt::format("model.arch {} has no embedding norm", arch));
-  if (!c.model.bias)
-    p.problem("model.bias", fmt::format("model.arch {} keeps Nematus's biases (GRU and LSTM input terms, output "
-                                        "layers): leave it true", arch));
-  if (c.train.precision != Precision::fp32)
-    p.problem("train.precision", fmt::format("model.arch {} runs in fp32 only, got \"{}\"", arch,
-                                             to_string(c.train.precision)));
+  if (a.has_stacks() && m.d_model % m.n_heads != 0)
+    p.problem("model.n_heads", fmt::format("must divide model.d_model = {}, got {}", m.d_model, m.n_heads));
 }
 
 }  // namespace
 
 void validate_combinations(RunConfig& c, Parser& p) {
-  validate_recurrent(c, p);
-  const bool lm = c.is_lm();
-  if ((c.model.arch == Arch::transformer || c.model.arch == Arch::encoder || c.model.arch == Arch::rnn) && !lm)
-    p.problem("model.arch", fmt::format("{} needs a language-modelling dataset (fortunes|synthetic-lm), "
-                                        "got data.dataset \"{}\"", to_string(c.model.arch), to_string(c.data.dataset)));
-  if (c.model.arch == Arch::mlp && (lm || c.is_seq2seq()))
-    p.problem("model.arch", fmt::format("mlp needs a classification dataset (fashion-mnist|synthetic-classify), "
-                                        "got data.dataset \"{}\"", to_string(c.data.dataset)));
-  const bool seq2seq_model = c.model.arch == Arch::encoder_decoder || c.model.arch == Arch::rnnsearch;
-  if (seq2seq_model && !c.is_seq2seq())
-    p.problem("model.arch", fmt::format("{} needs a seq2seq dataset (gettext-de|synthetic-seq2seq), got data.dataset "
-                                        "\"{}\"", to_string(c.model.arch), to_string(c.data.dataset)));
-  if (c.is_seq2seq() && !seq2seq_model)
-    p.problem("model.arch", fmt::format("the seq2seq dataset {} needs model.arch encoder-decoder or rnnsearch, got "
-                                        "\"{}\"", to_string(c.data.dataset), to_string(c.model.arch)));
-  if (c.model.arch == Arch::encoder_decoder && !c.model.n_dec_layers) c.model.n_dec_layers = c.model.n_layers;
-  if (c.model.arch != Arch::encoder_decoder && c.model.n_dec_layers)
-    p.problem("model.n_dec_layers", fmt::format("counts the decoder blocks of an encoder-decoder, not of model.arch "
-                                                "\"{}\": leave it null", to_string(c.model.arch)));
-  if (c.model.arch == Arch::mlp && c.model.embed_norm)
-    p.problem("model.embed_norm", "the mlp has no embeddings to normalize");
-  if (c.model.arch == Arch::encoder_decoder && c.model.norm.type == NormType::batchnorm &&
+  validate_family(c, p);
+  const ArchDesc& a = arch_desc(c.model.arch);
+  if (a.allows.batch_norms && a.data() == DataKind::seq2seq && c.model.norm.type == NormType::batchnorm &&
       c.model.norm.bn_axes == BnAxes::batch)
-    p.problem("model.norm.bn_axes", "batch (per position) needs fixed-length rows; an encoder-decoder's are padded "
-                                    "to each batch's longest: use batch_time");
+    p.problem("model.norm.bn_axes", fmt::format("batch (per position) needs fixed-length rows; model.arch {}'s are "
+                                                "padded to each batch's longest: use batch_time", a.name));
   if (c.data.catalogs && c.data.dataset != DatasetKind::gettext_de)
     p.problem("data.catalogs", fmt::format("only gettext-de reads catalogs, got data.dataset \"{}\"",
                                            to_string(c.data.dataset)));
   if (c.data.dataset == DatasetKind::gettext_de && !c.data.catalogs) c.data.catalogs = default_gettext_catalogs();
-  const bool heads = c.model.arch != Arch::mlp && c.model.arch != Arch::rnn && c.model.arch != Arch::rnnsearch;
-  if (heads && c.model.d_model % c.model.n_heads != 0)
-    p.problem("model.n_heads", fmt::format("must divide model.d_model = {}, got {}", c.model.d_model, c.model.n_heads));
-  if (c.model.norm.type == NormType::deepnorm && c.model.arch != Arch::rnn &&
-      c.model.arch != Arch::rnnsearch) {  // refused above
-    if (c.model.arch == Arch::mlp) p.problem("model.norm.type", "deepnorm is a transformer residual scheme, not for mlp");
+  if (c.model.norm.type == NormType::deepnorm && a.has_stacks()) {  // elsewhere refused above
     c.model.norm.placement = Placement::post;  // the spec: deepnorm is always post, whatever placement says
-    if (c.model.arch != Arch::encoder_decoder) {  // one stack, one pair: shown resolved
+    if (a.stacks != Stacks::encoder_decoder) {  // one stack, one pair: shown resolved
       c.model.norm.alpha = c.deepnorm_alpha();
       c.model.norm.beta = c.deepnorm_beta();
     }  // encoder-decoder: a pair per stack, run --print-config shows both (deepnorm_of)
@@ -92,7 +132,7 @@ void validate_combinations(RunConfig& c, Parser& p) {
     p.problem("model.init_std", fmt::format("{} is below fp16's smallest subnormal 2^-24 = 5.96e-08: with "
                                             "train.precision fp16 nearly every initial weight would round to 0",
                                             c.model.init_std));
-  if (c.model.arch == Arch::encoder) {  // every position real at best: a padded row has fewer
+  if (a.task == Task::masked_lm) {  // every position real at best: a padded row has fewer
     const int64_t n = int64_t(c.train.batch_size) * c.data.seq_len;
     const double q = std::pow(1 - c.data.mask_prob, double(n));
     if (q >= kMaxBatchWithoutTarget)
@@ -102,8 +142,11 @@ void validate_combinations(RunConfig& c, Parser& p) {
                                               c.data.mask_prob, c.train.batch_size, c.data.seq_len, n,
                                               c.data.mask_prob, n, q, kMaxBatchWithoutTarget));
   }
-  if (c.model.norm.type == NormType::batchnorm && c.model.arch == Arch::mlp && c.train.batch_size < 2)
-    p.problem("train.batch_size", "batchnorm needs at least 2 rows per batch, got 1");
+  // a classifier's row is one position: a statistic over the batch has B values
+  if (norm_desc(c.model.norm.type).reduction == Reduction::batch && a.data() == DataKind::classification &&
+      c.train.batch_size < 2)
+    p.problem("train.batch_size",
+              fmt::format("{} needs at least 2 rows per batch, got 1", to_string(c.model.norm.type)));
 }
 
 }  // namespace nt

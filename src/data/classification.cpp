@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "config/arch.h"
 #include "config/gettext_catalogs.h"
 #include "data/dataset.h"
 
@@ -95,10 +96,10 @@ DataSizes data_sizes(const DataConfig& c) {
 
 std::unique_ptr<Dataset> make_dataset(const RunConfig& c) {
   const std::string& path = c.data.path;
-  // encoder: BERT's masked LM over the rows unshifted (data/masked_lm.cpp)
+  // a masked LM (encoder): BERT's masking over the rows unshifted (data/masked_lm.cpp)
   auto lm = [&](std::vector<std::string> docs) {
     std::unique_ptr<Dataset> data =
-        c.model.arch != Arch::encoder
+        arch_desc(c.model.arch).task != Task::masked_lm
             ? make_lm_dataset(std::move(docs), c.data)
             : make_masked_lm_dataset(make_lm_dataset(std::move(docs), c.data, /*shift=*/false), c.data.mask_prob,
                                      uint64_t(c.seed));

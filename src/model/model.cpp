@@ -1,31 +1,37 @@
-// The model families: each one's constructor and shape, in the family's own file.
+// The model families: each one's constructor and shape, in the family's own file, found through
+// the list of families (config/arch.h).
 #include "model/model.h"
 
 #include <fmt/format.h>
 
+#include "config/arch.h"
 #include "core/check.h"
 #include "model/shape.h"
 #include "norms/norms.h"
 
 namespace nt {
 
-std::unique_ptr<Model> make_transformer(const RunConfig& config, int vocab);  // transformer.cpp
-ModelShape transformer_shape(const RunConfig& config, int vocab);
-std::unique_ptr<Model> make_encoder_decoder(const RunConfig& config, int vocab);  // encoder_decoder.cpp
-ModelShape encoder_decoder_shape(const RunConfig& config, int vocab);
-std::unique_ptr<Model> make_rnn(const RunConfig& config, int vocab);  // rnn.cpp
-ModelShape rnn_shape(const RunConfig& config, int vocab);
-std::unique_ptr<Model> make_rnnsearch(const RunConfig& config, int vocab);  // rnnsearch.cpp
-ModelShape rnnsearch_shape(const RunConfig& config, int vocab);
-std::unique_ptr<Model> make_mlp(const RunConfig& config, int inputs, int classes);  // mlp.cpp
-ModelShape mlp_shape(const RunConfig& config, int inputs, int classes);
+// Every family's file defines these two (model/<id>.cpp); inputs: the vocabulary or the features.
+#define NT_DECLARE_FAMILY(id, ...)                                                      \
+  std::unique_ptr<Model> make_##id(const RunConfig& config, int inputs, int outputs); \
+  ModelShape id##_shape(const RunConfig& config, int inputs, int outputs);
+NT_FAMILIES(NT_DECLARE_FAMILY)
+#undef NT_DECLARE_FAMILY
+
+namespace {
+
+struct Family {
+  std::unique_ptr<Model> (*make)(const RunConfig& config, int inputs, int outputs);
+  ModelShape (*shape)(const RunConfig& config, int inputs, int outputs);
+};
+#define NT_FAMILY(id, ...) Family{make_##id, id##_shape},
+constexpr Family kFamilies[] = {NT_FAMILIES(NT_FAMILY)};  // in Arch's order
+#undef NT_FAMILY
+
+}  // namespace
 
 ModelShape model_shape(const RunConfig& c, int inputs, int outputs) {
-  if (c.model.arch == Arch::mlp) return mlp_shape(c, inputs, outputs);
-  if (c.model.arch == Arch::encoder_decoder) return encoder_decoder_shape(c, inputs);
-  if (c.model.arch == Arch::rnn) return rnn_shape(c, inputs);
-  if (c.model.arch == Arch::rnnsearch) return rnnsearch_shape(c, inputs);
-  return transformer_shape(c, inputs);  // transformer, encoder
+  return kFamilies[int(c.model.arch)].shape(c, inputs, outputs);
 }
 
 ModelShape model_shape(const RunConfig& c) {
@@ -34,11 +40,7 @@ ModelShape model_shape(const RunConfig& c) {
 }
 
 std::unique_ptr<Model> make_model(const RunConfig& c, int inputs, int classes) {
-  std::unique_ptr<Model> model = c.model.arch == Arch::mlp               ? make_mlp(c, inputs, classes)
-                                 : c.model.arch == Arch::encoder_decoder ? make_encoder_decoder(c, inputs)
-                                 : c.model.arch == Arch::rnn             ? make_rnn(c, inputs)
-                                 : c.model.arch == Arch::rnnsearch       ? make_rnnsearch(c, inputs)
-                                                                         : make_transformer(c, inputs);
+  std::unique_ptr<Model> model = kFamilies[int(c.model.arch)].make(c, inputs, classes);
   int64_t params = 0;  // without the alignment between them
   for (int i = 0; i < model->params().count(); ++i) params += int64_t(model->params().info(i).size());
   const int64_t described = model_shape(c, inputs, classes).params;

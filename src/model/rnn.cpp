@@ -104,7 +104,7 @@ class Rnn final : public Model {
 
 // The shape of the model above: V vocabulary, T positions, E embedding width, H state width, L
 // layers, B rows a batch, N = B T.
-ModelShape rnn_shape(const RunConfig& c, int vocab) {
+ModelShape rnn_shape(const RunConfig& c, int vocab, int) {
   const ModelConfig& m = c.model;
   const bool lstm = m.cell == RnnCell::lstm;
   const int64_t V = vocab, T = c.data.seq_len, E = m.emb_width(), H = m.d_model, L = m.n_layers;
@@ -125,6 +125,6 @@ ModelShape rnn_shape(const RunConfig& c, int vocab) {
   return s;
 }
 
-std::unique_ptr<Model> make_rnn(const RunConfig& c, int vocab) { return std::make_unique<Rnn>(c, vocab); }
+std::unique_ptr<Model> make_rnn(const RunConfig& c, int vocab, int) { return std::make_unique<Rnn>(c, vocab); }
 
 }  // namespace nt

@@ -166,7 +166,7 @@ class RnnSearch final : public Model {
 
 // The shape of the model above: V vocabulary, S source and T = S + 1 target positions at the
 // longest, E embedding width, H state width (annotations and attention 2H), B rows a batch.
-ModelShape rnnsearch_shape(const RunConfig& c, int vocab) {
+ModelShape rnnsearch_shape(const RunConfig& c, int vocab, int) {
   const ModelConfig& m = c.model;
   const int64_t V = vocab, S = c.data.max_len, T = S + 1, E = m.emb_width(), H = m.d_model, B = c.train.batch_size;
   const int64_t bias = m.bias ? 1 : 0;
@@ -192,6 +192,8 @@ ModelShape rnnsearch_shape(const RunConfig& c, int vocab) {
   return s;
 }
 
-std::unique_ptr<Model> make_rnnsearch(const RunConfig& c, int vocab) { return std::make_unique<RnnSearch>(c, vocab); }
+std::unique_ptr<Model> make_rnnsearch(const RunConfig& c, int vocab, int) {
+  return std::make_unique<RnnSearch>(c, vocab);
+}
 
 }  // namespace nt

@@ -1,0 +1,82 @@
+#include "model/blocks/stack.h"
+
+#include <string>
+
+#include "model/shape.h"
+#include "ops/ops.h"
+
+namespace nt {
+
+Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
+    : precision_(c.train.precision),
+      deepnorm_(c.model.norm.type == NormType::deepnorm),
+      beta_(s.deepnorm.beta),
+      embed_(params, 0, s.vocab, s.T, c.model.d_model, precision_, c.model.embed_norm ? &c.model.norm : nullptr,
+             s.positions, s.names.prefix, s.names.embed) {
+  const ModelConfig& m = c.model;
+  const int C = m.d_model;
+  const std::string prefix = s.names.prefix;
+  const float alpha = float(s.deepnorm.alpha);
+  auto residual = [&](int l, const char* norm, const char* place) {
+    return Residual(params, m.norm, alpha, precision_, l, prefix + norm, place, C, s.positions);
+  };
+  for (int l = 0; l < s.n; ++l)
+    blocks_.push_back(Block{
+        residual(l, "attn_norm", s.names.attn),
+        s.cross ? std::optional<Residual>(residual(l, "cross_norm", s.names.cross)) : std::nullopt,
+        residual(l, "ffn_norm", s.names.ffn),
+        Attention(params, s.self, prefix + "attn", l, C, m.n_heads, precision_, m.bias),
+        s.cross ? std::optional<Attention>(std::in_place, params, AttentionKind::cross, prefix + "cross", l, C,
+                                           m.n_heads, precision_, m.bias)
+                : std::nullopt,
+        FeedForward(params, prefix + "ffn", l, C, m.d_ff, m.activation, precision_, m.bias)});
+  if (wiring_of(m.norm) == Wiring::pre && m.final_norm)
+    final_norm_ = std::make_unique<NormSite>(params, m.norm, s.n, prefix + "final_norm", s.names.final, C, s.positions);
+}
+
+void Stack::init(ParamStore<float>& params, const ModelConfig& m, Rng& rng) {
+  const SublayerInit sublayer{m, deepnorm_, beta_};
+  embed_.init(params, m, rng);
+  for (Block& b : blocks_) {
+    b.attn_res.norm().init(params);
+    if (b.cross_res) b.cross_res->norm().init(params);
+    b.ffn_res.norm().init(params);
+    b.attn.init(params, sublayer, rng);
+    if (b.cross) b.cross->init(params, sublayer, rng);
+    b.ffn.init(params, sublayer, rng);
+  }
+  if (final_norm_) final_norm_->init(params);
+}
+
+void Stack::add_buffers(std::vector<std::vector<float>*>& out) {
+  embed_.add_buffers(out);
+  for (Block& b : blocks_) {
+    b.attn_res.norm().add_buffers(out);
+    if (b.cross_res) b.cross_res->norm().add_buffers(out);
+    b.ffn_res.norm().add_buffers(out);
+  }
+  if (final_norm_) final_norm_->add_buffers(out);
+}
+
+Tensor<float> Stack::operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask,
+                                const float* keys, std::vector<SiteCapture>& sites, const Sequence* memory) {
+  Tensor<float> x = embed_(g, tokens, B, T, mask, sites);
+  for (Block& b : blocks_) {
+    x = b.attn_res(g, x, mask, sites, [&](Tensor<float> u) { return b.attn(g, B, {u, T}, {u, T, keys}); });
+    if (b.cross)
+      x = (*b.cross_res)(g, x, mask, sites, [&](Tensor<float> u) { return (*b.cross)(g, B, {u, T}, *memory); });
+    x = b.ffn_res(g, x, mask, sites, [&](Tensor<float> u) { return b.ffn(g, u); });
+  }
+  if (final_norm_) x = cast(g, (*final_norm_)(g, x, mask, sites), precision_);
+  return x;
+}
+
+int64_t Stack::params(const ModelConfig& m, int vocab, int T, int n, bool cross) {
+  const int64_t C = m.d_model, F = m.d_ff, bias = m.bias ? 1 : 0, norm = norm_site_params(m.norm, C);
+  const int64_t attention = 4 * C * C + bias * 4 * C, ffn = 2 * C * F + bias * (F + C);  // q, k, v, out; fc1, fc2
+  const int64_t block = (cross ? 2 : 1) * attention + ffn + (cross ? 3 : 2) * norm;
+  const bool final_norm = wiring_of(m.norm) == Wiring::pre && m.final_norm;
+  return int64_t(vocab) * C + int64_t(T) * C + (m.embed_norm ? norm : 0) + n * block + (final_norm ? norm : 0);
+}
+
+}  // namespace nt
