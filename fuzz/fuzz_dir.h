@@ -1,0 +1,31 @@
+// What the run-directory targets (metrics, summary, sweep, result) share: a directory of the
+// target's own, made once per process under $TMPDIR (or /tmp), and the input written into a
+// file there, the same path every execution, for the real reader to read.
+#pragma once
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace nt_fuzz {
+
+inline const std::string& fuzz_dir(const char* target) {
+  static const std::string* dir = [target] {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string name = std::string(tmp && *tmp ? tmp : "/tmp") + "/normtool-" + target + "-fuzz-XXXXXX";
+    if (!mkdtemp(name.data())) std::abort();
+    return new std::string(name);
+  }();
+  return *dir;
+}
+
+inline void write_input(const std::string& path, const uint8_t* data, size_t size) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(data), std::streamsize(size));
+  if (!out.flush()) std::abort();
+}
+
+}  // namespace nt_fuzz
