@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "config/user_json.h"
 #include "core/errors.h"
 
 namespace nt {
@@ -38,6 +39,14 @@ bool holds(const json& v) {
     return v.is_number_integer() && (!v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t(INT64_MAX));
   else if constexpr (std::is_same_v<T, double>) return v.is_number();
   else return true;
+}
+
+// `text` as JSON by the rules of a config (config/user_json.h), the document of `file`; an
+// InputError "<file>: <problem>" when it is not.
+JsonDoc parse_text(const std::string& text, const std::string& file) {
+  UserJson parsed = parse_user_json(text);
+  if (!parsed.problem.empty()) throw InputError(fmt::format("{}: {}", file, parsed.problem));
+  return JsonDoc(std::move(parsed.value), file);
 }
 
 }  // namespace
@@ -104,16 +113,9 @@ NT_JSON_DOC_TYPE(JsonDoc)
 #undef NT_JSON_DOC_TYPE
 
 JsonDoc read_json_file(const std::string& path, int64_t max_bytes) {
-  const std::string text = read_file(path, max_bytes);
-  try {
-    JsonDoc doc(json::parse(text), path);
-    doc.expect_object();
-    return doc;
-  } catch (const json::parse_error& e) {  // "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
-    const std::string what = e.what();
-    const auto at = what.find("parse error");
-    throw InputError(fmt::format("{}: not valid JSON: {}", path, at == std::string::npos ? what : what.substr(at)));
-  }
+  JsonDoc doc = parse_text(read_file(path, max_bytes), path);
+  doc.expect_object();
+  return doc;
 }
 
 std::vector<JsonDoc> read_json_lines(const std::string& path, int64_t max_bytes) {
@@ -126,10 +128,8 @@ std::vector<JsonDoc> read_json_lines(const std::string& path, int64_t max_bytes)
     const std::string_view line(text.data() + start, end - start);
     start = end + 1;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json j = json::parse(line, nullptr, false);
     const std::string file = fmt::format("{}:{}", path, n);  // "metrics.jsonl:3", as compilers name a line
-    if (j.is_discarded()) JsonDoc(nullptr, file).fail("not valid JSON");
-    JsonDoc doc(std::move(j), file);
+    JsonDoc doc = parse_text(std::string(line), file);
     doc.expect_object();
     lines.push_back(std::move(doc));
   }

@@ -3,6 +3,9 @@
 // and type. Every mistake is an InputError (exit 2) that names the file, the key and what was
 // expected: `runs/x/summary.json: steps_completed: is "ten", expected an integer`. A hand-edited
 // or truncated file is never a library exception or a read of a key that is not there.
+// The text is parsed as a config is (config/user_json.h): nesting deeper than kMaxJsonDepth, a
+// key twice in one object or a number beyond double's range is an InputError too (a value nested
+// 100,000 deep overflowed the stack when it was copied or printed in a message).
 #pragma once
 #include <cstdint>
 #include <string>
