@@ -44,6 +44,8 @@ cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWith
   -DNORMTOOL_SANITIZE=ON -DNORMTOOL_TESTS=OFF -DNORMTOOL_BENCH=OFF >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target "${target}_fuzzer"
 mkdir -p "$crashes"
+# the run-directory targets rewrite a file every execution: in memory when the user has not chosen
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
