@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer under ASan and UBSan, one target at a time (fuzz/<target>_fuzzer.cpp): config (config
-# loading and overrides, the default), checkpoint, idx, fortunes, sbatch, mo (fuzz/CMakeLists.txt).
+# loading and overrides, the default), checkpoint, idx, fortunes, sbatch, mo, and the run-directory
+# readers metrics, summary, sweep, result (fuzz/CMakeLists.txt).
 #
 #   scripts/fuzz.sh                          config, 1,000,000 executions (about 10 minutes on 2 cores)
 #   scripts/fuzz.sh 200000                   that many
@@ -8,8 +9,9 @@
 #   scripts/fuzz.sh 1000000 --merge          and add the inputs that found new coverage to the corpus
 #
 # Installs clang, its sanitizer and fuzzer runtimes and LLVM's OpenMP when missing, builds in
-# build-fuzz/, seeds from fuzz/corpus and the configs in configs/, and writes any input that
-# fails into fuzz/crashes/ (commit it: the tests replay that directory, fuzz.Replay).
+# build-fuzz/, seeds from fuzz/corpus and the configs in configs/ (another target: its corpus),
+# and writes any input that fails into fuzz/crashes/ (another target's: fuzz/crashes-<target>/);
+# commit it: the tests replay that directory (fuzz.Replay, fuzz.Replay.<target>).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
@@ -21,8 +23,12 @@ done
 case $target in
   config) corpus=(fuzz/corpus configs configs/smoke configs/parity); extra=(-dict=fuzz/config.dict -max_len=4096) ;;
   checkpoint|idx|fortunes|sbatch|mo) corpus=("fuzz/corpus-$target"); extra=(-max_len=65536) ;;
-  *) echo "fuzz.sh: unknown target $target (config, checkpoint, idx, fortunes, sbatch, mo)" >&2; exit 2 ;;
+  metrics|summary|sweep|result) corpus=("fuzz/corpus-$target"); extra=(-dict=fuzz/run_files.dict -max_len=16384) ;;
+  *) echo "fuzz.sh: unknown target $target (config, checkpoint, idx, fortunes, sbatch, mo, metrics, summary," \
+          "sweep, result)" >&2; exit 2 ;;
 esac
+crashes=fuzz/crashes/
+[ "$target" = config ] || crashes=fuzz/crashes-$target/
 packages=(clang libclang-rt-14-dev libomp-14-dev)
 missing=()
 for p in "${packages[@]}"; do
@@ -37,11 +43,14 @@ fi
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNORMTOOL_FUZZ=ON \
   -DNORMTOOL_SANITIZE=ON -DNORMTOOL_TESTS=OFF -DNORMTOOL_BENCH=OFF >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target "${target}_fuzzer"
+mkdir -p "$crashes"
+# the run-directory targets rewrite a file every execution: in memory when the user has not chosen
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
 "build-fuzz/fuzz/${target}_fuzzer" -runs="$runs" "${extra[@]}" -timeout=10 -rss_limit_mb=4096 \
-  -artifact_prefix=fuzz/crashes/ -print_final_stats=1 "$work" "${corpus[@]}"
+  -artifact_prefix="$crashes" -print_final_stats=1 "$work" "${corpus[@]}"
 echo "fuzz: $target, $runs executions in $(( $(date +%s) - start )) s, no failure"
 if [ -n "$merge" ]; then
   "build-fuzz/fuzz/${target}_fuzzer" -merge=1 "${extra[@]}" "${corpus[0]}" "$work"

@@ -58,7 +58,7 @@ Run read_run(const std::string& dir) {
   r.config = read_json_file((fs::path(dir) / "config.json").string()).value();
   r.summary = read_summary(dir);  // the keys compare shows, checked for their types
   if (!r.summary.is_object())
-    throw UsageError(fmt::format("{}: summary.json is not a run's summary (not JSON, or nested too deep)", dir));
+    throw UsageError(fmt::format("{}: summary.json is not a run's summary (not JSON, or cut short)", dir));
   for (const LossPoint& p : read_losses(dir)) (p.val ? r.val : r.train).emplace_back(double(p.step), p.loss);
   return r;
 }

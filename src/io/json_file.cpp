@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "config/user_json.h"
 #include "core/errors.h"
 
 namespace nt {
@@ -114,26 +115,10 @@ NT_JSON_DOC_TYPE(double)
 NT_JSON_DOC_TYPE(JsonDoc)
 #undef NT_JSON_DOC_TYPE
 
-namespace {
-struct TooDeep {};
-}  // namespace
-
-json parse_json(std::string_view text, const std::string& file) {
-  // nlohmann parses without recursion but dumps, compares and flattens with it: a value nested
-  // 100,000 deep (a few hundred KB) overflowed the stack when a message showed it
-  const json::parser_callback_t depth = [](int d, json::parse_event_t, json&) {
-    if (d > kMaxRunFileDepth) throw TooDeep{};
-    return true;
-  };
-  try {
-    return json::parse(text, depth);
-  } catch (const TooDeep&) {
-    throw InputError(fmt::format("{}: not valid here: nested deeper than {} levels", file, kMaxRunFileDepth));
-  } catch (const json::parse_error& e) {  // "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
-    const std::string what = e.what();
-    const auto at = what.find("parse error");
-    throw InputError(fmt::format("{}: not valid JSON: {}", file, at == std::string::npos ? what : what.substr(at)));
-  }
+json parse_json(const std::string& text, const std::string& file) {
+  UserJson parsed = parse_user_json(text);
+  if (!parsed.problem.empty()) throw InputError(fmt::format("{}: {}", file, parsed.problem));
+  return std::move(parsed.value);
 }
 
 JsonDoc read_json_file(const std::string& path, int64_t max_bytes) {
@@ -153,7 +138,7 @@ std::vector<JsonDoc> read_json_lines(const std::string& path, int64_t max_bytes)
     start = end + 1;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const std::string file = fmt::format("{}:{}", path, n);  // "metrics.jsonl:3", as compilers name a line
-    JsonDoc doc(parse_json(line, file), file);
+    JsonDoc doc(parse_json(std::string(line), file), file);
     doc.expect_object();
     lines.push_back(std::move(doc));
   }

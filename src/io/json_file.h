@@ -3,6 +3,9 @@
 // and type. Every mistake is an InputError (exit 2) that names the file, the key and what was
 // expected: `runs/x/summary.json: steps_completed: is "ten", expected an integer`. A hand-edited
 // or truncated file is never a library exception or a read of a key that is not there.
+// The text is parsed as a config is (config/user_json.h): nesting deeper than kMaxJsonDepth, a
+// key twice in one object or a number beyond double's range is an InputError too (a value nested
+// 100,000 deep overflowed the stack when it was copied or printed in a message).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -50,12 +53,11 @@ class JsonDoc {
   JsonDoc member(std::string_view key) const;
 };
 
-// How deep a run file's JSON may nest: a run's files are 3 levels deep, a report's 4.
-inline constexpr int kMaxRunFileDepth = 64;
-
-// `text` parsed as JSON; an InputError naming `file` when it is not JSON or nests deeper than
-// kMaxRunFileDepth (nlohmann dumps and compares recursively: 100,000 levels overflowed the stack).
-nlohmann::json parse_json(std::string_view text, const std::string& file);
+// `text` parsed by the rules of a config (config/user_json.h: nesting at most kMaxJsonDepth deep,
+// no key twice, numbers within double's range, well-formed UTF-8); an InputError naming `file`
+// and the key path otherwise. nlohmann dumps and compares recursively: a value nested 100,000
+// deep overflowed the stack when a message showed it.
+nlohmann::json parse_json(const std::string& text, const std::string& file);
 
 // The file parsed as one JSON object (read_file's checks, then the parser's; an InputError with
 // the parser's position when it is not JSON, or when it is JSON but not an object).

@@ -10,6 +10,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "config/user_json.h"
 #include "core/errors.h"
 #include "core/read_file.h"
 #include "io/json_file.h"
@@ -29,16 +30,14 @@ nlohmann::json read_summary(const std::string& dir) {
   const std::string path = (fs::path(dir) / "summary.json").string();
   const std::optional<std::string> text = read_file_if_present(path, kMaxDocumentBytes);
   if (!text) return nullptr;
-  nlohmann::json s;
-  try {
-    s = parse_json(*text, path);
-  } catch (const InputError&) {  // not JSON, or nested too deep to be normtool's
-    return nullptr;
-  }
+  UserJson parsed = parse_user_json(*text);
+  if (parsed.syntax) return nullptr;  // cut short
+  if (!parsed.problem.empty()) throw InputError(fmt::format("{}: {}", path, parsed.problem));
+  nlohmann::json s = std::move(parsed.value);
   if (!s.is_object()) throw InputError(fmt::format("{}: not a JSON object", path));
   auto check = [&](const char* key, bool (*ok)(const nlohmann::json&), const char* expected) {
     if (s.contains(key) && !ok(s.at(key)))
-      throw InputError(fmt::format("{}: \"{}\" is {}, expected {}", path, key, s.at(key).dump(), expected));
+      throw InputError(fmt::format("{}: \"{}\" is {}, expected {}", path, key, describe_json(s.at(key)), expected));
   };
   check("status", [](const nlohmann::json& v) { return v.is_string(); }, "a string");
   check("steps_completed", [](const nlohmann::json& v) { return v.is_number_integer(); }, "an integer");

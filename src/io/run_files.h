@@ -32,10 +32,12 @@ struct LogSizes {
   int64_t metrics = 0, layers = 0, stats = 0, ranges = 0;
 };
 
-// <dir>/summary.json as an object; null when there is none or it does not parse (a run killed
-// before its first summary). An InputError naming the file and the key when a key that normtool
-// reads holds another JSON type (a hand-edited file): status a string, steps_completed an
-// integer, final_* and steps_per_s numbers or null, diverged a boolean.
+// <dir>/summary.json as an object; null when there is none or it is not JSON (a run killed
+// before its first summary). An InputError naming the file when it is JSON that
+// config/user_json.h refuses (nested too deep, a key twice, a number out of range) or not an
+// object, and naming the key when a key that normtool reads holds another JSON type (a
+// hand-edited file): status a string, steps_completed an integer, final_* and steps_per_s
+// numbers or null, diverged a boolean.
 nlohmann::json read_summary(const std::string& dir);
 
 // A line of <dir>/metrics.jsonl that has a loss: train or validation, and the accuracy of a
