@@ -46,6 +46,17 @@ int tiny_run(const std::string& dir) {
   return run_with(kTimeout + NORMTOOL_BINARY + " run" + kTiny + " --out \"$A\"", {dir}).exit_code;
 }
 
+// A run of the tiny config in <d>/r with checkpoints, its summary then set to "interrupted" as a
+// stopped run's is, so that `run --resume` continues it; "" when the run failed.
+std::string stopped_run(const TempDir& d) {
+  const std::string run = d / "r";
+  if (run_normtool("run" + kTiny + " --set train.checkpoint_every=2 --out " + run).exit_code != 0) return "";
+  json s = read_json(run + "/summary.json");
+  s["status"] = "interrupted";
+  write(run + "/summary.json", s.dump());
+  return run;
+}
+
 TEST(HostileFiles, GnuplotStringsCarryNoCommand) {
   EXPECT_EQ(gnuplot_string("plain"), "'plain'");
   EXPECT_EQ(gnuplot_string("a'b"), "'a''b'");
@@ -91,13 +102,8 @@ TEST(HostileFiles, ANameWithAControlCharacterOrANulIsRefused) {
 
 TEST(HostileFiles, AResumeReplacesPlantedLinksAndWritesNothingThroughThem) {
   TempDir d;
-  const std::string run = d / "r";
-  const CommandResult first = run_normtool("run" + kTiny + " --set train.checkpoint_every=2 --out " + run);
-  ASSERT_EQ(first.exit_code, 0) << first.output;
-  // make it resumable: the summary says it stopped at its checkpoint
-  json s = read_json(run + "/summary.json");
-  s["status"] = "interrupted";
-  write(run + "/summary.json", s.dump());
+  const std::string run = stopped_run(d);
+  ASSERT_FALSE(run.empty());
   const std::string victim = d / "victim";
   write(victim, "precious\n");
   for (const char* name : {"stats.tsv", "stats.gp", "stats.png", "layers.tsv", "layers.png", "ranges.gp", "loss.png"}) {
@@ -268,11 +274,8 @@ TEST(HostileFiles, AFileSizeLimitStopsTheRunWithACleanError) {
 
 TEST(HostileFiles, ResumeWithPrintConfigPrintsAndDoesNotTrain) {
   TempDir d;
-  const std::string run = d / "r";
-  ASSERT_EQ(run_normtool("run" + kTiny + " --set train.checkpoint_every=2 --out " + run).exit_code, 0);
-  json s = read_json(run + "/summary.json");
-  s["status"] = "interrupted";
-  write(run + "/summary.json", s.dump());
+  const std::string run = stopped_run(d);
+  ASSERT_FALSE(run.empty());
   const std::string metrics = read_text(run + "/metrics.jsonl");
   const CommandResult r =
       run_shell(std::string(NORMTOOL_BINARY) + " run --resume " + run + " --print-config 2>/dev/null");
@@ -350,11 +353,8 @@ TEST(HostileFiles, CompareWithAMistypedSummaryIsExit2NamingTheKey) {
 
 TEST(HostileFiles, NoFileIsWrittenThroughAHardLink) {
   TempDir d;
-  const std::string run = d / "r";
-  ASSERT_EQ(run_normtool("run" + kTiny + " --set train.checkpoint_every=2 --out " + run).exit_code, 0);
-  json s = read_json(run + "/summary.json");
-  s["status"] = "interrupted";
-  write(run + "/summary.json", s.dump());
+  const std::string run = stopped_run(d);
+  ASSERT_FALSE(run.empty());
   // a hard-linked copy (cp -al) resumed: the original's logs must not grow
   const std::string metrics = read_text(run + "/metrics.jsonl");
   ASSERT_EQ(run_shell("cp -al " + run + " " + (d / "linked")).exit_code, 0);
@@ -424,11 +424,8 @@ TEST(HostileFiles, CompareDrawsEveryCurveWhenARunHasNoneAndRefusesAnotherRunsDir
 
 TEST(HostileFiles, ASparseCheckpointIsRefusedBeforeItIsRead) {
   TempDir d;
-  const std::string run = d / "r";
-  ASSERT_EQ(run_normtool("run" + kTiny + " --set train.checkpoint_every=2 --out " + run).exit_code, 0);
-  json s = read_json(run + "/summary.json");
-  s["status"] = "interrupted";
-  write(run + "/summary.json", s.dump());
+  const std::string run = stopped_run(d);
+  ASSERT_FALSE(run.empty());
   fs::resize_file(run + "/checkpoint.bin", uintmax_t(4000) << 20);
   const CommandResult r = run_normtool("run --resume " + run);
   EXPECT_EQ(r.exit_code, 2) << r.output;
