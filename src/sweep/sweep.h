@@ -95,6 +95,9 @@ struct SlurmSubmission {
 SlurmSubmission submit_sweep(const SweepSpec& spec, const SlurmOptions& options, const std::string& binary,
                              bool submit = true);
 
+// <dir>/sweep.json, null when there is none; every key normtool reads checked for its type (an
+// InputError naming the file and the key; sweep/sweep_record.cpp).
+nlohmann::json read_sweep_json(const std::string& dir);
 // The sweep in `dir` as its sweep.json describes it (a UsageError when there is none).
 SweepSpec spec_of_directory(const std::string& dir);
 // Each job's state: completed, diverged, failed, interrupted, stopped (its process died), from
