@@ -373,6 +373,17 @@ TEST(HostileFiles, NoFileIsWrittenThroughAHardLink) {
   }
 }
 
+TEST(HostileFiles, ARefusedResumeLeavesTheDirectoryAsItWas) {
+  TempDir d;
+  const std::string run = stopped_run(d);
+  ASSERT_FALSE(run.empty());
+  fs::remove(run + "/layers.jsonl");
+  fs::create_symlink(run + "/metrics.jsonl", run + "/layers.jsonl");
+  const CommandResult r = run_normtool("run --resume " + run);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_FALSE(fs::exists(run + "/.reserve")) << "64 KiB left behind by the refusal";
+}
+
 TEST(HostileFiles, NoWriteGoesThroughALinkedSubdirectory) {
   TempDir d;
   fs::create_directories(d / "elsewhere");
@@ -395,6 +406,16 @@ TEST(HostileFiles, NoWriteGoesThroughALinkedSubdirectory) {
   EXPECT_FALSE(fs::is_symlink(sweep2 + "/0"));
   EXPECT_TRUE(fs::is_regular_file(sweep2 + "/0/summary.json"));
   EXPECT_EQ(read_text(d / "elsewhere/0/metrics.jsonl"), outside);
+  // ...and a file or a FIFO where a job's directory should be
+  fs::remove_all(sweep2 + "/0");
+  write(sweep2 + "/0", "not a directory");
+  ASSERT_EQ(::mkfifo((sweep2 + "/1.tmp").c_str(), 0644), 0);
+  fs::remove_all(sweep2 + "/1");
+  fs::rename(sweep2 + "/1.tmp", sweep2 + "/1");
+  const CommandResult third = run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep2);
+  EXPECT_EQ(third.exit_code, 0) << third.output;
+  EXPECT_TRUE(fs::is_regular_file(sweep2 + "/0/summary.json"));
+  EXPECT_TRUE(fs::is_regular_file(sweep2 + "/1/summary.json"));
   // a report's claim directory
   fs::create_directories(d / "report");
   fs::create_directory_symlink(d / "elsewhere", d / "report/E4-layernorm-standardizes");

@@ -93,7 +93,12 @@ RunFiles::RunFiles(std::string dir) : dir_(std::move(dir)) {
 
 RunFiles::RunFiles(std::string dir, const LogSizes& sizes) : dir_(std::move(dir)) {
   hold_reserve();
-  open_logs(&sizes);
+  try {
+    open_logs(&sizes);
+  } catch (...) {  // a refused resume leaves the directory as it found it
+    release_reserve();
+    throw;
+  }
 }
 
 RunFiles::~RunFiles() {

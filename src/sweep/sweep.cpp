@@ -163,8 +163,11 @@ void refuse_busy_jobs(const std::vector<SweepSpec>& specs, const std::vector<std
 }  // namespace
 
 JobPlan plan_job(SweepJob& job) {
+  // a job's directory is the sweep's own: a link is removed (never followed), and so is a file,
+  // a FIFO or a device where the directory should be; the job runs again
   std::error_code ec;
-  if (fs::is_symlink(job.dir, ec)) {  // a job's directory is the sweep's own: a link is removed, never followed
+  const fs::file_status st = fs::symlink_status(job.dir, ec);
+  if (fs::exists(st) && !fs::is_directory(st)) {
     fs::remove(job.dir, ec);
     return JobPlan::fresh;
   }
