@@ -103,14 +103,14 @@ std::vector<ModelCell> model_invariance(const RunConfig& base, const std::vector
   const auto data = make_dataset(base);
   std::vector<NormType> norms;  // every kind; deepnorm is a transformer's residual scheme
   for (NormType k : all_norm_types())
-    if (lm || k != NormType::deepnorm) norms.push_back(k);
+    if (lm || !norm_desc(k).scaled_residual) norms.push_back(k);
   std::vector<ModelCell> cells;
   for (NormType n : norms) {
     RunConfig c = base;
     c.model.norm.type = n;
     c.model.norm.eps = 0.0;
-    if (n == NormType::deepnorm) c.model.norm.placement = Placement::post;
-    const bool pre = lm && c.model.norm.placement == Placement::pre && n != NormType::deepnorm;
+    if (norm_desc(n).scaled_residual) c.model.norm.placement = Placement::post;
+    const bool pre = lm && c.model.norm.placement == Placement::pre && !norm_desc(n).scaled_residual;
     for (Transform t : transforms) {
       ModelCell cell{n, t};
       const bool data_transform = t == Transform::data_rescale || t == Transform::data_recenter ||

@@ -5,6 +5,7 @@
 // checkpoint that does not fit; 130 interrupted by SIGINT or SIGTERM (summary says
 // "interrupted", a checkpoint is written).
 #include "cli/run.h"
+#include "norms/norms.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -79,7 +80,7 @@ void warn_threads(const RunConfig& config) {
 // constants per stack (an encoder-decoder has two pairs, model.norm.alpha / beta one).
 nlohmann::json with_derived(const RunConfig& c) {
   nlohmann::json j = config_to_json(c);
-  if (c.model.norm.type != NormType::deepnorm) return j;
+  if (!norm_desc(c.model.norm.type).scaled_residual) return j;
   auto pair = [](DeepNorm d) { return nlohmann::json{{"alpha", d.alpha}, {"beta", d.beta}}; };
   const Stacks stacks = arch_desc(c.model.arch).stacks;
   if (stacks == Stacks::encoder_decoder)

@@ -47,7 +47,7 @@ void check_allowed(Parser& p, const char* key, E value, unsigned allowed, std::s
 // DeepNorm is a Transformer stack's residual scheme; a norm over the batch needs a family that allows one.
 void check_norm_type(const ArchDesc& a, NormType t, Parser& p) {
   auto allowed = [&](NormType k) {
-    return (k != NormType::deepnorm || a.has_stacks()) &&
+    return (!norm_desc(k).scaled_residual || a.has_stacks()) &&
            (a.allows.batch_norms || norm_desc(k).reduction != Reduction::batch);
   };
   if (allowed(t)) return;
@@ -55,8 +55,8 @@ void check_norm_type(const ArchDesc& a, NormType t, Parser& p) {
   for (NormType k : all_norm_types())
     if (allowed(k)) names.push_back(to_string(k));
   p.problem("model.norm.type", fmt::format("{} {}, not for model.arch {}: expected one of {}", to_string(t),
-                                           t == NormType::deepnorm ? "is a transformer residual scheme"
-                                                                   : "normalizes over the batch",
+                                           norm_desc(t).scaled_residual ? "is a transformer residual scheme"
+                                                                        : "normalizes over the batch",
                                            a.name, join_names(names)));
 }
 
@@ -110,7 +110,8 @@ void validate_family(RunConfig& c, Parser& p) {
 void validate_combinations(RunConfig& c, Parser& p) {
   validate_family(c, p);
   const ArchDesc& a = arch_desc(c.model.arch);
-  if (a.allows.batch_norms && a.data() == DataKind::seq2seq && c.model.norm.type == NormType::batchnorm &&
+  const NormDesc& norm = norm_desc(c.model.norm.type);
+  if (a.allows.batch_norms && a.data() == DataKind::seq2seq && norm.reduction == Reduction::batch &&
       c.model.norm.bn_axes == BnAxes::batch)
     p.problem("model.norm.bn_axes", fmt::format("batch (per position) needs fixed-length rows; model.arch {}'s are "
                                                 "padded to each batch's longest: use batch_time", a.name));
@@ -118,15 +119,15 @@ void validate_combinations(RunConfig& c, Parser& p) {
     p.problem("data.catalogs", fmt::format("only gettext-de reads catalogs, got data.dataset \"{}\"",
                                            to_string(c.data.dataset)));
   if (c.data.dataset == DatasetKind::gettext_de && !c.data.catalogs) c.data.catalogs = default_gettext_catalogs();
-  if (c.model.norm.type == NormType::deepnorm && a.has_stacks()) {  // elsewhere refused above
+  if (norm.scaled_residual && a.has_stacks()) {  // elsewhere refused above
     c.model.norm.placement = Placement::post;  // the spec: deepnorm is always post, whatever placement says
     if (a.stacks != Stacks::encoder_decoder) {  // one stack, one pair: shown resolved
       c.model.norm.alpha = c.deepnorm_alpha();
       c.model.norm.beta = c.deepnorm_beta();
     }  // encoder-decoder: a pair per stack, run --print-config shows both (deepnorm_of)
   }
-  if (c.model.norm.type == NormType::batchnorm && c.model.norm.impl == NormImpl::composite)
-    p.problem("model.norm.impl", "composite batchnorm keeps no running statistics: use fused");
+  if (norm.reduction == Reduction::batch && c.model.norm.impl == NormImpl::composite)
+    p.problem("model.norm.impl", fmt::format("composite {} keeps no running statistics: use fused", norm.name));
   if (c.train.precision == Precision::fp16 && c.model.init == Init::normal && c.model.init_std > 0 &&
       c.model.init_std < 0x1p-24)
     p.problem("model.init_std", fmt::format("{} is below fp16's smallest subnormal 2^-24 = 5.96e-08: with "

@@ -27,6 +27,7 @@
 #include <memory>
 
 #include "core/check.h"
+#include "norms/norms.h"
 #include "model/blocks/stack.h"
 #include "model/init.h"
 #include "model/layers.h"
@@ -51,7 +52,7 @@ class EncoderDecoder final : public Model {
                  {vocab, c.data.max_len + 1, c.model.dec_layers(), AttentionKind::causal_self, true,
                   c.deepnorm(StackRole::decoder), 1, kDecoderStackNames}) {
     const ModelConfig& m = c.model;
-    NT_CHECK(!(m.norm.type == NormType::batchnorm && m.norm.bn_axes == BnAxes::batch),
+    NT_CHECK(!(norm_desc(m.norm.type).reduction == Reduction::batch && m.norm.bn_axes == BnAxes::batch),
              "encoder-decoder: batchnorm per position needs fixed-length rows (config validation refuses it)");
     head_.declare(params_, "head", m.dec_layers(), m.d_model, vocab, m.bias);
     params_.finalize();

@@ -24,6 +24,7 @@
 #include <memory>
 
 #include "model/blocks/stack.h"
+#include "norms/norms.h"
 #include "model/init.h"
 #include "model/layers.h"
 #include "model/norm_site.h"
@@ -72,7 +73,7 @@ class Transformer final : public Model {
   // batchnorm over (B, C) per position (bn_axes batch): a statistic per position
   static int positions_of(const RunConfig& c) {
     const NormConfig& n = c.model.norm;
-    return n.type == NormType::batchnorm && n.bn_axes == BnAxes::batch ? c.data.seq_len : 1;
+    return norm_desc(n.type).reduction == Reduction::batch && n.bn_axes == BnAxes::batch ? c.data.seq_len : 1;
   }
 
   Precision precision_;

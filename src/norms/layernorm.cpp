@@ -150,6 +150,7 @@ extern const NormDesc kDeepNormDesc = {
     .f64 = {fused<double>, composite<double>},
     .invariances = kInvariances,
     .own_row = false,
+    .scaled_residual = true,
 };
 
 }  // namespace nt

@@ -13,7 +13,9 @@ Tensor<T> identity(Graph<T>&, Tensor<T> x, const NormArgs<T>&) {
   return x;
 }
 
-const NormDesc kNone = {
+}  // namespace
+
+extern const NormDesc kNoneDesc = {
     .name = "none",
     .gain = ParamShape::absent,
     .bias = ParamShape::absent,
@@ -31,22 +33,16 @@ const NormDesc kNone = {
     },
 };
 
-}  // namespace
-
-extern const NormDesc kBatchNormDesc, kLayerNormDesc, kRMSNormDesc, kDeepNormDesc, kPRMSNormDesc, kScaleNormDesc;
+#define NT_NORM_DESC_DECLARE(id, desc) extern const NormDesc desc;
+NT_NORM_TYPES(NT_NORM_DESC_DECLARE)
+#undef NT_NORM_DESC_DECLARE
 
 namespace {
-// In NormType's order.
-constexpr auto kDescs = std::to_array<const NormDesc*>({
-    &kNone,
-    &kBatchNormDesc,
-    &kLayerNormDesc,
-    &kRMSNormDesc,
-    &kDeepNormDesc,
-    &kPRMSNormDesc,
-    &kScaleNormDesc,
-});
-static_assert(kDescs.size() == std::size_t(NormType::scalenorm) + 1, "one description per NormType, the last one last");
+// In NormType's order, from the same list.
+#define NT_NORM_DESC_ADDRESS(id, desc) &desc,
+constexpr auto kDescs = std::to_array<const NormDesc*>({NT_NORM_TYPES(NT_NORM_DESC_ADDRESS)});
+#undef NT_NORM_DESC_ADDRESS
+static_assert(kDescs.size() == std::size_t(kNormTypeCount));
 constexpr auto kTypes = [] {
   std::array<NormType, kDescs.size()> t{};
   for (std::size_t i = 0; i < t.size(); ++i) t[i] = NormType(i);

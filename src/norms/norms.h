@@ -5,9 +5,10 @@
 //
 // A NormDesc is what everything else reads about a norm: NormSite its parameters' shapes and
 // initial values, the memory estimate their count, the invariance table its expected
-// invariances, apply_norm() its two functions. norms.cpp lists the descriptions in the order of
-// NormType (norm_kind.h). Adding a norm: its file (kernel + description), its composite twin in
-// composite.cpp, the declarations below, one line in norm_kind.h's enum and one in norms.cpp's list.
+// invariances, apply_norm() its two functions, the config and the models what it reduces over
+// and whether it brings its own residual wiring (DeepNorm). norms.cpp lists the descriptions in
+// the order of NormType. Adding a norm: its file (kernel + description), its composite twin in
+// composite.cpp, the declarations below, and one line in NT_NORM_TYPES (norm_kind.h).
 //
 // Reduction axes, which is what tells the norms apart:
 //   layernorm, rmsnorm,  per row (one case, one position) over its C features
@@ -152,6 +153,9 @@ struct NormDesc {
   NormFns<double> f64;
   Invariances invariances;
   bool own_row = true;             // a row of its own in the invariance table (deepnorm: LayerNorm's)
+  // Its own residual wiring, whatever model.norm.placement says: Post-LN with the residual scaled
+  // by alpha, x_{l+1} = LN(alpha x_l + f(x_l)) (DeepNorm), in a Transformer stack only.
+  bool scaled_residual = false;
 
   template <class T>
   const NormFns<T>& fns() const {

@@ -7,13 +7,13 @@
 
 #include "core/check.h"
 #include "core/parallel.h"
-#include "norms/norm_kind.h"
+#include "norms/norms.h"
 
 namespace nt {
 
 bool shards_apply(const RunConfig& c, int threads) {
   return c.train.parallel == Parallel::batch && threads >= 2 && c.train.batch_size >= 2 &&
-         c.model.norm.type != NormType::batchnorm;
+         norm_desc(c.model.norm.type).reduction != Reduction::batch;  // statistics across the rows
 }
 
 Shards::Shards(const RunConfig& c, const Dataset& data, int count)

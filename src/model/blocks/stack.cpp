@@ -1,4 +1,5 @@
 #include "model/blocks/stack.h"
+#include "norms/norms.h"
 
 #include <string>
 
@@ -9,7 +10,7 @@ namespace nt {
 
 Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
     : precision_(c.train.precision),
-      deepnorm_(c.model.norm.type == NormType::deepnorm),
+      deepnorm_(norm_desc(c.model.norm.type).scaled_residual),
       beta_(s.deepnorm.beta),
       embed_(params, 0, s.vocab, s.T, c.model.d_model, precision_, c.model.embed_norm ? &c.model.norm : nullptr,
              s.positions, s.names.prefix, s.names.embed) {
