@@ -6,25 +6,27 @@
 set -eu
 bin=$1
 esc() { sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\\&'/"; }
+# printf, never echo: dash's echo reads "\f" as a form feed, and the synopsis came out "ISUBCOMMANDR"
+line() { printf '%s\n' "$1"; }
 version=$("$bin" --version | head -n 1)
-echo ".TH NORMTOOL 1 \"\" \"$version\" \"User Commands\""
-echo ".SH NAME"
-echo "normtool \\- reproduce the claims about normalization layers, on a CPU"
-echo ".SH SYNOPSIS"
-echo ".B normtool"
-echo "\\fISUBCOMMAND\\fR [\\fIOPTIONS\\fR]"
-echo ".SH DESCRIPTION"
-echo ".nf"
+line ".TH NORMTOOL 1 \"\" \"$version\" \"User Commands\""
+line ".SH NAME"
+line "normtool \\- reproduce the claims about normalization layers, on a CPU"
+line ".SH SYNOPSIS"
+line ".B normtool"
+line "\\fISUBCOMMAND\\fR [\\fIOPTIONS\\fR]"
+line ".SH DESCRIPTION"
+line ".nf"
 "$bin" --help | esc
-echo ".fi"
+line ".fi"
 for sub in $("$bin" --help | awk '/^Subcommands:/ {on = 1; next} on && NF {print $1}'); do
-  echo ".SH \"normtool $sub\""
-  echo ".nf"
+  line ".SH \"normtool $sub\""
+  line ".nf"
   "$bin" "$sub" --help | esc
-  echo ".fi"
+  line ".fi"
 done
-echo ".SH FILES"
-echo "Configs, experiments and the documentation (config.md, data.md, usage.md, claims.md) are installed in"
-echo ".IR share/normtool/ ."
-echo ".SH EXIT STATUS"
-echo "0 success; 1 a run that failed or diverged, or an error of normtool's own; 2 bad input (usage, config, data)."
+line ".SH FILES"
+line "Configs, experiments and the documentation (config.md, data.md, usage.md, claims.md) are installed in"
+line ".IR share/normtool/ ."
+line ".SH EXIT STATUS"
+line "0 success; 1 a run that failed or diverged, or an error of normtool's own; 2 bad input (usage, config, data)."
