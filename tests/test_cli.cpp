@@ -37,7 +37,7 @@ TEST(Cli, BadConfigExits2WithOneLinePerProblem) {
                           ", got \"lyernorm\" (override)"),
             std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("train.lr: expected a number >= 0, got -1 (override)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("train.lr: expected a number >= 0, got -1 (--set)"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(d.path)) << "nothing is written before the config is valid";
 }
 

@@ -126,10 +126,15 @@ TEST(Config, BadOverridesAreNamedAsOverrides) {
 TEST(Config, DeepNormResolvesPostAndDeepNetConstants) {  // claim E8's constants, N = 12
   const RunConfig c = load_config(R"({"model": {"n_layers": 12, "norm": {"type": "deepnorm"}}})", "d.json", {});
   EXPECT_EQ(c.model.norm.placement, Placement::post);
-  // placement is ignored for deepnorm (the spec: always post), so a config written for pre still runs
-  EXPECT_EQ(load_config(R"({"model": {"norm": {"type": "deepnorm", "placement": "pre"}}})", "d.json", {})
-                .model.norm.placement,
-            Placement::post);
+  // deepnorm is always post: pre given with it is a contradiction naming both keys (docs/usage.md, Configs)
+  try {
+    load_config(R"({"model": {"norm": {"type": "deepnorm", "placement": "pre"}}})", "d.json", {});
+    ADD_FAILURE() << "deepnorm with pre was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.problems(), std::vector<std::string>{"model.norm.placement: pre contradicts model.norm.type deepnorm, "
+                                                     "which is always post (norm(alpha x + f(x))): give post or leave "
+                                                     "the placement out (d.json)"});
+  }
   EXPECT_NEAR(*c.model.norm.alpha, 2.2134, 1e-4);
   EXPECT_NEAR(*c.model.norm.beta, 0.3195, 1e-4);
   const RunConfig d = load_config(R"({"model": {"norm": {"type": "deepnorm", "alpha": 1.5}}})", "d.json", {});

@@ -25,8 +25,9 @@ struct InvarianceOptions {
   std::string transform = "all";
   std::string norm = "all";
   std::string format = "table";
-  std::string config;
-  std::vector<std::string> overrides;  // --set k=v and positional k=v, for the model level
+  std::vector<std::string> configs;    // --config, in order (run's precedence)
+  std::vector<std::string> overrides;  // positional k=v, for the model level
+  std::vector<std::string> sets;       // --set k=v, over the positional ones
   double delta = 3.0;
   int seed = 1;
   bool explain = false, geometry = false, example = false;
@@ -183,8 +184,10 @@ int run(const InvarianceOptions& o) {
   LayerSetup setup;
   setup.delta = o.delta;
   setup.seed = uint64_t(o.seed);
-  if (!o.config.empty() || !o.overrides.empty()) {
-    const RunConfig config = load_config_file(find_config(o.config), o.overrides);
+  if (!o.configs.empty() || !o.overrides.empty() || !o.sets.empty()) {
+    ConfigInputs in{{}, o.overrides, o.sets};
+    for (const std::string& f : o.configs) in.files.push_back(find_config(f));
+    const RunConfig config = load_configs(in);
     check_memory(config);  // as run does: a model too large to allocate is exit 2 with the figures
     const auto rows = model_invariance(config, transforms, o.delta);
     if (o.format == "json") {
@@ -232,8 +235,10 @@ void setup_invariance(CLI::App& app, int& exit_code) {
       ->capture_default_str()->check(CLI::Range(1e-6, 1e6));
   sub->add_option("--seed", o->seed, "seed of W, x and the transforms' random vectors")
       ->capture_default_str()->check(CLI::Range(0, 2147483647));
-  sub->add_option("-c,--config", o->config, "measure at model level: the configured model at init");
-  sub->add_option("-s,--set", o->overrides, "override a config key for the model level: --set model.norm.placement=post")
+  sub->add_option("-c,--config", o->configs, "measure at model level: the configured model at init (repeatable, as "
+                                            "for run)")
+      ->allow_extra_args(false);
+  sub->add_option("-s,--set", o->sets, "override a config key for the model level: --set model.norm.placement=post")
       ->allow_extra_args(false);
   sub->add_option("overrides", o->overrides, "config overrides as key.path=value (model level)");
   sub->add_flag("--explain", o->explain, "a one-line reason under the table for every cell");

@@ -2,6 +2,7 @@
 #include "cli/presets.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fmt/core.h>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include "config/config.h"
@@ -183,7 +185,16 @@ std::string markdown(const std::vector<Preset>& presets) {
 struct PresetsOptions {
   std::string name;
   std::string format = "table";
+  bool json = false, text = false;  // NAME: JSON only, or the config with its citations
 };
+
+// A preset as a config file of its own: the resolved config and its "_sources" (which a config
+// may carry: config.h), valid JSON and nothing else, for `presets NAME > mine.json`.
+json preset_file(const Preset& p) {
+  json j = p.config;
+  j["_sources"] = p.sources;
+  return j;
+}
 
 int run_presets(const PresetsOptions& o) {
   const std::vector<Preset> presets = load_presets();
@@ -194,6 +205,11 @@ int run_presets(const PresetsOptions& o) {
   auto it = std::find_if(presets.begin(), presets.end(), [&](const Preset& p) { return p.name == o.name; });
   if (it == presets.end())
     throw UsageError(fmt::format("unknown preset \"{}\" (known: {})", o.name, known_names(presets)));
+  if (o.json && o.text) throw UsageError("presets: --json or --text, not both");
+  if (o.json || (!o.text && !isatty(fileno(stdout)))) {
+    fmt::print("{}\n", preset_file(*it).dump(2));
+    return 0;
+  }
   fmt::print("{}\n\n{} ({})\ncode read: {}\n{}not mirrored: {}\npaper and code: {}\n", it->config.dump(2),
              it->sources.value("system", ""), it->file, it->sources.value("code", ""), cited_values(*it, "  "),
              it->sources.value("not_mirrored", "-"), it->sources.value("disagreements", "-"));
@@ -210,6 +226,9 @@ void setup_presets(CLI::App& app, int& exit_code) {
   sub->add_option("-f,--format", o->format, "table, or markdown (the generated part of docs/presets.md)")
       ->check(CLI::IsMember({"table", "markdown"}))
       ->capture_default_str();
+  sub->add_flag("--json", o->json, "with a name: the preset as JSON only, a config file of its own (the default when "
+                                   "stdout is not a terminal)");
+  sub->add_flag("--text", o->text, "with a name: its config and its citations as text, even into a pipe");
   sub->callback([o, &exit_code] { exit_code = run_presets(*o); });
 }
 

@@ -34,13 +34,14 @@ namespace nt::cli {
 namespace {
 
 struct RunOptions {
-  std::string config;
+  std::vector<std::string> configs;    // --config, in order, later files winning key by key
   std::vector<std::string> sets;       // --set key.path=value
   std::vector<std::string> positional; // key.path=value
   std::string out;
   std::string resume;                  // a run directory to continue
   bool resume_given = false;           // --resume was on the command line (even as '')
   bool print_config = false;
+  bool sources = false;                // --print-config --sources
 };
 
 // The status summary.json gives the run in dir ("" when there is none or it does not parse).
@@ -94,7 +95,7 @@ nlohmann::json with_derived(const RunConfig& c) {
 // `run --resume DIR`: the run in DIR continues from its checkpoint, with DIR/config.json.
 int resume(const RunOptions& o) {
   const std::string& dir = o.resume;
-  if (!o.config.empty() || !o.out.empty() || !o.sets.empty() || !o.positional.empty())
+  if (!o.configs.empty() || !o.out.empty() || !o.sets.empty() || !o.positional.empty())
     throw UsageError(fmt::format("--resume {}: takes no --config, --out or overrides (the run continues with its own "
                                  "config.json; start a new run to change it)", dir));
   std::error_code ec;
@@ -142,11 +143,14 @@ int resume(const RunOptions& o) {
 
 int run(const RunOptions& o) {
   if (o.resume_given) return resume(o);
-  std::vector<std::string> overrides = o.sets;
-  overrides.insert(overrides.end(), o.positional.begin(), o.positional.end());
-  const RunConfig config = load_config_file(find_config(o.config), overrides);
+  ConfigInputs in{{}, o.positional, o.sets};
+  for (const std::string& f : o.configs) in.files.push_back(find_config(f));
+  ConfigOrigins origins;
+  const RunConfig config = load_configs(in, &origins);
   if (o.print_config) {
-    fmt::print("{}\n", with_derived(config).dump(2));
+    nlohmann::json j = with_derived(config);
+    if (o.sources) j["sources"] = origins;
+    fmt::print("{}\n", j.dump(2));
     return 0;
   }
   check_memory(config);     // refused with the figures, before anything is allocated
@@ -164,14 +168,21 @@ int run(const RunOptions& o) {
 void setup_run(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* sub = app.add_subcommand("run", "Train one model from a JSON config and record the run");
-  sub->add_option("-c,--config", o->config, "JSON config file (every key has a default; see configs/)");
-  sub->add_option("-s,--set", o->sets, "override a key: --set model.norm.type=rmsnorm (value parsed as JSON)")
+  sub->footer("Precedence, later winning key by key: the defaults, each --config file in order, the positional "
+              "overrides, then --set.");
+  sub->add_option("-c,--config", o->configs, "JSON config file (every key has a default; see configs/); repeat it to "
+                                            "layer files, a later one overriding an earlier one key by key")
       ->allow_extra_args(false);
-  sub->add_option("overrides", o->positional, "overrides as key.path=value (Hydra style)");
+  sub->add_option("-s,--set", o->sets, "override a key: --set model.norm.type=rmsnorm (value parsed as JSON); wins "
+                                       "over the files and the positional overrides")
+      ->allow_extra_args(false);
+  sub->add_option("overrides", o->positional, "overrides as key.path=value (Hydra style), over the files");
   sub->add_option("-o,--out", o->out, "run directory (default runs/<name>-<YYYYmmdd-HHMMSS>)");
   CLI::Option* resume_option = sub->add_option("--resume", o->resume,
                   "continue the stopped run in this directory from its checkpoint (train.checkpoint_every)");
   sub->add_flag("--print-config", o->print_config, "print the resolved config (with \"derived\": the DeepNorm constants it resolves to) and exit");
+  sub->add_flag("--sources", o->sources, "with --print-config: add \"sources\", where each key that is not a default "
+                                         "got its value (a file, \"override\" or \"--set\")");
   sub->callback([o, resume_option, &exit_code] {
     o->resume_given = resume_option->count() > 0;
     exit_code = run(*o);

@@ -285,45 +285,98 @@ ConfigError::ConfigError(std::vector<std::string> problems)
       }()),
       problems_(std::move(problems)) {}
 
-RunConfig load_config(const std::string& text, const std::string& source, const std::vector<std::string>& overrides) {
+namespace {
+
+// A layer of a config: a file's JSON or the overrides of one kind, and what its errors name.
+struct Layer {
+  json value;
+  std::string source;
+};
+
+// A config file's text as a layer; its problem, if any, goes to `problems`.
+std::optional<Layer> file_layer(const std::string& text, const std::string& source, std::vector<std::string>& problems) {
   UserJson parsed = parse_user_json(text);
-  if (!parsed.problem.empty())
-    throw ConfigError({parsed.syntax ? fmt::format("{}: {}", source, parsed.problem)
-                                     : fmt::format("{} ({})", parsed.problem, source)});
+  if (!parsed.problem.empty()) {
+    problems.push_back(parsed.syntax ? fmt::format("{}: {}", source, parsed.problem)
+                                     : fmt::format("{} ({})", parsed.problem, source));
+    return std::nullopt;
+  }
   json& user = parsed.value;
-  if (!user.is_object()) throw ConfigError({fmt::format("{}: expected a JSON object at the top", source)});
+  if (!user.is_object()) {
+    problems.push_back(fmt::format("{}: expected a JSON object at the top", source));
+    return std::nullopt;
+  }
   // "_sources" at the top is a config's citations (configs/presets/, cli/presets.h): never read as config
   if (auto it = user.find("_sources"); it != user.end()) {
-    if (!it->is_object())
-      throw ConfigError({fmt::format("_sources: expected an object of citations, got {} ({})", describe(*it), source)});
+    if (!it->is_object()) {
+      problems.push_back(fmt::format("_sources: expected an object of citations, got {} ({})", describe(*it), source));
+      return std::nullopt;
+    }
     user.erase(it);
   }
+  return Layer{std::move(user), source};
+}
 
-  RunConfig c;
-  auto fields = fields_of(c);
-  Parser parser(fields, source);
+// The overrides of one kind ("override", "--set") as a layer, a later one of a key winning.
+Layer override_layer(const std::vector<std::string>& overrides, const std::string& kind,
+                     std::vector<std::string>& problems) {
+  Layer layer{json::object(), kind};
   for (const auto& o : overrides) {
     std::string path;
-    if (auto err = apply_override(user, o, path)) parser.problems().push_back(*err);
-    else parser.override_path(path);
+    if (auto err = apply_override(layer.value, o, path, kind)) problems.push_back(*err);
   }
-  parser.walk(user, "");
+  return layer;
+}
+
+// The layers walked in order over the defaults, then the checks across keys.
+RunConfig resolve(const std::vector<Layer>& layers, std::vector<std::string> problems, const std::string& name_source,
+                  ConfigOrigins* origins) {
+  RunConfig c;
+  auto fields = fields_of(c);
+  Parser parser(fields);
+  parser.problems() = std::move(problems);  // an override that is not key.path=value, then the keys' own
+  for (const Layer& l : layers) parser.walk(l.value, l.source);
   if (parser.problems().empty()) validate_combinations(c, parser);
   if (!parser.problems().empty()) throw ConfigError(parser.problems());
-  if (c.name.empty()) c.name = name_from_file(source);
+  if (c.name.empty()) c.name = name_source.empty() ? "run" : name_from_file(name_source);
+  if (origins) *origins = parser.origins();
   return c;
 }
 
-RunConfig load_config_file(const std::string& path, const std::vector<std::string>& overrides) {
-  if (path.empty()) return load_config("{}", "run", overrides);
-  std::string text;
+std::string read_config_file(const std::string& path) {
   try {
-    text = read_file(path, kMaxDocumentBytes);  // a FIFO or /dev/zero is refused, not read forever
+    return read_file(path, kMaxDocumentBytes);  // a FIFO or /dev/zero is refused, not read forever
   } catch (const InputError& e) {  // "<path>: <why>"
     const std::string what = e.what(), why = what.rfind(path + ": ", 0) == 0 ? what.substr(path.size() + 2) : what;
     throw ConfigError({fmt::format("{}: cannot read the config file: {}", path, why)});
   }
-  return load_config(text, path, overrides);
+}
+
+}  // namespace
+
+RunConfig load_config(const std::string& text, const std::string& source, const std::vector<std::string>& overrides) {
+  std::vector<std::string> problems;
+  std::vector<Layer> layers;
+  if (auto l = file_layer(text, source, problems)) layers.push_back(std::move(*l));
+  if (!problems.empty()) throw ConfigError(problems);  // the file's own problem first, alone
+  layers.push_back(override_layer(overrides, "override", problems));
+  return resolve(layers, problems, source, nullptr);
+}
+
+RunConfig load_config_file(const std::string& path, const std::vector<std::string>& overrides) {
+  if (path.empty()) return load_configs({{}, overrides, {}});
+  return load_config(read_config_file(path), path, overrides);
+}
+
+RunConfig load_configs(const ConfigInputs& in, ConfigOrigins* origins) {
+  std::vector<std::string> problems;
+  std::vector<Layer> layers;
+  for (const std::string& f : in.files)
+    if (auto l = file_layer(read_config_file(f), f, problems)) layers.push_back(std::move(*l));
+  if (!problems.empty()) throw ConfigError(problems);
+  layers.push_back(override_layer(in.overrides, "override", problems));
+  layers.push_back(override_layer(in.sets, "--set", problems));
+  return resolve(layers, problems, in.files.empty() ? "" : in.files.back(), origins);
 }
 
 json config_to_json(const RunConfig& config) {

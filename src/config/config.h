@@ -3,6 +3,7 @@
 // enum strings and out-of-range values are all reported at once as a ConfigError, before
 // anything runs. config_to_json() gives the resolved config, every default filled in.
 #pragma once
+#include <map>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -189,6 +190,18 @@ class ConfigError : public InputError {
 // An empty name becomes the source's stem. load_config_file("") gives the defaults, named "run".
 RunConfig load_config(const std::string& text, const std::string& source, const std::vector<std::string>& overrides);
 RunConfig load_config_file(const std::string& path, const std::vector<std::string>& overrides);
+
+// What a command line composes a config from, in the order of precedence, later winning key by
+// key (docs/usage.md): the files in order (a preset, then one's own), then the positional
+// overrides, then --set. An empty name becomes the last file's stem ("run" with no file).
+struct ConfigInputs {
+  std::vector<std::string> files;
+  std::vector<std::string> overrides;  // positional key.path=value
+  std::vector<std::string> sets;       // --set key.path=value
+};
+// Where each key that is not a default got its value: a file's path, "override" or "--set".
+using ConfigOrigins = std::map<std::string, std::string>;
+RunConfig load_configs(const ConfigInputs& in, ConfigOrigins* origins = nullptr);
 
 nlohmann::json config_to_json(const RunConfig& config);
 

@@ -24,32 +24,45 @@ struct Field {
   void means(std::string text) { meaning = std::move(text); }
 };
 
-// Sets the fields from a user's JSON, collecting every problem with its key path and where it
-// came from (the file, or "override"); an unknown key gets the nearest known one as a suggestion.
+// Sets the fields from a user's JSON, one layer after another (the files, then the overrides:
+// config.h's ConfigInputs), later layers winning key by key. Every problem is collected with its
+// key path and where it came from; an unknown key gets the nearest known one as a suggestion.
 class Parser {
  public:
-  Parser(std::vector<Field>& fields, std::string source);
+  explicit Parser(std::vector<Field>& fields);
 
-  void override_path(const std::string& path) { overridden_.insert(path); }
+  // Sets the keys of one layer, each recorded as coming from `source` (a file, "override", "--set").
+  void walk(const nlohmann::json& layer, const std::string& source);
+  // A problem of `path`: while a layer is walked, blamed on that layer; after (validate.cpp), on
+  // the layers that set `path` and the keys `what` names ("default" for a key none set).
   void problem(const std::string& path, const std::string& what);
   std::vector<std::string>& problems() { return problems_; }
-
-  void walk(const nlohmann::json& node, const std::string& prefix);
+  // The layer that set `path`, "" when none did (its value is the default).
+  std::string origin(const std::string& path) const;
+  const std::map<std::string, std::string>& origins() const { return origins_; }
+  // The place of that layer in the order of precedence (0 the first file), -1 for a default.
+  int layer(const std::string& path) const;
 
  private:
+  void walk_object(const nlohmann::json& node, const std::string& prefix);
   std::string suggestion(const std::string& prefix, const std::string& key) const;
+  std::string blame(const std::string& path, const std::string& what) const;
 
-  std::string source_;
+  std::string walking_;  // the source of the layer being walked, "" after
   std::map<std::string, Field*> leaves_;
   std::set<std::string> objects_;
-  std::set<std::string> overridden_;
+  std::map<std::string, std::string> origins_;
+  std::map<std::string, int> layers_;
+  int walked_ = 0;  // layers walked so far
   std::vector<std::string> problems_;
 };
 
 // Puts an override "a.b.c=value" into the config JSON; the walk validates it like file keys.
 // The value is JSON when it parses as JSON, else a plain string (model.norm.type=rmsnorm).
-// Returns the problem, if any; `path` gets the override's key path.
-std::optional<std::string> apply_override(nlohmann::json& root, const std::string& text, std::string& path);
+// Returns the problem, if any, naming the override as `kind` ("override", "--set"); `path` gets
+// the override's key path.
+std::optional<std::string> apply_override(nlohmann::json& root, const std::string& text, std::string& path,
+                                          const std::string& kind = "override");
 
 struct RunConfig;
 // The checks across keys (validate.cpp), after every key parsed without a problem.

@@ -26,6 +26,9 @@ UserJson parse_user_json(const std::string& text);
 // Whether `s` is well-formed UTF-8 (what JSON strings must be).
 bool valid_utf8(std::string_view s);
 
+// Levenshtein distance, for the did-you-mean of an unknown key or a missing config file.
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
 // A JSON value in one short line for an error message: scalars as JSON (at most 40
 // characters), objects and arrays by their size, never recursively.
 std::string describe_json(const nlohmann::json& v);

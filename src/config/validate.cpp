@@ -120,7 +120,16 @@ void validate_combinations(RunConfig& c, Parser& p) {
                                            to_string(c.data.dataset)));
   if (c.data.dataset == DatasetKind::gettext_de && !c.data.catalogs) c.data.catalogs = default_gettext_catalogs();
   if (norm.scaled_residual && a.has_stacks()) {  // elsewhere refused above
-    c.model.norm.placement = Placement::post;  // the spec: deepnorm is always post, whatever placement says
+    // The spec: deepnorm is always post. A placement left out resolves to it, and so does the pre of
+    // a layer before the one that chose deepnorm (a file's pre, model.norm.type=deepnorm after it);
+    // pre given with deepnorm or after it is a contradiction.
+    const int placement_layer = p.layer("model.norm.placement");
+    if (c.model.norm.placement == Placement::pre && placement_layer >= 0 &&
+        placement_layer >= p.layer("model.norm.type"))
+      p.problem("model.norm.placement", fmt::format("pre contradicts model.norm.type {}, which is always post "
+                                                    "(norm(alpha x + f(x))): give post or leave the placement out",
+                                                    norm.name));
+    c.model.norm.placement = Placement::post;
     if (a.stacks != Stacks::encoder_decoder) {  // one stack, one pair: shown resolved
       c.model.norm.alpha = c.deepnorm_alpha();
       c.model.norm.beta = c.deepnorm_beta();

@@ -1,5 +1,9 @@
 #include "io/paths.h"
 
+#include "config/config.h"
+#include "config/user_json.h"
+
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -34,15 +38,40 @@ std::string data_dir() {
 
 std::string config_path(const std::string& name) { return (fs::path(data_dir()) / "configs" / name).string(); }
 
+namespace {
+
+// " (did you mean configs/lm-tiny.json?)" for the data directory's config nearest `path`, spelt
+// as `path` is (with or without configs/); "" when none is near.
+std::string nearest_config(const std::string& path) {
+  const fs::path root = fs::path(data_dir()) / "configs";
+  const std::string given = path.starts_with("./") ? path.substr(2) : path;
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(2, given.size() / 4) + 1;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec) || it->path().extension() != ".json") continue;
+    const std::string rel = fs::relative(it->path(), root, ec).string();
+    for (const std::string& name : {"configs/" + rel, rel})
+      if (const std::size_t d = edit_distance(given, name); d < best_d) best_d = d, best = name;
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean {}?)", best);
+}
+
+}  // namespace
+
 std::string find_config(const std::string& path) {
   std::error_code ec;
-  if (path.empty() || fs::exists(path, ec) || fs::path(path).is_absolute()) return path;
+  if (path.empty() || fs::exists(path, ec)) return path;
+  std::string hint;
   try {
-    for (const fs::path& p : {fs::path(data_dir()) / path, fs::path(data_dir()) / "configs" / path})
-      if (fs::is_regular_file(p, ec)) return p.string();
-  } catch (const std::runtime_error&) {  // no data directory: the path as given, and its error
+    if (!fs::path(path).is_absolute())
+      for (const fs::path& p : {fs::path(data_dir()) / path, fs::path(data_dir()) / "configs" / path})
+        if (fs::is_regular_file(p, ec)) return p.string();
+    hint = nearest_config(path);
+  } catch (const std::runtime_error&) {  // no data directory: nothing to suggest
   }
-  return path;
+  throw ConfigError({fmt::format("{}: cannot read the config file: No such file or directory{}", path, hint)});
 }
 
 std::string timestamp() {

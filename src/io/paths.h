@@ -14,7 +14,8 @@ std::string data_dir();                            // throws std::runtime_error 
 std::string config_path(const std::string& name);  // <data dir>/configs/<name>
 // A --config argument: the path as given when it exists, else the same path under the data
 // directory, else under its configs/ ("configs/lm-tiny.json" and "lm-tiny.json" work from any
-// directory); failing all, the path as given (whose error names it).
+// directory); failing all, a ConfigError that names the path and the nearest config of the data
+// directory ("configs/lm-tny.json" -> did you mean configs/lm-tiny.json?).
 std::string find_config(const std::string& path);
 std::string timestamp();                           // local time, YYYYmmdd-HHMMSS
 std::string default_run_dir(const std::string& name);  // runs/<name>-<timestamp>
