@@ -69,13 +69,13 @@ TEST(HostileInput, NumberOutOfRangeNamesTheKey) {
   fs::create_directories(d.path);
   std::ofstream(d / "c.json") << R"({"train": {"lr": 1e999}})";
   expect_refused(run_normtool("run --config " + (d / "c.json")), "train.lr: the number 1e999 is out of range");
-  expect_refused(run_normtool("run --set train.lr=-1e400"), "override \"train.lr\": the number -1e400 is out of range");
+  expect_refused(run_normtool("run --set train.lr=-1e400"), "--set \"train.lr\": the number -1e400 is out of range");
 }
 
 TEST(HostileInput, InvalidUtf8IsRefusedBeforeTheRunDirectory) {
   TempDir d;
   // the shell is sh: printf writes the bytes
-  expect_refused(run_normtool("run --set \"$(printf 'train.lr=\\200')\""), "override \"train.lr=\xEF\xBF\xBD\": not valid UTF-8");
+  expect_refused(run_normtool("run --set \"$(printf 'train.lr=\\200')\""), "--set \"train.lr=\xEF\xBF\xBD\": not valid UTF-8");
   expect_refused(run_normtool("run " + kTiny + "--set \"$(printf 'name=bad\\377')\" --out " + (d / "run")),
                  "not valid UTF-8", d / "run");
 }
@@ -84,7 +84,7 @@ TEST(HostileInput, InvalidUtf8IsRefusedBeforeTheRunDirectory) {
 
 TEST(HostileInput, IntegersBeyondIntAreRefusedNotWrapped) {
   expect_refused(run_normtool("run --set train.steps=3e9"),
-                 "train.steps: expected an integer >= 1 and <= 2147483647, got 3000000000.0 (override)");
+                 "train.steps: expected an integer >= 1 and <= 2147483647, got 3000000000.0 (--set)");
   expect_refused(run_normtool("run --set train.warmup_steps=1e10"), "train.warmup_steps: expected an integer");
   expect_refused(run_normtool("run --set train.eval_batches=1e10"), "train.eval_batches: expected an integer");
 }
@@ -330,7 +330,7 @@ TEST(HostileInput, UnknownSubcommandIsNamed) {
 }
 
 TEST(HostileInput, ProblemsInsideAnOverriddenObjectAreBlamedOnTheOverride) {
-  expect_refused(run_normtool("run --set 'train={\"lr\": \"x\"}'"), "train.lr: expected a number >= 0, got \"x\" (override)");
+  expect_refused(run_normtool("run --set 'train={\"lr\": \"x\"}'"), "train.lr: expected a number >= 0, got \"x\" (--set)");
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ double initial_loss(const RunConfig& c) { return Session(c).step().loss; }
 TEST(Train, InitialLossIsLogOfTheVocabulary) {
   for (NormType n : {NormType::none, NormType::batchnorm, NormType::layernorm, NormType::rmsnorm, NormType::deepnorm})
     for (Placement p : {Placement::pre, Placement::post}) {
+      if (n == NormType::deepnorm && p == Placement::pre) continue;  // always post: pre given with it is refused
       SCOPED_TRACE(std::string(to_string(n)) + "-" + to_string(p));
       EXPECT_NEAR(initial_loss(tiny_lm(n, p)), std::log(256.0), 0.05);
     }
