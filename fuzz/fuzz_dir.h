@@ -8,10 +8,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+
+#include "core/errors.h"
 
 namespace nt_fuzz {
 
@@ -35,6 +39,27 @@ inline void write_input(const std::string& path, const uint8_t* data, size_t siz
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data), std::streamsize(size));
   if (!out.flush()) std::abort();
+}
+
+// A finding: said on stderr, then abort (libFuzzer keeps the input).
+[[noreturn]] inline void fail(const char* target, const std::string& why) {
+  std::fprintf(stderr, "%s_fuzzer: %s\n", target, why.c_str());
+  std::abort();
+}
+
+// What `read()` returns, or nullopt when it refused the input with an InputError whose message
+// holds `names` (the file or the directory); any other exception is a finding.
+template <class Read>
+auto read_or_refuse(const char* target, const std::string& names, Read read) -> std::optional<decltype(read())> {
+  try {
+    return read();
+  } catch (const nt::InputError& e) {
+    if (std::string(e.what()).find(names) == std::string::npos)
+      fail(target, std::string("an error that does not name ") + names + ": " + e.what());
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    fail(target, std::string("not an InputError: ") + e.what());
+  }
 }
 
 }  // namespace nt_fuzz

@@ -19,19 +19,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string& dir = nt_fuzz::fuzz_dir("metrics");
   nt_fuzz::write_input(dir + "/metrics.jsonl", data, size);
-  std::vector<nt::LossPoint> points;
-  try {
-    points = nt::read_losses(dir);
-  } catch (const nt::InputError& e) {
-    if (std::string(e.what()).find(dir + "/metrics.jsonl") == std::string::npos) {
-      std::fprintf(stderr, "metrics_fuzzer: an error that does not name the file: %s\n", e.what());
-      std::abort();
-    }
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "metrics_fuzzer: not an InputError: %s\n", e.what());
-    std::abort();
-  }
+  const auto read = nt_fuzz::read_or_refuse("metrics", dir + "/metrics.jsonl", [&] { return nt::read_losses(dir); });
+  if (!read) return 0;
+  const std::vector<nt::LossPoint>& points = *read;
   std::size_t lines = 0;
   for (size_t i = 0; i < size; ++i) lines += data[i] == '\n';
   if (points.size() > lines) std::abort();

@@ -19,13 +19,6 @@
 #include "core/errors.h"
 #include "fuzz_dir.h"
 
-namespace {
-[[noreturn]] void fail(const std::string& why) {
-  std::fprintf(stderr, "result_fuzzer: %s\n", why.c_str());
-  std::abort();
-}
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string& dir = nt_fuzz::fuzz_dir("result");
   const nt::Claim& claim = nt::all_claims().front();
@@ -33,25 +26,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool made = std::filesystem::create_directories(std::filesystem::path(file).parent_path());
   (void)made;
   nt_fuzz::write_input(file, data, size);
-  std::vector<std::pair<const nt::Claim*, nt::ClaimResult>> results;
-  try {
-    results = nt::load_results(dir);
-  } catch (const nt::InputError& e) {
-    if (std::string(e.what()).find(file) == std::string::npos)
-      fail(std::string("an error that does not name the file: ") + e.what());
-    return 0;
-  } catch (const std::exception& e) {
-    fail(std::string("not an InputError: ") + e.what());
-  }
-  if (results.size() > 1 || (results.size() == 1 && results[0].first != &claim)) fail("a result not of the file's claim");
+  const auto read = nt_fuzz::read_or_refuse("result", file, [&] { return nt::load_results(dir); });
+  if (!read) return 0;
+  const auto& results = *read;
+  if (results.size() > 1 || (results.size() == 1 && results[0].first != &claim)) nt_fuzz::fail("result", "a result not of the file's claim");
   for (const auto& [c, r] : results)
     for (const nt::Measure& m : r.measures)
       for (double v : m.values)
-        if (std::isinf(v)) fail("an infinite value in " + m.name);
+        if (std::isinf(v)) nt_fuzz::fail("result", "an infinite value in " + m.name);
   try {
     nt::write_report(dir, results);
   } catch (const std::exception& e) {
-    fail(std::string("write_report failed on an accepted result: ") + e.what());
+    nt_fuzz::fail("result", std::string("write_report failed on an accepted result: ") + e.what());
   }
   return 0;
 }

@@ -19,33 +19,19 @@
 #include "fuzz_dir.h"
 #include "io/run_files.h"
 
-namespace {
-[[noreturn]] void fail(const std::string& why) {
-  std::fprintf(stderr, "summary_fuzzer: %s\n", why.c_str());
-  std::abort();
-}
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string& dir = nt_fuzz::fuzz_dir("summary");
   nt_fuzz::write_input(dir + "/summary.json", data, size);
-  nlohmann::json s;
-  try {
-    s = nt::read_summary(dir);
-  } catch (const nt::InputError& e) {
-    if (std::string(e.what()).find(dir + "/summary.json") == std::string::npos)
-      fail(std::string("an error that does not name the file: ") + e.what());
-    return 0;
-  } catch (const std::exception& e) {
-    fail(std::string("not an InputError: ") + e.what());
-  }
+  const auto read = nt_fuzz::read_or_refuse("summary", dir + "/summary.json", [&] { return nt::read_summary(dir); });
+  if (!read) return 0;
+  const nlohmann::json& s = *read;
   if (s.is_null()) return 0;
-  if (!s.is_object()) fail("accepted, and not an object");
-  if (s.contains("status") && !s["status"].is_string()) fail("accepted with a status that is not a string");
+  if (!s.is_object()) nt_fuzz::fail("summary", "accepted, and not an object");
+  if (s.contains("status") && !s["status"].is_string()) nt_fuzz::fail("summary", "accepted with a status that is not a string");
   if (s.contains("steps_completed") && !s["steps_completed"].is_number_integer())
-    fail("accepted with a steps_completed that is not an integer");
-  if (s.contains("diverged") && !s["diverged"].is_boolean()) fail("accepted with a diverged that is not a boolean");
+    nt_fuzz::fail("summary", "accepted with a steps_completed that is not an integer");
+  if (s.contains("diverged") && !s["diverged"].is_boolean()) nt_fuzz::fail("summary", "accepted with a diverged that is not a boolean");
   for (const char* k : {"final_train_loss", "final_val_loss", "final_val_acc", "steps_per_s"})
-    if (s.contains(k) && !s[k].is_number() && !s[k].is_null()) fail(std::string("accepted with a ") + k + " of another type");
+    if (s.contains(k) && !s[k].is_number() && !s[k].is_null()) nt_fuzz::fail("summary", std::string("accepted with a ") + k + " of another type");
   return 0;
 }

@@ -17,36 +17,22 @@
 #include "fuzz_dir.h"
 #include "sweep/sweep.h"
 
-namespace {
-[[noreturn]] void fail(const std::string& why) {
-  std::fprintf(stderr, "sweep_fuzzer: %s\n", why.c_str());
-  std::abort();
-}
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string& dir = nt_fuzz::fuzz_dir("sweep");
   nt_fuzz::write_input(dir + "/sweep.json", data, size);
-  nt::SweepSpec spec;
-  try {
-    spec = nt::spec_of_directory(dir);
-  } catch (const nt::InputError& e) {
-    if (std::string(e.what()).find(dir) == std::string::npos)
-      fail(std::string("an error that names neither the directory nor the file: ") + e.what());
-    return 0;
-  } catch (const std::exception& e) {
-    fail(std::string("not an InputError: ") + e.what());
-  }
+  const auto read = nt_fuzz::read_or_refuse("sweep", dir, [&] { return nt::spec_of_directory(dir); });
+  if (!read) return 0;
+  const nt::SweepSpec& spec = *read;
   // accepted: the file is JSON (comments allowed), and the spec is what it says
   const nlohmann::json doc = nlohmann::json::parse(data, data + size, nullptr, false, true);
-  if (!doc.is_object()) fail("accepted, and not a JSON object");
+  if (!doc.is_object()) nt_fuzz::fail("sweep", "accepted, and not a JSON object");
   if (spec.out != dir || spec.config != doc["config"] || spec.threads_per_job != doc["threads_per_job"])
-    fail("the directory, config or threads_per_job is not the file's");
-  if (nlohmann::json(spec.fixed) != doc["fixed"]) fail("the fixed overrides are not the file's");
+    nt_fuzz::fail("sweep", "the directory, config or threads_per_job is not the file's");
+  if (nlohmann::json(spec.fixed) != doc["fixed"]) nt_fuzz::fail("sweep", "the fixed overrides are not the file's");
   const nlohmann::json& grid = doc["grid"];
-  if (spec.axes.size() != grid.size()) fail("not the file's number of axes");
+  if (spec.axes.size() != grid.size()) nt_fuzz::fail("sweep", "not the file's number of axes");
   for (std::size_t i = 0; i < spec.axes.size(); ++i)
     if (spec.axes[i].key != grid[i]["key"] || nlohmann::json(spec.axes[i].values) != grid[i]["values"])
-      fail("axis " + std::to_string(i) + " is not the file's");
+      nt_fuzz::fail("sweep", "axis " + std::to_string(i) + " is not the file's");
   return 0;
 }
