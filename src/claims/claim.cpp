@@ -1,63 +1,116 @@
 #include "claims/claim.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "config/config.h"
+#include "config/describe.h"
+#include "io/paths.h"
 
 namespace nt {
 
 std::string ClaimContext::seeds_axis() const { return fmt::format("seed={}", fmt::join(seeds, ",")); }
 
-namespace {
-
-Measure measure(std::string name, const std::vector<double>& values, std::string criterion) {
-  Measure m;
-  m.name = std::move(name);
-  m.values = values;
-  m.interval = mean_interval(values);
-  m.criterion = std::move(criterion);
-  return m;
-}
-
-}  // namespace
-
-Measure measure_at_least(std::string name, const std::vector<double>& values, double threshold) {
-  Measure m = measure(std::move(name), values, fmt::format(">= {:g}", threshold));
-  m.verdict = at_least(m.interval, threshold);
-  return m;
-}
-
-Measure measure_at_most(std::string name, const std::vector<double>& values, double threshold) {
-  Measure m = measure(std::move(name), values, fmt::format("<= {:g}", threshold));
-  m.verdict = at_most(m.interval, threshold);
-  return m;
-}
-
-Measure measure_within(std::string name, const std::vector<double>& values, double lo, double hi) {
-  Measure m = measure(std::move(name), values, fmt::format("in [{:g}, {:g}]", lo, hi));
-  m.verdict = all_of({at_least(m.interval, lo), at_most(m.interval, hi)});
-  return m;
-}
-
-Measure measure_nonzero(std::string name, const std::vector<double>& values) {
-  Measure m = measure(std::move(name), values, "!= 0");
-  const bool excludes_zero = m.interval.lo > 0 || m.interval.hi < 0;  // false when NaN
-  m.verdict = excludes_zero ? ClaimVerdict::pass : ClaimVerdict::inconclusive;
-  return m;
-}
-
-Measure measure_reported(std::string name, const std::vector<double>& values, std::string group) {
-  return Measure{std::move(name), values, {}, mean_interval(values), "-", ClaimVerdict::inconclusive, std::move(group)};
-}
-
-Measure in_group(Measure m, std::string group) {
-  m.group = std::move(group);
+Measure measure_of(std::string name, const std::vector<double>& values, const Criterion& criterion, std::string group) {
+  Measure m{std::move(name), values, {}, mean_interval(values), text(criterion), {}, std::move(group)};
+  m.verdict = decide(criterion, m.interval);
   return m;
 }
 
 ClaimVerdict verdict_of(const std::vector<Measure>& measures) {
   std::vector<ClaimVerdict> v;
   for (const Measure& m : measures)
-    if (m.group.empty()) v.push_back(m.verdict);
+    if (m.group.empty() && !m.precondition) v.push_back(m.verdict);
   return all_of(v);
+}
+
+std::string criterion_text(const Claim& c) {
+  if (c.run) return c.criterion;
+  if (c.report) return "none: a report (REPORT), every figure with its interval over seeds";
+  std::vector<std::string> parts, pre;
+  for (const MeasureSpec& m : c.measures)
+    if (m.group.empty() && decides(m.criterion))
+      (m.precondition ? pre : parts).push_back(fmt::format("{} {}", m.name, text(m.criterion)));
+  std::string s = fmt::format("{}", fmt::join(parts, "; and "));
+  if (!pre.empty()) s += fmt::format("; precondition: {}", fmt::join(pre, "; "));
+  return s;
+}
+
+namespace {
+
+// What a setup paragraph leaves out: how often a run logs and evaluates, not what it trains
+bool plumbing(const std::string& kv) {
+  for (const char* k : {"train.log_every=", "train.eval_every=", "train.stats_every=", "train.eval_batches=",
+                        "train.checkpoint_every="})
+    if (kv.starts_with(k)) return true;
+  return false;
+}
+
+std::vector<std::string> shown(const std::vector<std::string>& overrides, const std::vector<std::string>& except = {}) {
+  std::vector<std::string> out;
+  for (const std::string& kv : overrides)
+    if (!plumbing(kv) && std::find(except.begin(), except.end(), kv) == except.end()) out.push_back("`" + kv + "`");
+  return out;
+}
+
+// A setting in words: the first of its config described whole from the resolved config, a later
+// one as what it changes
+std::string setting_text(const Setting& s, const Setting* like) {
+  std::string text = fmt::format("**{}**{}: ", s.name, s.group.empty() ? "" : " (" + s.group + ")");
+  if (like) {
+    text += fmt::format("as {}", like->name);
+    if (const auto o = shown(s.overrides, like->overrides); !o.empty()) text += fmt::format(" with {}", fmt::join(o, ", "));
+  } else {
+    text += fmt::format("`configs/{}`", s.config);
+    if (const auto o = shown(s.overrides); !o.empty()) text += fmt::format(" with {}", fmt::join(o, ", "));
+    try {
+      text += " (" + describe(load_config_file(config_path(s.config), s.overrides)) + ")";
+    } catch (const std::exception&) {
+      // without the data directory (a test's binary elsewhere) the overrides say it
+    }
+  }
+  if (!s.axes.empty() && (!like || like->axes != s.axes)) text += fmt::format(", over `{}`", fmt::join(s.axes, "`, `"));
+  if (const auto q = shown(s.quick); !q.empty()) text += fmt::format("; quick {}", fmt::join(q, ", "));
+  return text;
+}
+
+}  // namespace
+
+std::string setup_text(const Claim& c) {
+  if (c.run) return c.setup;
+  std::vector<std::string> parts;
+  for (const Setting& s : c.settings) {
+    const auto first = std::find_if(c.settings.begin(), c.settings.end(), [&](const Setting& t) { return t.config == s.config; });
+    parts.push_back(setting_text(s, &*first == &s ? nullptr : &*first));
+  }
+  return fmt::format("{}. {}", fmt::join(parts, "; "), c.method);
+}
+
+bool sweeps(const Claim& c) {
+  if (c.run) return c.function_sweeps;
+  return std::any_of(c.settings.begin(), c.settings.end(), [](const Setting& s) { return !s.session; });
+}
+
+// ---- transitional: the measures of the claims not yet written as data ----
+
+Measure measure_at_least(std::string name, const std::vector<double>& values, double threshold) {
+  return measure_of(std::move(name), values, AtLeast{threshold});
+}
+Measure measure_at_most(std::string name, const std::vector<double>& values, double threshold) {
+  return measure_of(std::move(name), values, AtMost{threshold});
+}
+Measure measure_within(std::string name, const std::vector<double>& values, double lo, double hi) {
+  return measure_of(std::move(name), values, Within{lo, hi});
+}
+Measure measure_nonzero(std::string name, const std::vector<double>& values) {
+  return measure_of(std::move(name), values, NonZero{});
+}
+Measure measure_reported(std::string name, const std::vector<double>& values, std::string group) {
+  return measure_of(std::move(name), values, Reported{}, std::move(group));
+}
+Measure in_group(Measure m, std::string group) {
+  m.group = std::move(group);
+  return m;
 }
 
 }  // namespace nt

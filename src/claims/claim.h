@@ -1,26 +1,40 @@
-// A claim about normalization (docs/claims.md) as an experiment. Its metadata (title, criterion, source,
-// setup) is written once, in registry.cpp; the report's rows and the headers of the experiment
-// READMEs are generated from it (report.h). Its run function measures and returns a verdict
-// with the evidence: for a training claim, each quantity per seed with its 95% interval.
+// A claim about normalization (docs/claims.md) as data: what it runs (settings: a config of
+// configs/ with overrides, and the axes swept), what it measures (named measures, each a reader
+// from the runs to one value per seed and a typed criterion), and what it draws. The runner
+// (claims/runner.h) owns the rest: the seeds and their looks, the statistics, the verdict and the
+// one-line result. The registry's criterion text and setup paragraph are generated from the same
+// values (criterion_text, setup_text), so the text and the number cannot disagree.
+//
+// A claim that cannot be said as data (the exact claims, C3's timings) keeps a function, `run`,
+// with its criterion and setup in words.
 #pragma once
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "analysis/stats.h"
+#include <nlohmann/json.hpp>
+
+#include "claims/criterion.h"
+#include "claims/statistics.h"
+#include "io/plot.h"
 #include "sweep/slurm.h"
 
 namespace nt {
+
+struct RunConfig;
 
 struct ClaimContext {
   std::string out;         // this claim's directory inside the report directory
   std::string binary;      // the normtool executable, for the runs
   bool quick = false;      // shrunken settings
   int jobs = 2;            // parallel training runs
-  std::vector<int> seeds;  // the training claims' seeds
+  std::vector<int> seeds;  // the training claims' seeds, in the order they are looked at
   // Also the settings kept beside the papers' as ablations (reproduce --ablations). Without them
-  // every verdict is still decided: the ablations' measures have a group and decide nothing.
+  // every verdict is still decided: the ablations' measures decide nothing.
   bool ablations = false;
+  Rules rules = rules_v1();        // the statistics of the verdicts
   std::string seeds_axis() const;  // the sweep axis "seed=1,2,3"
   // A run's validation batches: `full`, or a fifth of them in quick mode (which only shows that
   // the claim runs: evaluation was a third of its time)
@@ -32,54 +46,135 @@ struct ClaimContext {
   std::vector<std::string>* pending = nullptr;
 };
 
-// One quantity of a training claim: a value per seed (or per timing round), the mean with its
-// 95% interval, and the condition it must meet. Measures of the claim's own setting decide its
-// verdict; measures with a group (an ablation, another regime) are reported beside them.
+// One run of a setting: a `normtool run` of a sweep read back (metrics.jsonl, summary.json), or
+// an in-process session's measurements (summary holds them; dir is empty).
+struct RunRecord {
+  std::string dir;
+  std::map<std::string, std::string> overrides;  // the sweep job's axes, seed included
+  nlohmann::json summary;
+  std::vector<std::pair<int, double>> val_loss, val_acc, train_loss;  // (step, value)
+  int seed() const { return std::stoi(overrides.at("seed")); }
+};
+using Where = std::map<std::string, std::string>;  // override key -> value a run must have
+
+// What a claim runs: the runs of each setting over the seeds of one look, by setting name.
+struct Evidence {
+  const ClaimContext* ctx = nullptr;
+  std::vector<int> seeds;
+  std::map<std::string, std::vector<RunRecord>> runs;
+  // The runs of `setting` matching `where`, in the order of their seeds; NotRun when the setting
+  // did not run (an ablation without --ablations).
+  std::vector<const RunRecord*> of(const std::string& setting, const Where& where = {}) const;
+};
+struct NotRun : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One config with overrides, over axes and the seeds: a sweep of `normtool run`, or, with a
+// session, a function run in this process per job (one math thread each, `reproduce --jobs` at once).
+struct Setting {
+  std::string name = {};                    // its runs: <claim dir>/<name>, or <report dir>/<shared>/<name>
+  std::string config = {};                  // a file of configs/
+  std::vector<std::string> overrides = {};  // key=value, for every job
+  std::vector<std::string> quick = {};      // key=value, after `overrides` in quick mode
+  std::vector<std::string> axes = {};       // key=v1,v2,...; the runner adds the seeds
+  std::string group = {};                   // "": the claim's own setting; else an ablation (--ablations)
+  std::string shared = {};                  // "": the claim's own runs; else a directory the claims share
+  std::function<nlohmann::json(const RunConfig&, const ClaimContext&)> session = {};  // in-process: what it measured
+};
+
+// A measure: a value per seed read from the evidence, and the criterion it is held to. Measures
+// without a group decide the verdict; those with a group are reported beside them; preconditions
+// must PASS for a verdict to be given at all (else INCONCLUSIVE, with the reason).
+using Reader = std::function<std::vector<double>(const Evidence&)>;
+struct MeasureSpec {
+  std::string name = {};
+  Criterion criterion = {};
+  Reader read = {};
+  std::string group = {};       // "": decides; else e.g. "ablation: model.init normal"
+  Scale scale = Scale::linear;  // log: a ratio of positive quantities (used under rules_v2)
+  bool precondition = false;
+  bool headline = false;  // named in the one-line result although it does not decide
+  int digits = 3;         // in the one-line result
+};
+
+struct PlotSpec {
+  std::string stem = {};
+  PlotStyle style = {};
+  std::function<std::vector<Curve>(const Evidence&)> curves = {};
+};
+
+// One quantity of a claim as measured: a value per seed (or per timing round), its interval and
+// the verdict of its criterion.
 struct Measure {
   std::string name;                 // e.g. "Post-LN loss, no warm-up / warm-up 500"
   std::vector<double> values;       // one per seed, in the order of ClaimResult::seeds, or per label
   std::vector<std::string> labels;  // empty: the seeds; else e.g. "round 1", "round 2", ...
   Interval interval;
-  std::string criterion;            // e.g. ">= 1.2"
+  std::string criterion;  // e.g. ">= 1.2"
   ClaimVerdict verdict = ClaimVerdict::inconclusive;
-  std::string group;                // "" decides the verdict; else e.g. "ablation: model.init normal"
+  std::string group;             // "" decides the verdict; else e.g. "ablation: model.init normal"
+  std::string scale = "linear";  // of the interval: linear or log
+  double confidence = 0.95;
+  int sides = 2;
+  bool precondition = false;
 };
+// A measure of a claim with a function: its values held to `criterion` at 95%, two-sided, linear.
+Measure measure_of(std::string name, const std::vector<double>& values, const Criterion& criterion,
+                   std::string group = "");
+// transitional, for the claims not yet written as data
 Measure measure_at_least(std::string name, const std::vector<double>& values, double threshold);
 Measure measure_at_most(std::string name, const std::vector<double>& values, double threshold);
 Measure measure_within(std::string name, const std::vector<double>& values, double lo, double hi);
-// PASS when the interval excludes 0; never FAIL (no interval proves a value is exactly 0).
 Measure measure_nonzero(std::string name, const std::vector<double>& values);
-Measure in_group(Measure m, std::string group);  // the same measure, reported under `group`
-// A quantity shown with its interval and no criterion (criterion "-"), under `group`.
 Measure measure_reported(std::string name, const std::vector<double>& values, std::string group);
-// The verdict of the measures without a group, together (all_of).
+Measure in_group(Measure m, std::string group);
+// The verdict of the deciding measures together: all PASS -> PASS, one FAIL -> FAIL, else INCONCLUSIVE.
 ClaimVerdict verdict_of(const std::vector<Measure>& measures);
 
 struct ClaimResult {
   ClaimVerdict verdict = ClaimVerdict::inconclusive;
-  std::string measured;              // the figures the verdict rests on, one line
-  std::vector<int> seeds;            // training claims: the seeds the measures are over
-  std::string setting;               // training claims: what was run, when the quick mode shrank it
-  std::vector<Measure> measures;     // training claims
-  std::vector<std::string> plots;    // file names inside the claim's directory
-  std::string details;               // markdown: tables, notes, the runs used
-  bool ran = true;                   // false when the experiment itself failed to run
+  std::string measured;                        // the figures the verdict rests on, one line
+  std::string reason;                          // why INCONCLUSIVE, when a precondition was not met
+  std::vector<int> seeds;                      // training claims: the seeds the measures are over
+  int look = 0;                                // training claims: the look the verdict stopped at (its seed count)
+  std::string rules;                           // training claims: the statistics' rules (statistics.h)
+  std::string setting;                         // training claims: what was run, when the quick mode shrank it
+  std::vector<Measure> measures;               // training claims
+  std::vector<std::string> plots;              // file names inside the claim's directory
+  std::string details;                         // markdown: tables, notes, the runs used
+  bool ran = true;                             // false when the experiment itself failed to run
   std::vector<std::string> ablations_not_run;  // the ablations left out (no --ablations), named
-  double seconds = 0;                // wall time of the experiment
+  double seconds = 0;                          // wall time of the experiment
 };
 
 struct Claim {
-  const char* id;         // "E1", "C8"
-  const char* slug;       // "post-ln-needs-warmup": experiments/<id>-<slug>/
-  const char* title;      // the claim, one line
-  const char* criterion;  // the pass criterion (a change from the source's, with the reason, in the README)
-  const char* source;     // the source and its own figures
-  const char* setup;      // the experiment at this scale, one paragraph
-  bool exact;             // computed directly (no training, no seeds)
-  bool sweeps;            // its runs are sweeps of `normtool run` (on a cluster, Slurm job arrays)
-  ClaimResult (*run)(const ClaimContext&);
-  const char* why = "";  // why the criterion is what it is (docs/claims.md); last, after the function
+  std::string id = {};      // "E1", "C8"
+  std::string slug = {};    // "post-ln-needs-warmup": experiments/<id>-<slug>/
+  std::string title = {};   // the claim, one line
+  std::string source = {};  // the source and its own figures
+  std::string why = {};     // why the criterion is what it is (docs/claims.md)
+  // A training claim as data
+  std::vector<Setting> settings = {};
+  std::vector<MeasureSpec> measures = {};
+  std::vector<PlotSpec> plots = {};
+  std::string method = {};  // what is measured from the runs, beyond what the configs say (one paragraph)
+  std::function<std::string(const Evidence&)> details = {};  // tables beside the measures; may be empty
+  bool report = false;  // a side-by-side report with no criterion (P1): its verdict is REPORT
+  // A claim that cannot be said as data: its function, its criterion and setup in words
+  ClaimResult (*run)(const ClaimContext&) = nullptr;
+  std::string criterion = {}, setup = {};
+  bool exact = false;            // computed directly, no training and no seeds
+  bool function_sweeps = false;  // transitional: a function's runs are sweeps
 };
+
+// The criterion in words: `criterion` for a claim with a function, else its deciding measures'.
+std::string criterion_text(const Claim& c);
+// The setup paragraph: `setup` for a claim with a function, else each setting's resolved config
+// described, with the quick mode's changes and the method.
+std::string setup_text(const Claim& c);
+// Its runs are sweeps of `normtool run` (on a cluster, Slurm job arrays)
+bool sweeps(const Claim& c);
 
 // Every claim, in the order of docs/claims.md.
 const std::vector<Claim>& all_claims();

@@ -101,7 +101,7 @@ std::vector<std::vector<RunRecord>> sweep_runs(const ClaimContext& ctx, const st
     spec.config = q.config;
     spec.fixed = q.fixed;
     for (const auto& a : q.axes) spec.axes.push_back(parse_axis(a));
-    spec.out = (fs::path(ctx.out) / q.name).string();
+    spec.out = q.out.empty() ? (fs::path(ctx.out) / q.name).string() : q.out;
     spec.jobs = ctx.jobs;
     spec.replace_grid = true;  // a rerun with other seeds reuses the runs whose config matches
     specs.push_back(std::move(spec));
@@ -151,10 +151,53 @@ std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs, const s
   return out;
 }
 
+Reader field(std::string setting, Where where, std::string name) {
+  return [=](const Evidence& ev) { return values_of(ev.of(setting, where), name.c_str()); };
+}
+
+Reader per_run(std::string setting, Where where, std::function<double(const RunRecord&)> f) {
+  return [=](const Evidence& ev) {
+    std::vector<double> v;
+    for (const RunRecord* r : ev.of(setting, where)) v.push_back(f(*r));
+    return v;
+  };
+}
+
+namespace {
+
+Reader per_seed(Reader a, Reader b, double (*op)(double, double)) {
+  return [=](const Evidence& ev) {
+    const auto x = a(ev), y = b(ev);
+    std::vector<double> v;
+    for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) v.push_back(op(x[i], y[i]));
+    return v;
+  };
+}
+
+}  // namespace
+
+Reader ratio(Reader num, Reader den) {
+  return per_seed(std::move(num), std::move(den), [](double a, double b) { return a / b; });
+}
+
+Reader difference(Reader a, Reader b) {
+  return per_seed(std::move(a), std::move(b), [](double x, double y) { return x - y; });
+}
+
+std::vector<const RunRecord*> Evidence::of(const std::string& setting, const Where& where) const {
+  const auto it = runs.find(setting);
+  if (it == runs.end()) throw NotRun(setting);
+  return select(it->second, where);
+}
+
+double summary_number(const RunRecord& r, const std::string& field) {
+  const auto it = r.summary.find(field);
+  return it != r.summary.end() && it->is_number() ? it->get<double>() : NAN;
+}
+
 std::vector<double> values_of(const std::vector<const RunRecord*>& runs, const char* field) {
   std::vector<double> v;
-  for (const RunRecord* r : runs)
-    v.push_back(r->summary.contains(field) && r->summary[field].is_number() ? r->summary[field].get<double>() : NAN);
+  for (const RunRecord* r : runs) v.push_back(summary_number(*r, field));
   return v;
 }
 

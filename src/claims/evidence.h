@@ -15,18 +15,12 @@
 
 namespace nt {
 
-struct RunRecord {
-  std::string dir;
-  std::map<std::string, std::string> overrides;  // the sweep job's
-  nlohmann::json summary;
-  std::vector<std::pair<int, double>> val_loss, val_acc, train_loss;  // (step, value)
-  int seed() const { return std::stoi(overrides.at("seed")); }
-};
-
-// One sweep of a claim: `axes` over `config` with `fixed` overrides into <ctx.out>/<name>.
+// One sweep of a claim: `axes` over `config` with `fixed` overrides into <ctx.out>/<name>, or
+// into `out` when it is given.
 struct SweepRequest {
   std::string name, config;
   std::vector<std::string> fixed, axes;
+  std::string out = {};
 };
 
 // Runs the sweeps (resumable) with all their jobs in one pool of ctx.jobs processes
@@ -39,6 +33,14 @@ std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& na
 // The runs whose overrides match all of `where` (key -> value), in the order of their seeds.
 std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs, const std::map<std::string, std::string>& where);
 
+// Readers of a claim's measures (claim.h), per seed in the order of the evidence's seeds: a
+// summary field of a setting's runs, any function of each run, and per-seed arithmetic.
+Reader field(std::string setting, Where where, std::string name);
+Reader per_run(std::string setting, Where where, std::function<double(const RunRecord&)> f);
+Reader ratio(Reader num, Reader den);
+Reader difference(Reader a, Reader b);
+
+double summary_number(const RunRecord& r, const std::string& field);  // NaN where absent or not a number
 // A summary field of each run (NaN where absent), in the runs' order; and its mean.
 std::vector<double> values_of(const std::vector<const RunRecord*>& runs, const char* field);
 double mean_of(const std::vector<const RunRecord*>& runs, const char* field);

@@ -50,14 +50,14 @@ ClaimResult claim_c8(const ClaimContext& ctx) {
   // Xiong et al.'s two experiments, each its own decider: the encoder-decoder on translation
   // (IWSLT14; here the catalog pairs) and BERT (a Post-LN encoder with BERT's own init). The
   // decoder-only transformer is the ablation, at Xavier and at normtool's small init.
-  struct Setting {
+  struct C8Setting {
     std::string name, group, dir, config;
     std::vector<std::string> overrides;
     bool warmup_decides;  // Post-LN without / with warm-up decides (Xiong's BERT runs Post-LN with warm-up only)
     std::string curve;    // the label of its curves on the plot; empty: in the table only (the ablations)
   };
   const int ed = ctx.quick ? 2 : 6, bert = ctx.quick ? 2 : 12, L = ctx.quick ? 6 : 12;
-  std::vector<Setting> settings{
+  std::vector<C8Setting> settings{
       {fmt::format("encoder-decoder {0}L-{0}L, Xavier", ed), "", "encdec", "encdec-tiny.json",
        {fmt::format("model.n_layers={}", ed), "model.n_dec_layers=null", "model.init=xavier",
         "data.dataset=" + seq2seq_dataset()},
@@ -93,7 +93,7 @@ ClaimResult claim_c8(const ClaimContext& ctx) {
   std::vector<Curve> curves;
   r.details = "| setting | Post-LN, no warm-up | Post-LN, warm-up | Pre-LN, no warm-up |\n|---|---|---|---|\n";
   for (std::size_t k = 0; k < settings.size(); ++k) {
-    const Setting& s = settings[k];
+    const C8Setting& s = settings[k];
     const auto &post = runs[2 * k], &pre = runs[2 * k + 1];
     const auto post0 = select(post, {{"train.warmup_steps", "0"}}),
                postw = select(post, {{"train.warmup_steps", std::to_string(W)}}), pre0 = select(pre, {});

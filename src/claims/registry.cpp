@@ -24,9 +24,7 @@ ClaimResult claim_c6(const ClaimContext&);
 // speed.cpp
 ClaimResult claim_c3(const ClaimContext&);
 // batchnorm.cpp
-ClaimResult claim_c4(const ClaimContext&);
-ClaimResult claim_c5(const ClaimContext&);
-ClaimResult claim_c11(const ClaimContext&);
+std::vector<Claim> batchnorm_claims();
 // postln.cpp (C7: postln_gradients.cpp, C10: postln_update.cpp)
 ClaimResult claim_c7(const ClaimContext&);
 ClaimResult claim_c8(const ClaimContext&);
@@ -37,9 +35,30 @@ ClaimResult claim_c12(const ClaimContext&);
 // side_by_side.cpp: reports, no verdict
 ClaimResult claim_p1(const ClaimContext&);
 
+namespace {
+
+// transitional: a claim still written as a function, its metadata in words
+Claim legacy(const char* id, const char* slug, const char* title, const char* criterion, const char* source,
+             const char* setup, bool exact, bool sweeps, ClaimResult (*run)(const ClaimContext&), const char* why) {
+  Claim c;
+  c.id = id, c.slug = slug, c.title = title, c.criterion = criterion, c.source = source, c.setup = setup;
+  c.exact = exact, c.function_sweeps = sweeps, c.run = run, c.why = why;
+  return c;
+}
+
+// Every claim, E1 ... E8, C1 ... C12, P1: the order of docs/claims.md
+std::vector<Claim> in_order(std::vector<Claim> all, const std::vector<std::vector<Claim>>& themes) {
+  for (const auto& t : themes) all.insert(all.end(), t.begin(), t.end());
+  auto key = [](const Claim& c) { return std::pair{std::string("ECP").find(c.id[0]), std::stoi(c.id.substr(1))}; };
+  std::sort(all.begin(), all.end(), [&](const Claim& a, const Claim& b) { return key(a) < key(b); });
+  return all;
+}
+
+}  // namespace
+
 const std::vector<Claim>& all_claims() {
-  static const std::vector<Claim> claims{
-      {"E1", "invariance-table", "The invariance table of the LayerNorm and RMSNorm papers",
+  static const std::vector<Claim> claims = in_order({
+      legacy("E1", "invariance-table", "The invariance table of the LayerNorm and RMSNorm papers",
        "every cell's verdict equals the table; ✓: rel < 1e-10 (float64, eps 0) and < 1e-5 (float32, eps 1e-5); "
        "✗: rel > 1e-2",
        "Ba et al. 2016 Table 1; Zhang & Sennrich 2019 Table 1",
@@ -51,8 +70,8 @@ const std::vector<Claim>& all_claims() {
        "arithmetic, so in float64 with eps 0 only rounding is left (1e-10 is far above it), and in float32 "
        "with eps 1e-5 the eps term moves the output by up to about 1e-5 relative; a cell that is not "
        "invariant changes the output by order 1. 1e-2 separates the two by orders of magnitude, with no cell "
-       "in between."},
-      {"E2", "gradient-scaling", "Scaling a weight matrix by delta scales a normalized layer's gradient by 1/delta",
+       "in between."),
+      legacy("E2", "gradient-scaling", "Scaling a weight matrix by delta scales a normalized layer's gradient by 1/delta",
        "||dL/dW at delta W|| delta / ||dL/dW|| = 1 ± 1e-8 for delta in {0.5, 2, 10}, LN, RMS, BN",
        "LN §5.2.2, RMS §4.2, BN §3.3 (implicit learning-rate decay)",
        "The layer of E1 with L = sum(y * R), R a fixed random matrix; float64, eps 0; LN, RMS, BN (batch "
@@ -60,8 +79,8 @@ const std::vector<Claim>& all_claims() {
        true, false, claim_e2,
        "With eps 0 the identity is exact, so the ratio differs from 1 only by float64 rounding (about "
        "1e-15): 1e-8 catches any error in a backward pass while rounding stays far below it. The three "
-       "deltas shrink and grow the weights; the three norms are those the papers derive it for."},
-      {"E3", "jacobian-norm", "The norm's Jacobian has spectral norm 1/sigma(x) (LN) and 1/RMS(x) (RMS)",
+       "deltas shrink and grow the weights; the three norms are those the papers derive it for."),
+      legacy("E3", "jacobian-norm", "The norm's Jacobian has spectral norm 1/sigma(x) (LN) and 1/RMS(x) (RMS)",
        "| ||J||_2 sigma - 1 | < 1e-9 (LN), | ||J||_2 RMS - 1 | < 1e-9 (RMS)",
        "Xiong et al. 2020 Lemma 3; Zhang & Sennrich 2019 Eq. 9",
        "x in R^64 (N(0.5, 1) entries) at scales 0.1, 1, 10; gain 1, eps 0, float64; the full Jacobian from 64 "
@@ -69,13 +88,13 @@ const std::vector<Claim>& all_claims() {
        true, false, claim_e3,
        "The lemma is an identity: computed in float64 from the exact backward pass, only rounding separates "
        "the product from 1, hence 1e-9. Three input scales show that the norm follows 1/sigma (or 1/RMS) "
-       "rather than being a constant."},
-      {"E4", "layernorm-standardizes", "LayerNorm standardizes each sample: [2,3,5,1,4] -> mean 0, variance 1",
+       "rather than being a constant."),
+      legacy("E4", "layernorm-standardizes", "LayerNorm standardizes each sample: [2,3,5,1,4] -> mean 0, variance 1",
        "output equals (x - 3) / sqrt(2 + 1e-5) to 1e-6", "the seed article on LayerNorm",
        "normtool's layernorm op, no affine, eps 1e-5, in float64 and float32.", true, false, claim_e4,
        "The expected output is closed-form (mean 3, biased variance 2, eps inside the square root as PyTorch "
-       "has it); 1e-6 is float32's resolution at these magnitudes, so float64 and float32 must both meet it."},
-      {"E5", "batchnorm-running-stats",
+       "has it); 1e-6 is float32's resolution at these magnitudes, so float64 and float32 must both meet it."),
+      legacy("E5", "batchnorm-running-stats",
        "BatchNorm running statistics follow the momentum rule; eval uses them; LN/RMS are the same in train and eval",
        "after one step running_mean = 0.1 mu_B, running_var = 0.9 + 0.1 m/(m-1) sigma^2_B to 1e-12; eval = affine "
        "map with them; LN/RMS train and eval outputs identical",
@@ -85,8 +104,8 @@ const std::vector<Claim>& all_claims() {
        true, false, claim_e5,
        "Both rules are exact formulas (PyTorch's BatchNorm1d normalizes with the biased variance and keeps "
        "the unbiased one): float64 rounding is about 1e-16, so 1e-12 checks the formula and nothing else. LN "
-       "and RMS keep no running state, so their train and eval outputs must be identical."},
-      {"E6", "batch-dependence",
+       "and RMS keep no running state, so their train and eval outputs must be identical."),
+      legacy("E6", "batch-dependence",
        "Under BatchNorm a sequence's outputs depend on the other sequences in its batch and on their padding; under "
        "LN/RMS they do not",
        "the same sequence in two batches: BN changes (relative > 1e-3), LN/RMS identical to 1e-6",
@@ -97,8 +116,8 @@ const std::vector<Claim>& all_claims() {
        true, false, claim_e6,
        "BatchNorm's dependence on the batch is by construction, so a real dependence is an order-one change: "
        "a relative 1e-3 is far above rounding and far below what another batch does. LN and RMS read one row "
-       "at a time, so another batch can change their output by rounding only, hence 1e-6."},
-      {"E7", "post-ln-residual-energy",
+       "at a time, so another batch can change their output by rounding only, hence 1e-6."),
+      legacy("E7", "post-ln-residual-energy",
        "At initialization the Post-LN residual input has E||x||^2/d ~ 3/2 at every layer, while Pre-LN's residual "
        "stream grows linearly with depth",
        "Post-LN mean in [1.35, 1.65] for every layer; Pre-LN linear fit over layers has slope in [0.4, 1.6], "
@@ -113,8 +132,8 @@ const std::vector<Claim>& all_claims() {
        "FFN(x)||^2 = d + d/2; at d = 64, over 16 initializations, a layer's mean scatters by a few percent, "
        "so +-10% ([1.35, 1.65]) holds that scatter and rejects 1 or 2. The theory's Pre-LN growth is linear "
        "in depth; attention adds to the slope of 1/2, so the wide slope range with R^2 >= 0.95 tests linear "
-       "growth rather than its exact rate."},
-      {"E8", "deepnorm-constants", "DeepNorm constants and init, per architecture",
+       "growth rather than its exact rate."),
+      legacy("E8", "deepnorm-constants", "DeepNorm constants and init, per architecture",
        "Every row of DeepNet's table within 1e-4: encoder-only and decoder-only N = 12 alpha = 2.2134, beta = "
        "0.3195; encoder-decoder 6L-6L encoder alpha = 1.4179, beta = 0.4970, decoder alpha = 2.0598, beta = "
        "0.3433. FFN/V/O init std = beta sqrt(2/(fan_in + fan_out)), Q/K gain 1, within 3%",
@@ -128,8 +147,8 @@ const std::vector<Claim>& all_claims() {
        "The constants are formulas of N and M, checked to the 4 decimals DeepNet's table prints. The init std is "
        "measured on finite random matrices (a sampling error of a few tenths of a percent), so 3% checks "
        "that the gain beta is applied (without it the std is off by a factor 1/beta, about 3) without "
-       "failing on sampling noise. The departures are reported, not judged: they are other formulas."},
-      {"C1", "normalization-speeds-convergence", "Normalization speeds convergence: LN/RMS reach a given loss in far fewer steps than none",
+       "failing on sampling noise. The departures are reported, not judged: they are other formulas."),
+      legacy("C1", "normalization-speeds-convergence", "Normalization speeds convergence: LN/RMS reach a given loss in far fewer steps than none",
        "per seed, the steps none needs to reach LN's step-N validation loss, over N (2 when never within its "
        "2N steps): >= 1.5 across the interval, in RNNSearch and in the LSTM language model (the papers' "
        "settings); the Transformer and the MLP are reported beside them",
@@ -150,8 +169,8 @@ const std::vector<Claim>& all_claims() {
        "LN's loss at step N, a factor that seed noise in the crossing step (a few percent) cannot produce; "
        "runs without a norm are cut at 2N, so 'never' counts as 2. The RMSNorm paper shows it on RNNSearch "
        "and the LayerNorm paper on recurrent networks, so those two settings decide; the Transformer and "
-       "the MLP are the tool's earlier settings, kept as ablations."},
-      {"C2", "rmsnorm-matches-layernorm", "RMSNorm matches LayerNorm's quality",
+       "the MLP are the tool's earlier settings, kept as ablations."),
+      legacy("C2", "rmsnorm-matches-layernorm", "RMSNorm matches LayerNorm's quality",
        "per seed, RMS / LN final validation loss in RNNSearch (the paper's setting): the interval within "
        "[0.98, 1.02] (within 2%); the LSTM LM and the Transformer are reported beside it",
        "Zhang & Sennrich 2019 Tables 2-4 (RNNSearch on WMT14 En-De, BLEU: LN 22.6, RMS 22.4)",
@@ -160,8 +179,8 @@ const std::vector<Claim>& all_claims() {
        false, true, claim_c2,
        "The paper's own differences between LN and RMS are within noise (WMT14 BLEU 22.6 against 22.4, under "
        "1%). 2% of the final validation loss is about the seed-to-seed spread of these small runs and far "
-       "below the gap to no normalization, so 'within 2%' means the same quality at this scale."},
-      {"C3", "rmsnorm-is-faster", "RMSNorm is faster than LayerNorm",
+       "below the gap to no normalization, so 'within 2%' means the same quality at this scale."),
+      legacy("C3", "rmsnorm-is-faster", "RMSNorm is faster than LayerNorm",
        "per regime, per round RMS / LN time: op (forward + backward, 4096x512) <= 0.9, training step < 1 in "
        "the Transformer and in RNNSearch, across the interval over the rounds; the composite regime (the "
        "paper's) decides, the fused regime is reported beside it, with the norm's share of each step",
@@ -180,34 +199,8 @@ const std::vector<Claim>& all_claims() {
        "a step ratio < 1 asks only that the saving survive the rest of the step, as the smallest reported "
        "speed-up is 6.9%. The paper's speed-ups are largest on RNNSearch (11-34%, against 6.9% on the "
        "Transformer), so its step is held to the same criterion, and whether its saving is the larger is "
-       "reported. Timings have no seeds: the interval is over alternating rounds."},
-      {"C4", "batchnorm-small-batches", "BatchNorm degrades at small batch sizes; LN does not",
-       "per seed: BN err(2) - BN err(32) >= 3 points and BN's change - 3 x LN's change >= 0, across the "
-       "intervals",
-       "Wu & He 2018 Table 2 (ResNet-50 ImageNet error vs 32/GPU: +1.2 at 8, +3.7 at 4, +11.1 at 2); LN §6.6",
-       "configs/mlp-fmnist.json (4 x 256 ReLU MLP on Fashion-MNIST, SGD momentum 0.9); batch 32, 16, 8, 4, "
-       "2; BN vs LN; the same number of epochs at every batch size (1 epoch; quick 0.05), the learning "
-       "rate "
-       "scaled linearly with the batch (0.1 x batch/128, the rule the GN paper uses); validation error on "
-       "the first 2560 test images with BN's running statistics; seeds 1, 2, 3.",
-       false, true, claim_c4,
-       "Group Norm's table has BN's error 11.1 points higher at 2 images per GPU than at 32, with LN "
-       "unchanged. A 3-point rise is about GN's change at 4 and far above seed noise on Fashion-MNIST (under "
-       "a point); 'at least 3x LN's change' makes the loss BN's own rather than the cost small batches have "
-       "for every model at equal epochs."},
-      {"C5", "batchnorm-train-vs-eval", "BatchNorm behaves differently in training and inference; with small batches eval is worse",
-       "per seed, train-mode minus eval-mode accuracy on the same data: BN's differs from 0 (its interval "
-       "excludes 0) and LN's is 0",
-       "Ioffe & Szegedy 2015 §3.1; the seed articles",
-       "The MLP of C4 at batch 4 (lr 0.1 x 4/128) trained for 1 epoch (quick 0.1); then the first 2560 test "
-       "images, in batches of 4, evaluated twice: with BN's running statistics (eval mode) and with each "
-       "batch's own statistics (train mode); the same for LN; seeds 1, 2, 3.",
-       false, false, claim_c5,
-       "The claim says that training and inference differ, with no size: BN passes when the interval of its "
-       "train-minus-eval gap excludes 0, and LN's gap must be 0 (it uses no batch statistics). No interval "
-       "proves a gap exactly 0, so BN never FAILs, it stays INCONCLUSIVE; a size threshold would be our own "
-       "invention, and in PyTorch the gap changes sign across seeds."},
-      {"C6", "per-position-statistics", "Per-position statistics: in RNNSearch's decoder LN and RMS keep the std of the hidden-to-hidden "
+       "reported. Timings have no seeds: the interval is over alternating rounds."),
+      legacy("C6", "per-position-statistics", "Per-position statistics: in RNNSearch's decoder LN and RMS keep the std of the hidden-to-hidden "
        "term flat over positions; without a norm position 1, the state built from the encoder, stands apart",
        "per seed, in the first decoder GRU's hidden-to-hidden terms: without a norm S1 / mean(S2..S4) >= 1.5; "
        "with LN and RMS S1 / mean(S2..S4) within [0.67, 1.5] and the CV of S over positions 2..T <= 5%; across "
@@ -230,8 +223,8 @@ const std::vector<Claim>& all_claims() {
        "at step 400, 2.61 at 1500, seed 1), and Table 5's baseline is a trained model. The decoder-only "
        "transformer, where this claim was first measured, has no s0: its baseline's CV was 8.2% over "
        "positions, which the old criterion (>= 15%) failed, and which the paper's own baseline (6.6% over "
-       "positions 2-4) would fail too."},
-      {"C7", "post-ln-gradients-at-init", "At initialization Post-LN gradients grow toward the output layer; Pre-LN's are nearly uniform",
+       "positions 2-4) would fail too."),
+      legacy("C7", "post-ln-gradients-at-init", "At initialization Post-LN gradients grow toward the output layer; Pre-LN's are nearly uniform",
        "in the encoder-decoder, for the encoder's layers and for the decoder's each: Post-LN Spearman rho(layer, "
        "grad norm) >= 0.8 and last/first >= 2; Pre-LN max/min <= 2; across the intervals over the seeds",
        "Xiong et al. 2020 Fig. 3 (a 6-6 encoder-decoder on IWSLT14, encoder and decoder layers shown apart; theory: "
@@ -248,8 +241,8 @@ const std::vector<Claim>& all_claims() {
        "one noisy layer. Pre-LN's theory is a flat profile: max/min <= 2 allows the noise of a few "
        "initializations while excluding Post-LN-like growth. Each stack is held to it because Xiong et al. state "
        "the growth of the Post-LN Transformer's gradients with the layer index and show the encoder and the decoder "
-       "apart, not one of them."},
-      {"C8", "post-ln-needs-warmup", "Post-LN needs learning-rate warm-up; Pre-LN trains without it",
+       "apart, not one of them."),
+      legacy("C8", "post-ln-needs-warmup", "Post-LN needs learning-rate warm-up; Pre-LN trains without it",
        "per seed: in the encoder-decoder (6L-6L, Xavier), Post-LN no-warm-up final loss >= 1.2x its warm-up loss "
        "(a diverged run counts as ln 256) and Pre-LN no-warm-up <= 1.05x Post-LN warm-up; in the BERT-style encoder, "
        "Pre-LN no-warm-up <= 1.05x Post-LN warm-up; across the intervals",
@@ -268,8 +261,8 @@ const std::vector<Claim>& all_claims() {
        "about the distance between the unigram plateau (3.19) and a trained model (2.3-2.6), so it marks a "
        "run that failed to train, and a diverged run counts as ln 256, a uniform guess. Pre-LN within 5% of "
        "warmed-up Post-LN is 'trains without it' with room for seed noise (1-2%). Xiong's BERT experiment runs "
-       "Post-LN with warm-up only (BERT's recipe), so there Post-LN without warm-up is reported, not held to 1.2x."},
-      {"C9", "deep-post-ln-vs-deepnorm", "Deep Post-LN diverges or stalls where DeepNorm trains",
+       "Post-LN with warm-up only (BERT's recipe), so there Post-LN without warm-up is reported, not held to 1.2x."),
+      legacy("C9", "deep-post-ln-vs-deepnorm", "Deep Post-LN diverges or stalls where DeepNorm trains",
        "in the encoder-decoder, per seed: the largest Post-LN / DeepNorm final loss ratio over the depths >= 1.2 (a "
        "depth where Post-LN ends >= 1.2x DeepNorm's exists), and DeepNorm's loss non-increasing in depth (each "
        "depth's loss <= 1.03x the previous one's), across the intervals",
@@ -285,8 +278,8 @@ const std::vector<Claim>& all_claims() {
        "DeepNet reports Post-LN failing to converge from 18L-18L: 'fails' is read as a final loss at least "
        "1.2x DeepNorm's (the plateau against a trained model) at some depth. 'DeepNorm trains' at every "
        "depth is read as no growth of its loss with depth beyond 3%, the seed noise of a final loss: at "
-       "equal steps a deeper model should be no worse."},
-      {"C10", "post-ln-model-update", "Post-LN's model update explodes early; DeepNorm's stays bounded",
+       "equal steps a deeper model should be no worse."),
+      legacy("C10", "post-ln-model-update", "Post-LN's model update explodes early; DeepNorm's stays bounded",
        "per seed, in the encoder-decoder at t = 10: Post-LN's update >= 3x DeepNorm's at 18L-18L, and that ratio "
        "larger at 18L-18L than at 6L-6L, across the intervals (a per-token output of norm sqrt(d) saturates near "
        "sqrt(2d) once it decorrelates: compare before that)",
@@ -303,20 +296,8 @@ const std::vector<Claim>& all_claims() {
        "DeepNet's figures show Post-LN's early update an order of magnitude above DeepNorm's and growing "
        "with depth; 3x at depth 18 is well inside that order yet far above seed noise, and 'larger at 18 "
        "than at 6' is the growth with depth. t = 10 reads the update before it saturates: an output of norm "
-       "sqrt(d) per token cannot move by more than about sqrt(2d) once decorrelated."},
-      {"C11", "batchnorm-smooths-landscape", "BatchNorm smooths the loss landscape (gradient predictiveness)",
-       "per seed, the median over probes of max_eta ||grad(theta - eta g) - g||, none / BN: >= 3 across the "
-       "interval",
-       "Santurkar et al. 2018 (VGG on CIFAR-10: BN's gradient predictiveness far better, Fig. 4)",
-       "configs/mlp-fmnist.json (4 x 256 ReLU, SGD 0.1, momentum 0.9, batch 128), BN vs none, 1000 steps "
-       "(quick 300), seeds 1, 2, 3. Every 50 steps, on that step's batch: the gradient g, then the gradient "
-       "after moving eta x lr x g against it for eta in 0.5, 1, 2, 4 (parameters restored after); the "
-       "largest ||grad(theta - eta lr g) - g||.",
-       false, false, claim_c11,
-       "Santurkar et al. show BN's gradient changing several times less along the step, in figures without a "
-       "single number; 3x is a clearly visible factor above the seed spread, and the median over the probes "
-       "(every 50 steps) keeps one early spike from deciding."},
-      {"C12", "low-precision-ranges",
+       "sqrt(d) per token cannot move by more than about sqrt(2d) once decorrelated."),
+      legacy("C12", "low-precision-ranges",
        "Normalization narrows the range of hidden values, so low-precision representations (8-bit, 16-bit) lose "
        "less of them; it does not by itself reduce memory",
        "(a) per seed, the int8 absmax SNR of the vector leaving each norm >= 6 dB above that of the vector "
@@ -336,8 +317,8 @@ const std::vector<Claim>& all_claims() {
        "(a) 6 dB is one bit of int8 resolution: a smaller gain would not change what 8 bits hold; the "
        "comparison is the unnormalized residual stream, the norm's input, as it would be quantized. (b) A "
        "float's relative error does not depend on the magnitude within its range, so no threshold is set: "
-       "the gap is reported with its interval, and a null result is the expected one."},
-      {"P1", "presets-side-by-side",
+       "the gap is reported with its interval, and a null result is the expected one."),
+      legacy("P1", "presets-side-by-side",
        "The seed articles' systems side by side: what their normalization does to the values it sees",
        "none: a report (REPORT), every figure with its interval over seeds",
        "the systems the seed articles name (BERT, GPT, GPT-2, BLOOM, Llama, GLM-130B, T5, RNNSearch), normalized as their "
@@ -353,8 +334,8 @@ const std::vector<Claim>& all_claims() {
        "The articles explain normalization through these systems, but the systems differ in task, size and much "
        "besides their norm, and their papers claim nothing about one another's: there is no criterion to hold "
        "them to. What a reader wants is the comparison itself at one scale, with what varies between seeds shown, "
-       "so the experiment reports and decides nothing."},
-  };
+       "so the experiment reports and decides nothing."),
+  }, {batchnorm_claims()});
   return claims;
 }
 

@@ -41,7 +41,7 @@ std::string claims_doc_link(const std::string& report_dir) {
   return rel.empty() ? "`docs/claims.md`" : fmt::format("[`docs/claims.md`]({})", rel.string());
 }
 
-std::string dir_name(const Claim& c) { return std::string(c.id) + "-" + c.slug; }
+std::string dir_name(const Claim& c) { return c.id + "-" + c.slug; }
 std::string anchor_of(const Claim& c) { return fmt::format("claim-{}", c.id); }
 
 json to_json(const Interval& i) { return {{"n", i.n}, {"mean", i.mean}, {"sd", i.sd}, {"lo", i.lo}, {"hi", i.hi}}; }
@@ -93,10 +93,14 @@ void save_result(const std::string& claim_dir, const ClaimResult& r) {
   for (const Measure& m : r.measures) {
     json values = json::array();
     for (double v : m.values) values.push_back(number(v));
-    measures.push_back({{"name", m.name}, {"values", values}, {"labels", m.labels}, {"interval", to_json(m.interval)},
-                        {"criterion", m.criterion}, {"verdict", to_string(m.verdict)}, {"group", m.group}});
+    json interval = to_json(m.interval);
+    interval.update({{"scale", m.scale}, {"confidence", m.confidence}, {"sides", m.sides}});
+    measures.push_back({{"name", m.name}, {"values", values}, {"labels", m.labels}, {"interval", interval},
+                        {"criterion", m.criterion}, {"verdict", to_string(m.verdict)}, {"group", m.group},
+                        {"precondition", m.precondition}});
   }
-  const json j = {{"verdict", to_string(r.verdict)}, {"measured", r.measured}, {"seeds", r.seeds}, {"setting", r.setting},
+  const json j = {{"verdict", to_string(r.verdict)}, {"measured", r.measured}, {"seeds", r.seeds}, {"look", r.look},
+                  {"rules", r.rules}, {"reason", r.reason}, {"setting", r.setting},
                   {"measures", measures}, {"plots", r.plots}, {"details", r.details}, {"ran", r.ran},
                   {"seconds", r.seconds}, {"ablations_not_run", r.ablations_not_run}};
   write_file_atomically((fs::path(claim_dir) / "result.json").string(), j.dump(2) + "\n");
@@ -126,6 +130,8 @@ ClaimResult read_result(const JsonDoc& j) {
   r.ran = j.get<bool>("ran"), r.seconds = j.get_or<double>("seconds", NAN);
   for (const JsonDoc& s : j.get<JsonDoc>("seeds").elements()) r.seeds.push_back(s.as<int>());
   r.setting = j.get<std::string>("setting");
+  r.look = j.get_or<int>("look", int(r.seeds.size()));
+  r.rules = j.get_or<std::string>("rules", ""), r.reason = j.get_or<std::string>("reason", "");
   r.plots = strings(j.get<JsonDoc>("plots"));
   if (j.has("ablations_not_run")) r.ablations_not_run = strings(j.get<JsonDoc>("ablations_not_run"));
   for (const JsonDoc& m : j.get<JsonDoc>("measures").elements()) {
@@ -133,7 +139,9 @@ ClaimResult read_result(const JsonDoc& j) {
     Measure x{m.get<std::string>("name"), {}, strings(m.get<JsonDoc>("labels")),
               Interval{i.get<int>("n"), i.get_or<double>("mean", NAN), i.get_or<double>("sd", NAN),
                        i.get_or<double>("lo", NAN), i.get_or<double>("hi", NAN)},
-              m.get<std::string>("criterion"), verdict_of(m, "verdict"), m.get<std::string>("group")};
+              m.get<std::string>("criterion"), verdict_of(m, "verdict"), m.get<std::string>("group"),
+              i.get_or<std::string>("scale", "linear"), i.get_or<double>("confidence", 0.95), i.get_or<int>("sides", 2),
+              m.get_or<bool>("precondition", false)};
     for (const JsonDoc& v : m.get<JsonDoc>("values").elements()) x.values.push_back(v.value().is_null() ? NAN : v.as<double>());
     r.measures.push_back(std::move(x));
   }
@@ -172,17 +180,21 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
     std::string plots;
     for (const auto& p : r.plots) plots += fmt::format("[{}]({}/{}) ", p, dir_name(*c), p);
     md += fmt::format("| [{}](#{}) {} | **{}** | {} | {} | {} | {} | `normtool reproduce {}` |\n", c->id,
-                      fmt::format("{}-{}", c->id, c->slug), c->title, to_string(r.verdict), r.measured, c->criterion,
+                      fmt::format("{}-{}", c->id, c->slug), c->title, to_string(r.verdict), r.measured, criterion_text(*c),
                       c->source, plots.empty() ? "-" : plots, c->id);
     verdicts.push_back({{"id", c->id}, {"title", c->title}, {"verdict", to_string(r.verdict)}, {"ran", r.ran},
-                        {"measured", r.measured}, {"criterion", c->criterion}, {"source", c->source},
-                        {"seeds", r.seeds}, {"seconds", r.seconds}});
+                        {"measured", r.measured}, {"criterion", criterion_text(*c)}, {"source", c->source},
+                        {"seeds", r.seeds}, {"look", r.look}, {"seconds", r.seconds}});
   }
   for (const auto& [c, r] : results) {
     md += fmt::format("\n<a id=\"{}-{}\"></a>\n## {}: {}\n\n**{}** ({:.0f} s)\n\n- measured: {}\n- criterion: {}\n"
                       "- source: {}\n- setup: {} (`experiments/{}/README.md`)\n- rerun: `normtool reproduce {}`\n\n",
-                      c->id, c->slug, c->id, c->title, to_string(r.verdict), r.seconds, r.measured, c->criterion,
-                      c->source, c->setup, dir_name(*c), c->id);
+                      c->id, c->slug, c->id, c->title, to_string(r.verdict), r.seconds, r.measured, criterion_text(*c),
+                      c->source, setup_text(*c), dir_name(*c), c->id);
+    if (!r.reason.empty()) md += fmt::format("INCONCLUSIVE because the {}.\n\n", r.reason);
+    if (r.look > 0 && r.look < int(r.seeds.size()) + 1 && !r.rules.empty())
+      md += fmt::format("Seeds {} (decided at the look of {} seeds, statistics {}).\n\n", fmt::join(r.seeds, ", "), r.look,
+                        r.rules);
     if (!r.setting.empty()) md += "Run here: " + r.setting + "\n\n";
     if (!r.ablations_not_run.empty())
       md += fmt::format("Ablations not run (`normtool reproduce {} --ablations` runs them): {}.\n\n", c->id,
@@ -200,7 +212,7 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
 std::string readme_header(const Claim& c) {
   return fmt::format("{}\n# {}: {}\n\n- **Source**: {}\n- **Criterion**: {}\n- **Setup**: {}\n- **Rerun**: "
                      "`normtool reproduce {}`{}\n{}\n",
-                     kBegin, c.id, c.title, c.source, c.criterion, c.setup, c.id,
+                     kBegin, c.id, c.title, c.source, criterion_text(c), setup_text(c), c.id,
                      c.exact ? "" : " (other seeds: `--seeds a,b,c`)", kEnd);
 }
 
@@ -222,7 +234,8 @@ std::string claims_reference() {
                       "- **Criterion**: {}\n- **Why this criterion**: {}\n- **The experiment here**: {}\n"
                       "- **Notes and changes**: [`experiments/{}/README.md`](../experiments/{}/README.md); rerun: "
                       "`normtool reproduce {}`{}\n",
-                      anchor_of(c), c.id, c.title, c.source, c.criterion, *c.why ? c.why : "(not written yet)", c.setup,
+                      anchor_of(c), c.id, c.title, c.source, criterion_text(c), c.why.empty() ? "(not written yet)" : c.why,
+                      setup_text(c),
                       dir_name(c), dir_name(c), c.id, c.exact ? "" : " (other seeds: `--seeds a,b,c`)");
   return md + kDocEnd + "\n";
 }

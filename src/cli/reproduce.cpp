@@ -18,6 +18,7 @@
 
 #include "claims/claim.h"
 #include "claims/report.h"
+#include "claims/runner.h"
 #include "config/config.h"
 #include "core/errors.h"
 #include "io/console.h"
@@ -71,7 +72,7 @@ Outcome run_claim(const Claim& c, const std::string& out, const std::string& bin
   ctx.pending = &o.pending;
   make_own_subdirectory(ctx.out);
   try {
-    o.result = c.run(ctx);
+    o.result = reproduce_claim(c, ctx);
   } catch (const std::exception& e) {
     o.result = ClaimResult{};
     o.result.ran = false;
@@ -156,7 +157,7 @@ int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, co
   std::vector<std::vector<std::string>> commands;
   std::vector<std::string> in_process;
   for (const Claim* c : chosen) {
-    if (c->exact || c->sweeps) {
+    if (c->exact || sweeps(*c)) {
       if (c->exact && done.count(c->id)) continue;
       const Outcome o = run_claim(*c, out, binary, how, c->exact ? nullptr : &slurm);
       print_outcome(*c, o);
@@ -278,7 +279,7 @@ int run(const ReproduceOptions& o) {
     const Claim* c = find_claim(id);
     if (!c) {
       std::vector<const char*> known;
-      for (const Claim& k : all_claims()) known.push_back(k.id);
+      for (const Claim& k : all_claims()) known.push_back(k.id.c_str());
       throw UsageError(fmt::format("unknown claim \"{}\" (expected {})", id, join_names(known)));
     }
     chosen.push_back(c);

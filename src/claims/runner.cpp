@@ -1,0 +1,172 @@
+#include "claims/runner.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <set>
+
+#include "claims/evidence.h"
+#include "io/paths.h"
+#include "sweep/sweep.h"
+
+namespace nt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool runs_here(const Setting& s, const ClaimContext& ctx) { return s.group.empty() || ctx.ablations; }
+
+// The overrides of a setting's every job: its own, then the quick mode's; in quick mode a fifth of
+// the validation batches (ClaimContext::eval_batches).
+std::vector<std::string> overrides_of(const Setting& s, const ClaimContext& ctx) {
+  std::vector<std::string> o = s.overrides;
+  if (ctx.quick) o.insert(o.end(), s.quick.begin(), s.quick.end());
+  const std::string eval = "train.eval_batches=";
+  for (std::string& kv : o)
+    if (kv.starts_with(eval)) kv = eval + std::to_string(ctx.eval_batches(std::stoi(kv.substr(eval.size()))));
+  return o;
+}
+
+// The seeds first, so that the jobs of a later look follow those of an earlier one in the sweep
+// and keep their directories.
+std::vector<std::string> axes_of(const Setting& s, const ClaimContext& ctx) {
+  std::vector<std::string> axes{ctx.seeds_axis()};
+  axes.insert(axes.end(), s.axes.begin(), s.axes.end());
+  return axes;
+}
+
+std::string out_of(const Setting& s, const ClaimContext& ctx) {
+  return s.shared.empty() ? (fs::path(ctx.out) / s.name).string()
+                          : (fs::path(ctx.out).parent_path() / s.shared / s.name).string();
+}
+
+// Sessions measured in this process, kept across the looks: setting name and job label -> record
+using SessionCache = std::map<std::string, RunRecord>;
+
+std::vector<RunRecord> session_runs(const Setting& s, const ClaimContext& ctx, SessionCache& cache) {
+  SweepSpec spec;
+  spec.config = config_path(s.config);
+  spec.fixed = overrides_of(s, ctx);
+  spec.fixed.push_back("train.threads=1");
+  for (const std::string& a : axes_of(s, ctx)) spec.axes.push_back(parse_axis(a));
+  spec.out = out_of(s, ctx);
+  const std::vector<SweepJob> jobs = expand(spec);
+  std::vector<RunRecord> runs(jobs.size());
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto it = cache.find(s.name + " " + jobs[i].label());
+    if (it != cache.end())
+      runs[i] = it->second;
+    else
+      todo.push_back(i);
+  }
+  parallel_tasks(ctx.jobs, int(todo.size()), [&](int k) {
+    const SweepJob& j = jobs[todo[std::size_t(k)]];
+    RunRecord& r = runs[todo[std::size_t(k)]];
+    for (const auto& [key, v] : j.overrides) r.overrides[key] = v;
+    r.summary = s.session(resolved_config(j), ctx);
+  });
+  for (std::size_t i : todo) cache[s.name + " " + jobs[i].label()] = runs[i];
+  return runs;
+}
+
+Evidence gather(const Claim& c, const ClaimContext& ctx, SessionCache& cache) {
+  Evidence ev{&ctx, ctx.seeds, {}};
+  std::vector<SweepRequest> requests;
+  for (const Setting& s : c.settings) {
+    if (!runs_here(s, ctx)) continue;
+    if (s.session)
+      ev.runs[s.name] = session_runs(s, ctx, cache);
+    else
+      requests.push_back({s.name, config_path(s.config), overrides_of(s, ctx), axes_of(s, ctx), out_of(s, ctx)});
+  }
+  std::vector<std::vector<RunRecord>> swept = sweep_runs(ctx, requests);
+  for (std::size_t k = 0; k < requests.size(); ++k) ev.runs[requests[k].name] = std::move(swept[k]);
+  return ev;
+}
+
+Measure measure(const MeasureSpec& m, const std::vector<double>& values, const Rules& rules, double confidence) {
+  const Scale scale = rules.log_ratios ? m.scale : Scale::linear;
+  const int sides = rules.one_sided ? nt::sides(m.criterion) : 2;
+  const Estimate e = estimate(values, scale, confidence, sides);
+  Measure x{m.name, values, {}, e.interval, text(m.criterion), decide(m.criterion, e.interval), m.group};
+  x.scale = to_string(scale), x.confidence = confidence, x.sides = sides, x.precondition = m.precondition;
+  return x;
+}
+
+// The measures of one look, the verdict and the one-line result
+ClaimResult judge(const Claim& c, const Evidence& ev, const Rules& rules, double confidence) {
+  ClaimResult r;
+  r.seeds = ev.seeds;
+  r.look = int(ev.seeds.size());
+  r.rules = rules.name;
+  std::vector<std::string> line, unmet;
+  for (const MeasureSpec& m : c.measures) {
+    std::vector<double> values;
+    try {
+      values = m.read(ev);
+    } catch (const NotRun&) {
+      continue;  // an ablation not run
+    }
+    r.measures.push_back(measure(m, values, rules, confidence));
+    const Measure& x = r.measures.back();
+    if ((x.group.empty() && decides(m.criterion)) || m.headline)
+      line.push_back(fmt::format("{} {}", m.name, show(x.interval, m.digits)));
+    if (m.precondition && x.verdict != ClaimVerdict::pass) unmet.push_back(fmt::format("{} {}", m.name, x.criterion));
+  }
+  r.verdict = c.report ? ClaimVerdict::report : verdict_of(r.measures);
+  if (!unmet.empty() && !c.report) {
+    r.verdict = ClaimVerdict::inconclusive;
+    r.reason = fmt::format("precondition not met: {}", fmt::join(unmet, "; "));
+  }
+  r.measured = fmt::format("{}", fmt::join(line, "; "));
+  return r;
+}
+
+void draw(const Claim& c, const Evidence& ev, ClaimResult& r) {
+  for (const PlotSpec& p : c.plots) {
+    std::vector<Curve> curves;
+    try {
+      curves = p.curves(ev);
+    } catch (const NotRun&) {
+      continue;
+    }
+    if (!curves.empty()) plot_into(*ev.ctx, p.stem, p.style, curves, r);
+  }
+  if (c.details) r.details += c.details(ev);
+  const ClaimContext& ctx = *ev.ctx;
+  std::set<std::string> left_out;
+  for (const Setting& s : c.settings)
+    if (!runs_here(s, ctx) && left_out.insert(s.group).second) r.ablations_not_run.push_back(s.group);
+  if (ctx.quick) {
+    std::vector<std::string> quick;
+    for (const Setting& s : c.settings)
+      if (runs_here(s, ctx) && !s.quick.empty())
+        quick.push_back(fmt::format("{}: {}", s.name, fmt::join(s.quick, ", ")));
+    r.setting = fmt::format("quick: {}", fmt::join(quick, "; "));
+  }
+}
+
+}  // namespace
+
+ClaimResult reproduce_claim(const Claim& c, const ClaimContext& ctx) {
+  if (c.run) return c.run(ctx);
+  const std::vector<int> looks = looks_for(ctx.rules, int(ctx.seeds.size()));
+  const double confidence = look_confidence(ctx.rules, int(ctx.seeds.size()));
+  SessionCache cache;
+  for (int n : looks) {
+    ClaimContext at = ctx;
+    at.seeds.resize(std::size_t(n));
+    const Evidence ev = gather(c, at, cache);
+    if (ctx.pending && !ctx.pending->empty()) return {};  // on Slurm, still running: the result means nothing yet
+    ClaimResult r = judge(c, ev, ctx.rules, confidence);
+    if (r.verdict == ClaimVerdict::pass || r.verdict == ClaimVerdict::fail || n == looks.back()) {
+      draw(c, ev, r);
+      return r;
+    }
+  }
+  return {};  // not reached: the last look returns
+}
+
+}  // namespace nt
