@@ -4,10 +4,36 @@
 #include <gtest/gtest.h>
 
 #include "claims/claim.h"
+#include "claims/statistics.h"
 #include "helpers.h"
 
 namespace nt::test {
 namespace {
+
+// Every interval in the report's result.json files follows from its per-seed values and the kind
+// recorded beside it (scale, confidence, sides), to 1e-3: a reader can recompute every verdict.
+// Returns the number of intervals checked.
+int expect_intervals_follow_from_values(const std::filesystem::path& report) {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(report)) {
+    if (!std::filesystem::exists(entry.path() / "result.json")) continue;
+    for (const auto& m : read_json(entry.path() / "result.json")["measures"]) {
+      std::vector<double> values;
+      for (const auto& v : m["values"]) values.push_back(v.is_null() ? NAN : v.get<double>());
+      const auto& i = m["interval"];
+      if (values.size() < 2 || i["lo"].is_null()) continue;
+      const Estimate e = estimate(values, i["scale"] == "log" ? Scale::log : Scale::linear, i["confidence"].get<double>(),
+                                  i["sides"].get<int>());
+      SCOPED_TRACE(entry.path().string() + ": " + m["name"].get<std::string>());
+      const double tolerance = 1e-3 * std::max(1.0, std::abs(i["mean"].get<double>()));
+      EXPECT_NEAR(e.interval.mean, i["mean"].get<double>(), tolerance);
+      EXPECT_NEAR(e.interval.lo, i["lo"].get<double>(), tolerance);
+      EXPECT_NEAR(e.interval.hi, i["hi"].get<double>(), tolerance);
+      ++checked;
+    }
+  }
+  return checked;
+}
 
 TEST(ReproduceQuick, EveryClaimHasAVerdictAndTheExactClaimsPass) {
   TempDir d;
@@ -30,6 +56,7 @@ TEST(ReproduceQuick, EveryClaimHasAVerdictAndTheExactClaimsPass) {
   }
   EXPECT_TRUE(std::filesystem::exists(d / "REPORT.md"));
   EXPECT_EQ(read_text(d / "REPORT.md").find("Ablations not run"), std::string::npos);
+  EXPECT_GT(expect_intervals_follow_from_values(d.path), 50);
   std::cout << r.output;  // the verdicts, in the CI log
 }
 

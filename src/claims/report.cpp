@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "claims/statistics.h"
 #include "io/files.h"
 #include "io/json_file.h"
 #include "io/paths.h"
@@ -18,7 +19,8 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr const char* kBegin = "<!-- generated from src/claims/registry.cpp by `normtool reproduce --sync-readmes`: edit it there -->";
+constexpr const char* kBegin =
+    "<!-- generated from src/claims/registry.cpp by `normtool reproduce --sync-readmes`: edit it there -->";
 constexpr const char* kEnd = "<!-- end of the generated header -->";
 constexpr const char* kDocBegin =
     "<!-- generated from src/claims/registry.cpp by `normtool reproduce --sync-readmes`: edit it there -->";
@@ -63,6 +65,27 @@ std::string values_text(const Measure& m, const std::vector<int>& seeds) {
   return t;
 }
 
+// "95%, two-sided", "98.3%, one-sided, log scale (geometric mean)"
+std::string interval_kind(const Measure& m) {
+  return fmt::format("{:.3g}%, {}{}", 100 * m.confidence, m.sides == 1 ? "one-sided" : "two-sided",
+                     m.scale == "log" ? ", log scale (geometric mean)" : "");
+}
+
+// The figure a claim's summary row shows: its first deciding measure (a report's first measure),
+// with the kind of its interval.
+std::string headline_figure(const ClaimResult& r) {
+  for (const Measure& m : r.measures)
+    if (m.group.empty() && !m.precondition)
+      return fmt::format("{}: {} ({}; {})", m.name, show(m.interval, 3), interval_kind(m), m.criterion);
+  return r.measured;
+}
+
+// "3 (1, 2, 3)": the look a training claim stopped at and its seeds
+std::string seeds_text(const ClaimResult& r) {
+  if (r.seeds.empty()) return "-";
+  return fmt::format("{} ({})", r.look ? r.look : int(r.seeds.size()), fmt::join(r.seeds, ", "));
+}
+
 // The measures of a training claim: those that decide the verdict, then each reported group.
 std::string measures_table(const ClaimResult& r) {
   if (r.measures.empty()) return "";
@@ -73,14 +96,15 @@ std::string measures_table(const ClaimResult& r) {
     if (std::find(groups.begin(), groups.end(), m.group) == groups.end()) groups.push_back(m.group);
   std::string t;
   for (const std::string& g : groups) {
-    t += g.empty() ? "The measures the verdict rests on:\n\n" : fmt::format("**{}** (reported, not part of the verdict):\n\n", g);
-    t += "| measure | values | mean [95% interval] | criterion | verdict |\n|---|---|---|---|---|\n";
+    t += g.empty() ? "The measures the verdict rests on:\n\n"
+                   : fmt::format("**{}** (reported, not part of the verdict):\n\n", g);
+    t += "| measure | values | mean [interval] | interval | criterion | verdict |\n|---|---|---|---|---|---|\n";
     for (const Measure& m : r.measures)
       if (m.group == g)
         // a measure without values (not defined for that system, e.g. P1's rnnsearch) shows "-"
-        t += fmt::format("| {} | {} | {} | {} | {} |\n", m.name, m.values.empty() ? "-" : values_text(m, r.seeds),
-                         m.values.empty() ? "-" : show(m.interval, 4), m.criterion,
-                         m.criterion == "-" ? "-" : to_string(m.verdict));
+        t += fmt::format("| {}{} | {} | {} | {} | {} | {} |\n", m.precondition ? "precondition: " : "", m.name,
+                         m.values.empty() ? "-" : values_text(m, r.seeds), m.values.empty() ? "-" : show(m.interval, 4),
+                         interval_kind(m), m.criterion, m.criterion == "-" ? "-" : to_string(m.verdict));
     t += "\n";
   }
   return t;
@@ -95,14 +119,28 @@ void save_result(const std::string& claim_dir, const ClaimResult& r) {
     for (double v : m.values) values.push_back(number(v));
     json interval = to_json(m.interval);
     interval.update({{"scale", m.scale}, {"confidence", m.confidence}, {"sides", m.sides}});
-    measures.push_back({{"name", m.name}, {"values", values}, {"labels", m.labels}, {"interval", interval},
-                        {"criterion", m.criterion}, {"verdict", to_string(m.verdict)}, {"group", m.group},
+    measures.push_back({{"name", m.name},
+                        {"values", values},
+                        {"labels", m.labels},
+                        {"interval", interval},
+                        {"criterion", m.criterion},
+                        {"verdict", to_string(m.verdict)},
+                        {"group", m.group},
                         {"precondition", m.precondition}});
   }
-  const json j = {{"verdict", to_string(r.verdict)}, {"measured", r.measured}, {"seeds", r.seeds}, {"look", r.look},
-                  {"rules", r.rules}, {"reason", r.reason}, {"setting", r.setting},
-                  {"measures", measures}, {"plots", r.plots}, {"details", r.details}, {"ran", r.ran},
-                  {"seconds", r.seconds}, {"ablations_not_run", r.ablations_not_run}};
+  const json j = {{"verdict", to_string(r.verdict)},
+                  {"measured", r.measured},
+                  {"seeds", r.seeds},
+                  {"look", r.look},
+                  {"rules", r.rules},
+                  {"reason", r.reason},
+                  {"setting", r.setting},
+                  {"measures", measures},
+                  {"plots", r.plots},
+                  {"details", r.details},
+                  {"ran", r.ran},
+                  {"seconds", r.seconds},
+                  {"ablations_not_run", r.ablations_not_run}};
   write_file_atomically((fs::path(claim_dir) / "result.json").string(), j.dump(2) + "\n");
 }
 
@@ -136,13 +174,20 @@ ClaimResult read_result(const JsonDoc& j) {
   if (j.has("ablations_not_run")) r.ablations_not_run = strings(j.get<JsonDoc>("ablations_not_run"));
   for (const JsonDoc& m : j.get<JsonDoc>("measures").elements()) {
     const JsonDoc i = m.get<JsonDoc>("interval");
-    Measure x{m.get<std::string>("name"), {}, strings(m.get<JsonDoc>("labels")),
+    Measure x{m.get<std::string>("name"),
+              {},
+              strings(m.get<JsonDoc>("labels")),
               Interval{i.get<int>("n"), i.get_or<double>("mean", NAN), i.get_or<double>("sd", NAN),
                        i.get_or<double>("lo", NAN), i.get_or<double>("hi", NAN)},
-              m.get<std::string>("criterion"), verdict_of(m, "verdict"), m.get<std::string>("group"),
-              i.get_or<std::string>("scale", "linear"), i.get_or<double>("confidence", 0.95), i.get_or<int>("sides", 2),
+              m.get<std::string>("criterion"),
+              verdict_of(m, "verdict"),
+              m.get<std::string>("group"),
+              i.get_or<std::string>("scale", "linear"),
+              i.get_or<double>("confidence", 0.95),
+              i.get_or<int>("sides", 2),
               m.get_or<bool>("precondition", false)};
-    for (const JsonDoc& v : m.get<JsonDoc>("values").elements()) x.values.push_back(v.value().is_null() ? NAN : v.as<double>());
+    for (const JsonDoc& v : m.get<JsonDoc>("values").elements())
+      x.values.push_back(v.value().is_null() ? NAN : v.as<double>());
     r.measures.push_back(std::move(x));
   }
   return r;
@@ -165,36 +210,50 @@ std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string
 
 void write_report(const std::string& dir, const std::vector<std::pair<const Claim*, ClaimResult>>& results) {
   fs::create_directories(dir);
-  std::string md = "# normtool: the claims about normalization, reproduced\n\n";
-  md += "Rerun everything with `normtool reproduce --jobs 2 --ablations` (without `--ablations`, every verdict "
-        "but not the settings kept beside the papers' as ablations; or one claim with the command in its row; other seeds "
-        "with `--seeds a,b,c`). Each claim's source with its own figures, the criterion and why it is what it is: " +
-        claims_doc_link(dir) + "; each claim's setup and any change with its reason: "
-        "`experiments/<id>-<slug>/README.md`. A training claim's verdict comes from the mean over seeds and its 95% "
-        "interval: PASS when the criterion holds across the interval, FAIL when the interval lies entirely on the "
-        "failing side, INCONCLUSIVE otherwise. REPORT: an experiment that puts systems side by side with no criterion "
-        "(P1), its figures reported with their intervals.\n\n";
-  md += "| claim | verdict | measured | criterion | source | plot | rerun |\n|---|---|---|---|---|---|---|\n";
+  const bool quick = std::any_of(results.begin(), results.end(),
+                                 [](const auto& cr) { return cr.second.setting.starts_with("quick"); });
+  std::string md = fmt::format("# normtool: the claims about normalization, reproduced{}\n\n",
+                               quick ? " (QUICK: shrunken settings that show the claims run; not their verdicts)" : "");
+  md +=
+      "Rerun everything with `normtool reproduce --jobs 2 --ablations` (without `--ablations`, every verdict "
+      "but not the settings kept beside the papers' as ablations; or one claim with the command in its row; other "
+      "seeds "
+      "with `--seeds a,b,c`). Each claim's source with its own figures, the criterion and why it is what it is: " +
+      claims_doc_link(dir) +
+      "; each claim's setup and any change with its reason: "
+      "`experiments/<id>-<slug>/README.md`. A training claim's verdict comes from an interval over seeds: PASS when "
+      "the criterion holds across the interval, FAIL when the interval lies entirely on the failing side, "
+      "INCONCLUSIVE otherwise, or when a precondition is not met. The statistics: " +
+      rules_text(default_rules()) +
+      ". REPORT: an experiment that puts systems side by side with no criterion (P1), its figures reported with "
+      "their intervals.\n\n";
+  md += "| claim | verdict | seeds (look) | deciding figure | rerun |\n|---|---|---|---|---|\n";
   json verdicts = json::array();
   for (const auto& [c, r] : results) {
-    std::string plots;
-    for (const auto& p : r.plots) plots += fmt::format("[{}]({}/{}) ", p, dir_name(*c), p);
-    md += fmt::format("| [{}](#{}) {} | **{}** | {} | {} | {} | {} | `normtool reproduce {}` |\n", c->id,
-                      fmt::format("{}-{}", c->id, c->slug), c->title, to_string(r.verdict), r.measured, criterion_text(*c),
-                      c->source, plots.empty() ? "-" : plots, c->id);
-    verdicts.push_back({{"id", c->id}, {"title", c->title}, {"verdict", to_string(r.verdict)}, {"ran", r.ran},
-                        {"measured", r.measured}, {"criterion", criterion_text(*c)}, {"source", c->source},
-                        {"seeds", r.seeds}, {"look", r.look}, {"seconds", r.seconds}});
+    md += fmt::format("| [{}](#{}-{}) {} | **{}**{} | {} | {} | `normtool reproduce {}` |\n", c->id, c->id, c->slug,
+                      c->title, to_string(r.verdict), r.setting.starts_with("quick") ? " (quick)" : "", seeds_text(r),
+                      r.ran ? headline_figure(r) : r.measured, c->id);
+    verdicts.push_back({{"id", c->id},
+                        {"title", c->title},
+                        {"verdict", to_string(r.verdict)},
+                        {"ran", r.ran},
+                        {"measured", r.measured},
+                        {"criterion", criterion_text(*c)},
+                        {"source", c->source},
+                        {"seeds", r.seeds},
+                        {"look", r.look},
+                        {"seconds", r.seconds}});
   }
   for (const auto& [c, r] : results) {
-    md += fmt::format("\n<a id=\"{}-{}\"></a>\n## {}: {}\n\n**{}** ({:.0f} s)\n\n- measured: {}\n- criterion: {}\n"
-                      "- source: {}\n- setup: {} (`experiments/{}/README.md`)\n- rerun: `normtool reproduce {}`\n\n",
-                      c->id, c->slug, c->id, c->title, to_string(r.verdict), r.seconds, r.measured, criterion_text(*c),
-                      c->source, setup_text(*c), dir_name(*c), c->id);
+    md += fmt::format(
+        "\n<a id=\"{}-{}\"></a>\n## {}: {}\n\n**{}** ({:.0f} s)\n\n- measured: {}\n- criterion: {}\n"
+        "- source: {}\n- setup: {} (`experiments/{}/README.md`)\n- rerun: `normtool reproduce {}`\n\n",
+        c->id, c->slug, c->id, c->title, to_string(r.verdict), r.seconds, r.measured, criterion_text(*c), c->source,
+        setup_text(*c), dir_name(*c), c->id);
     if (!r.reason.empty()) md += fmt::format("INCONCLUSIVE because the {}.\n\n", r.reason);
-    if (r.look > 0 && r.look < int(r.seeds.size()) + 1 && !r.rules.empty())
-      md += fmt::format("Seeds {} (decided at the look of {} seeds, statistics {}).\n\n", fmt::join(r.seeds, ", "), r.look,
-                        r.rules);
+    if (!r.seeds.empty())
+      md += fmt::format("Seeds {}: the verdict stopped at the look of {} seeds{}.\n\n", fmt::join(r.seeds, ", "),
+                        r.look ? r.look : int(r.seeds.size()), r.rules.empty() ? "" : " (statistics " + r.rules + ")");
     if (!r.setting.empty()) md += "Run here: " + r.setting + "\n\n";
     if (!r.ablations_not_run.empty())
       md += fmt::format("Ablations not run (`normtool reproduce {} --ablations` runs them): {}.\n\n", c->id,
@@ -210,10 +269,11 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
 }
 
 std::string readme_header(const Claim& c) {
-  return fmt::format("{}\n# {}: {}\n\n- **Source**: {}\n- **Criterion**: {}\n- **Setup**: {}\n- **Rerun**: "
-                     "`normtool reproduce {}`{}\n{}\n",
-                     kBegin, c.id, c.title, c.source, criterion_text(c), setup_text(c), c.id,
-                     c.exact ? "" : " (other seeds: `--seeds a,b,c`)", kEnd);
+  return fmt::format(
+      "{}\n# {}: {}\n\n- **Source**: {}\n- **Criterion**: {}\n- **Setup**: {}\n- **Rerun**: "
+      "`normtool reproduce {}`{}\n{}\n",
+      kBegin, c.id, c.title, c.source, criterion_text(c), setup_text(c), c.id,
+      c.exact ? "" : " (other seeds: `--seeds a,b,c`)", kEnd);
 }
 
 std::string with_readme_header(const Claim& c, const std::string& readme) {
@@ -230,13 +290,13 @@ std::string claims_reference() {
   std::string md = std::string(kDocBegin) + "\n## Every claim\n\n";
   for (const Claim& c : all_claims()) md += fmt::format("- [{}](#{}) {}\n", c.id, anchor_of(c), c.title);
   for (const Claim& c : all_claims())
-    md += fmt::format("\n<a id=\"{}\"></a>\n### {}: {}\n\n- **Source, and its own figures**: {}\n"
-                      "- **Criterion**: {}\n- **Why this criterion**: {}\n- **The experiment here**: {}\n"
-                      "- **Notes and changes**: [`experiments/{}/README.md`](../experiments/{}/README.md); rerun: "
-                      "`normtool reproduce {}`{}\n",
-                      anchor_of(c), c.id, c.title, c.source, criterion_text(c), c.why.empty() ? "(not written yet)" : c.why,
-                      setup_text(c),
-                      dir_name(c), dir_name(c), c.id, c.exact ? "" : " (other seeds: `--seeds a,b,c`)");
+    md += fmt::format(
+        "\n<a id=\"{}\"></a>\n### {}: {}\n\n- **Source, and its own figures**: {}\n"
+        "- **Criterion**: {}\n- **Why this criterion**: {}\n- **The experiment here**: {}\n"
+        "- **Notes and changes**: [`experiments/{}/README.md`](../experiments/{}/README.md); rerun: "
+        "`normtool reproduce {}`{}\n",
+        anchor_of(c), c.id, c.title, c.source, criterion_text(c), c.why.empty() ? "(not written yet)" : c.why,
+        setup_text(c), dir_name(c), dir_name(c), c.id, c.exact ? "" : " (other seeds: `--seeds a,b,c`)");
   return md + kDocEnd + "\n";
 }
 

@@ -150,6 +150,12 @@ void draw(const Claim& c, const Evidence& ev, ClaimResult& r) {
 
 }  // namespace
 
+std::vector<int> claim_seeds(const Claim& c, bool quick, const Rules& rules) {
+  std::vector<int> seeds = c.seeds;
+  if (quick) seeds.resize(std::size_t(looks_for(rules, int(seeds.size())).front()));
+  return seeds;
+}
+
 ClaimResult reproduce_claim(const Claim& c, const ClaimContext& ctx) {
   if (c.run) return c.run(ctx);
   const std::vector<int> looks = looks_for(ctx.rules, int(ctx.seeds.size()));

@@ -8,4 +8,8 @@ namespace nt {
 
 ClaimResult reproduce_claim(const Claim& c, const ClaimContext& ctx);
 
+// The seeds a claim runs on when reproduce is given none: its own list, in quick mode only the
+// seeds of its first look.
+std::vector<int> claim_seeds(const Claim& c, bool quick, const Rules& rules = default_rules());
+
 }  // namespace nt

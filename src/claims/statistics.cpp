@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace nt {
 
@@ -10,6 +12,21 @@ const char* to_string(Scale s) { return s == Scale::log ? "log" : "linear"; }
 Rules rules_v1() { return {"v1", {}, 0.05, false, false}; }
 
 Rules rules_v2() { return {"v2", {3, 6, 10}, 0.05, true, true}; }
+
+Rules default_rules() { return rules_v2(); }
+
+std::string rules_text(const Rules& r) {
+  const std::string looks =
+      r.looks.empty() ? fmt::format("one look at every seed, at confidence {:.3g}%", 100 * (1 - r.alpha))
+                      : fmt::format(
+                            "looks at {} seeds, each at confidence 1 - {:g}/{} = {:.3g}% (the claim stops at the "
+                            "first look that decides)",
+                            fmt::join(r.looks, ", "), r.alpha, r.looks.size(), 100 * (1 - r.alpha / r.looks.size()));
+  return fmt::format(
+      "{}; {}; {}", looks,
+      r.one_sided ? "one-sided bounds for 'at least' and 'at most', two-sided for a band" : "two-sided intervals",
+      r.log_ratios ? "ratios on the log scale (geometric mean)" : "every measure on the linear scale");
+}
 
 std::vector<int> looks_for(const Rules& rules, int n) {
   std::vector<int> looks;

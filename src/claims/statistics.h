@@ -35,6 +35,10 @@ Rules rules_v1();
 // claims.md's rules: looks at 3, 6 and 10 seeds at 1 − 0.05/3, one-sided bounds for one-sided
 // criteria, ratios on the log scale.
 Rules rules_v2();
+Rules default_rules();  // the rules every verdict is decided by: rules_v2
+
+// The rules in words, for the report: "looks at 3, 6 and 10 seeds, each at confidence 98.3%; ..."
+std::string rules_text(const Rules& rules);
 
 // The seed counts looked at for `n` seeds: the rules' looks below n, then n itself.
 std::vector<int> looks_for(const Rules& rules, int n);

@@ -38,7 +38,7 @@ struct ReproduceOptions {
   bool ablations = false;
   int jobs = 2;
   std::string out;
-  std::string seeds = "1,2,3";
+  std::string seeds;  // "": each claim's own
   bool sync_readmes = false;
   bool list = false;
   std::string launcher = "local";  // local | slurm
@@ -66,8 +66,8 @@ Outcome run_claim(const Claim& c, const std::string& out, const std::string& bin
                   const SlurmOptions* slurm) {
   Outcome o;
   const auto t0 = std::chrono::steady_clock::now();
-  ClaimContext ctx{(std::filesystem::path(out) / (std::string(c.id) + "-" + c.slug)).string(), binary, how.quick, how.jobs,
-                   how.seeds, how.ablations};
+  ClaimContext ctx{(std::filesystem::path(out) / (c.id + "-" + c.slug)).string(), binary, how.quick, how.jobs,
+                   how.seeds.empty() ? claim_seeds(c, how.quick) : how.seeds, how.ablations};
   ctx.slurm = slurm;
   ctx.pending = &o.pending;
   make_own_subdirectory(ctx.out);
@@ -190,8 +190,9 @@ int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, co
       }
       continue;
     }
-    std::vector<std::string> cmd{binary, "reproduce", c->id, "--out", fs::absolute(out).string(), "--seeds",
-                                 fmt::format("{}", fmt::join(how.seeds, ",")), "--jobs", std::to_string(how.jobs)};
+    std::vector<std::string> cmd{binary, "reproduce", c->id, "--out", fs::absolute(out).string(), "--jobs",
+                                 std::to_string(how.jobs)};
+    if (!how.seeds.empty()) cmd.insert(cmd.end(), {"--seeds", fmt::format("{}", fmt::join(how.seeds, ","))});
     if (how.quick) cmd.push_back("--quick");
     if (how.ablations) cmd.push_back("--ablations");
     commands.push_back(cmd);
@@ -236,8 +237,9 @@ void check_report_dir(const std::string& out) {
                                  "(or remove it)", out));
 }
 
+// --seeds; empty when not given (each claim's own)
 std::vector<int> parse_seeds(const std::string& text) {
-  if (text.empty()) throw UsageError("--seeds: an empty list (expected integers >= 0 such as 1,2,3)");
+  if (text.empty()) return {};
   std::vector<int> seeds;
   std::stringstream list(text);
   for (std::string v; std::getline(list, v, ',');) {
@@ -337,7 +339,9 @@ void setup_reproduce(CLI::App& app, int& exit_code) {
                 "the MLP); every verdict is decided without them");
   sub->add_option("-j,--jobs", o->jobs, "parallel training runs")->capture_default_str()->check(CLI::Range(1, 64));
   sub->add_option("-o,--out", o->out, "report directory (default runs/reproduce-<YYYYmmdd-HHMMSS>)");
-  sub->add_option("--seeds", o->seeds, "the training claims' seeds, at least 3")->capture_default_str();
+  sub->add_option("--seeds", o->seeds,
+                  "the training claims' seeds, at least 3, looked at in this order (default: each claim's own list, "
+                  "in quick mode its first look)");
   sub->add_flag("--list", o->list, "list the claims and where their experiments are, and exit");
   sub->add_flag("--sync-readmes", o->sync_readmes,
                 "rewrite the generated header of every experiments/*/README.md and the generated part of "
