@@ -317,6 +317,31 @@ TEST(SessionState, SavedAndLoadedContinuesBitForBit) {
   }
 }
 
+// The logits of a pass are those forward() scores: as many arg-max hits as it counts correct, in
+// eval mode (BatchNorm's running statistics) and in train mode (the batch's), which differ.
+TEST(SessionState, LogitsAreTheForwardPassesOwnInBothModes) {
+  const RunConfig c = load_config_file(std::string(NORMTOOL_SOURCE_DIR) + "/configs/smoke/mlp-batchnorm.json",
+                                       {"train.threads=1"});
+  Session s(c);
+  for (int i = 0; i < 20; ++i) s.step();
+  Batch batch;
+  s.data().val_batch(0, 8, batch);
+  std::vector<float> by_mode[2];
+  for (bool training : {false, true}) {
+    const std::vector<float> logits = s.logits(batch, training);
+    ASSERT_EQ(logits.size() % 8, 0u);
+    const std::size_t classes = logits.size() / 8;
+    int64_t hits = 0;
+    for (std::size_t n = 0; n < 8; ++n) {
+      const auto row = logits.begin() + std::ptrdiff_t(n * classes);
+      hits += std::max_element(row, row + std::ptrdiff_t(classes)) - row == batch.targets[n];
+    }
+    EXPECT_EQ(hits, s.forward(batch, training).correct);
+    by_mode[training] = logits;
+  }
+  EXPECT_NE(by_mode[0], by_mode[1]);
+}
+
 TEST(SessionState, AStreamOfAnotherShapeIsRejected) {
   const RunConfig c = load_config_file("", {"data.dataset=synthetic-lm", "train.threads=1"});
   const RunConfig wider = load_config_file("", {"data.dataset=synthetic-lm", "train.threads=1", "model.d_model=32"});

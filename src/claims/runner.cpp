@@ -28,8 +28,6 @@ std::vector<std::string> overrides_of(const Setting& s, const ClaimContext& ctx)
   return o;
 }
 
-// The seeds first, so that the jobs of a later look follow those of an earlier one in the sweep
-// and keep their directories.
 std::vector<std::string> axes_of(const Setting& s, const ClaimContext& ctx) {
   std::vector<std::string> axes{ctx.seeds_axis()};
   axes.insert(axes.end(), s.axes.begin(), s.axes.end());
@@ -71,18 +69,34 @@ std::vector<RunRecord> session_runs(const Setting& s, const ClaimContext& ctx, S
   return runs;
 }
 
+// A swept setting's runs: a sweep per seed, <dir>/seed-<s>, so that every look, and every claim
+// sharing the setting on any list of seeds, finds each seed's runs where an earlier one left them.
+std::vector<SweepRequest> seed_sweeps(const Setting& s, const ClaimContext& ctx) {
+  std::vector<SweepRequest> requests;
+  for (int seed : ctx.seeds) {
+    std::vector<std::string> axes{fmt::format("seed={}", seed)};
+    axes.insert(axes.end(), s.axes.begin(), s.axes.end());
+    requests.push_back({s.name, config_path(s.config), overrides_of(s, ctx), axes,
+                        (fs::path(out_of(s, ctx)) / fmt::format("seed-{}", seed)).string()});
+  }
+  return requests;
+}
+
 Evidence gather(const Claim& c, const ClaimContext& ctx, SessionCache& cache) {
   Evidence ev{&ctx, ctx.seeds, {}};
   std::vector<SweepRequest> requests;
   for (const Setting& s : c.settings) {
     if (!runs_here(s, ctx)) continue;
-    if (s.session)
+    if (s.session) {
       ev.runs[s.name] = session_runs(s, ctx, cache);
-    else
-      requests.push_back({s.name, config_path(s.config), overrides_of(s, ctx), axes_of(s, ctx), out_of(s, ctx)});
+    } else {
+      const auto r = seed_sweeps(s, ctx);
+      requests.insert(requests.end(), r.begin(), r.end());
+    }
   }
   std::vector<std::vector<RunRecord>> swept = sweep_runs(ctx, requests);
-  for (std::size_t k = 0; k < requests.size(); ++k) ev.runs[requests[k].name] = std::move(swept[k]);
+  for (std::size_t k = 0; k < requests.size(); ++k)
+    for (RunRecord& r : swept[k]) ev.runs[requests[k].name].push_back(std::move(r));
   return ev;
 }
 

@@ -118,6 +118,14 @@ BatchLoss Session::forward(const Batch& batch, bool training) {
   return forward_loss(graph_, *model_, batch, data_->reports_accuracy());
 }
 
+std::vector<float> Session::logits(const Batch& batch, bool training) {
+  graph_.reset();
+  graph_.set_mode(training, /*grad=*/false);
+  FormatWeights weights(model_->params(), config_.train.precision, master_);
+  const Tensor<float> out = model_->logits(graph_, batch);
+  return std::vector<float>(out.data, out.data + int64_t(out.rows) * out.cols);
+}
+
 void Session::update(double lr) {
   ParamStore<float>& ps = model_->params();
   if (config_.train.grad_clip > 0)

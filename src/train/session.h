@@ -71,6 +71,8 @@ class Session {
   // Training mode; gradients (unscaled, unless overflow) in params().grad().
   BatchLoss forward_backward(const Batch& batch);
   BatchLoss forward(const Batch& batch, bool training);  // no gradient (batchnorm: batch statistics when training)
+  // The logits of `batch` (rows x classes, row-major) from the same pass as forward()
+  std::vector<float> logits(const Batch& batch, bool training);
   void update(double lr);                              // clip, then one optimizer step with this lr
 
   // Everything the next step depends on beyond the config: the step count and first loss, the
