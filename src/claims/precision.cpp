@@ -1,7 +1,5 @@
-// C12 as data: normalization narrows the range of hidden values, so low-precision representations
-// lose less of them. One sweep: none, LN and RMS at fp32, bf16 and fp16 (train.precision).
-//   (a) the int8 SNR leaving each norm against entering it (ranges.csv of the fp32 runs) decides;
-//   (b) the loss gaps to fp32, and none's minus LN's and RMS's, are reported (claims.md).
+// C12 as data: normalization narrows the range of hidden values. (a) The int8 SNR leaving each norm
+// against entering it (ranges.csv of the fp32 runs) decides; (b) the loss gaps to fp32 are reported.
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -73,9 +71,9 @@ std::vector<MeasureSpec> measures() {
   std::vector<MeasureSpec> m = {
       db("(a) LN: int8 SNR leaving the norm - entering it (residual stream), per-token scale (dB)",
          change("layernorm", kToken)),
-      db("(a) RMS: the same (dB)", change("rmsnorm", kToken)),
+      db("(a) RMS: int8 SNR leaving the norm - entering it, per-token scale (dB)", change("rmsnorm", kToken)),
       db("LN: SNR leaving the norm - entering it, per-tensor scale (dB)", change("layernorm", kTensor), tensor, true),
-      db("RMS: the same, per-tensor scale (dB)", change("rmsnorm", kTensor), tensor, true),
+      db("RMS: SNR leaving the norm - entering it, per-tensor scale (dB)", change("rmsnorm", kTensor), tensor, true),
       db("LN leaving the norm - none's residual stream, per-token scale (dB)", change("layernorm", kToken, "none"),
          across),
       db("RMS leaving the norm - none's residual stream, per-token scale (dB)", change("rmsnorm", kToken, "none"),

@@ -1,8 +1,5 @@
-// P1 as data: every preset of configs/presets/ (the seed articles' systems, normalized as their
-// code does it) trains on its own task over the seeds; a report with no criterion (Claim::report)
-// puts beside each other the final validation loss, the std entering the norms (stats.csv), the
-// gradient norm by layer at init (layers.jsonl), and from ranges.csv the share outside fp16's
-// range and the int8 SNR entering and leaving the norms. One plot per statistic, every preset on it.
+// P1 as data: every preset of configs/presets/ on its own task, side by side; a report with no
+// criterion (Claim::report), every measure Reported, one plot per statistic with every preset on it.
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
