@@ -31,9 +31,9 @@ ClaimResult claim_c8(const ClaimContext&);
 ClaimResult claim_c9(const ClaimContext&);
 ClaimResult claim_c10(const ClaimContext&);
 // precision.cpp
-ClaimResult claim_c12(const ClaimContext&);
+std::vector<Claim> precision_claims();
 // side_by_side.cpp: reports, no verdict
-ClaimResult claim_p1(const ClaimContext&);
+std::vector<Claim> side_by_side_claims();
 
 namespace {
 
@@ -297,45 +297,7 @@ const std::vector<Claim>& all_claims() {
        "with depth; 3x at depth 18 is well inside that order yet far above seed noise, and 'larger at 18 "
        "than at 6' is the growth with depth. t = 10 reads the update before it saturates: an output of norm "
        "sqrt(d) per token cannot move by more than about sqrt(2d) once decorrelated."),
-      legacy("C12", "low-precision-ranges",
-       "Normalization narrows the range of hidden values, so low-precision representations (8-bit, 16-bit) lose "
-       "less of them; it does not by itself reduce memory",
-       "(a) per seed, the int8 absmax SNR of the vector leaving each norm >= 6 dB above that of the vector "
-       "entering it (the unnormalized residual stream), LN and RMS, across the intervals; (b) reported per "
-       "format: the loss gap to fp32 of none vs LN/RMS, with intervals (in floating point a null result is "
-       "expected and stated as such)",
-       "the seed article on normalization (memory efficiency); Micikevicius et al. 2018 (fp16 range, loss "
-       "scaling); Dettmers et al. 2022 (int8 outliers)",
-       "The 4-layer Pre-LN transformer of C1 (configs/lm-tiny.json, d 64, fortunes, seq 64, batch 16, Adam 1e-3), "
-       "none vs LN vs RMS at train.precision fp32, bf16 and fp16 (emulated: round to nearest even at every op "
-       "boundary, fp32 master weights and optimizer state, fp16 with dynamic loss scaling), 400 steps (quick "
-       "50); seeds 1, 2, 3. (a) ranges.csv of the fp32 runs at the last statistics step: int8 SNR of the vector "
-       "entering and leaving each norm (attn, ffn, final), one absmax scale per token (the claim's vector) and, "
-       "reported beside, one per tensor; the share outside fp16's normal range. (b) final validation loss (10 "
-       "batches) at bf16 and fp16 minus fp32's, per norm and seed.",
-       false, true, claim_c12,
-       "(a) 6 dB is one bit of int8 resolution: a smaller gain would not change what 8 bits hold; the "
-       "comparison is the unnormalized residual stream, the norm's input, as it would be quantized. (b) A "
-       "float's relative error does not depend on the magnitude within its range, so no threshold is set: "
-       "the gap is reported with its interval, and a null result is the expected one."),
-      legacy("P1", "presets-side-by-side",
-       "The seed articles' systems side by side: what their normalization does to the values it sees",
-       "none: a report (REPORT), every figure with its interval over seeds",
-       "the systems the seed articles name (BERT, GPT, GPT-2, BLOOM, Llama, GLM-130B, T5, RNNSearch), normalized as their "
-       "code does it: configs/presets/ and docs/presets.md, every value cited by file and function",
-       "Every preset of configs/presets/ (the Transformers d 64, 4 blocks, T5 2 + 2; RNNSearch embedding 64, state "
-       "128; each on its own task: decoders a causal LM and BERT a masked LM on fortunes, T5 and RNNSearch seq2seq "
-       "on gettext-de), 600 steps (quick 40), AdamW 1e-3, cosine, seeds 1, 2, 3; reported side by side: the final "
-       "validation loss; the std of the vector entering the norms (the blocks'; RNNSearch's decoder GRUs' "
-       "recurrent norms, a GRU as a layer) by position and by layer; the gradient norm by layer at init; from "
-       "ranges.csv (as C12) the share entering the norms outside fp16's normal range and the int8 absmax SNR "
-       "entering and leaving them. One plot per statistic, every preset on it.",
-       false, true, claim_p1,
-       "The articles explain normalization through these systems, but the systems differ in task, size and much "
-       "besides their norm, and their papers claim nothing about one another's: there is no criterion to hold "
-       "them to. What a reader wants is the comparison itself at one scale, with what varies between seeds shown, "
-       "so the experiment reports and decides nothing."),
-  }, {batchnorm_claims()});
+  }, {batchnorm_claims(), precision_claims(), side_by_side_claims()});
   return claims;
 }
 

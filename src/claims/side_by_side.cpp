@@ -1,26 +1,14 @@
-// P1: the presets side by side. Every preset of configs/presets/ (the systems of the seed
-// articles, normalized as their code does it) trains on its own task over the seeds, with what
-// is not normalization the same for all; the report puts them next to each other:
-//   - the final validation loss (each on its task: a masked LM, a causal LM, seq2seq);
-//   - at the norm sites (norm_site_layer: a block's attn, ffn, cross; RNNSearch's decoder GRUs'
-//     recurrent sites; stats.csv at the last statistics step): the std over the hidden features
-//     of the vector entering the norm, per position and per layer;
-//   - the gradient norm by layer at init (layers.jsonl at step 0, every parameter of the layer);
-//   - ranges.csv at the last statistics step (C12's measurements): the share of the values
-//     entering the norms outside fp16's normal range, the int8 absmax SNR (one scale per token)
-//     entering and leaving them.
-// A report, not a verdict: ClaimVerdict::report. One plot per statistic, every preset on it.
+// P1 as data: every preset of configs/presets/ on its own task, side by side; a report with no
+// criterion (Claim::report), every measure Reported, one plot per statistic with every preset on it.
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "io/json_file.h"
-#include "io/paths.h"
 
 namespace nt {
 
@@ -33,19 +21,11 @@ namespace fs = std::filesystem;
 constexpr const char* kPresets[] = {"gpt", "gpt2", "bloom", "llama", "glm130b", "bert", "t5", "rnnsearch"};
 bool recurrent(const std::string& preset) { return preset == "rnnsearch"; }
 
-// The layer a norm site counts in, or -1 when P1 leaves the site out; suffix ".in" (the vector
-// entering the norm) or ".out" (leaving it).
-//  - A Transformer block's sites ("attn.in", "enc.ffn.out", "dec.cross.in"), at the layer
-//    stats.csv gives them (t5: encoder and decoder layer l both l); not the embedding or final
-//    norms ("embed.in", "enc.final.in"), which are not a block's.
-//  - RNNSearch's: its decoder GRUs' recurrent sites ("dec1.state_gates.in", "dec2.state_cand.out"),
-//    the products U_g h and U_c h of the previous state entering the GRU's norms of the gates and
-//    of the candidate: what the recurrence feeds back into itself step after step, as a block's
-//    norms see the stream layer after layer. The GRU is the unit repeated, so layer = the GRU:
-//    dec1 0, dec2 1 (stats.csv writes layer 0 for both); its two sites are its two norms, as attn
-//    and ffn are a block's. Its other norms are not in stats.csv: the initial state's and the
-//    readout's sit where the embedding and final norms do; those of the GRUs' input products
-//    (norm_gx, norm_cx), the encoder's and the attention's are not recorded at all.
+// The layer a norm site counts in, or -1 when P1 leaves the site out; suffix ".in" (entering the
+// norm) or ".out" (leaving it). A Transformer block's sites ("attn.in", "enc.ffn.out",
+// "dec.cross.in") at stats.csv's layer, not the embedding or final norms ("embed.in",
+// "enc.final.in"); RNNSearch's decoder GRUs' recurrent sites ("dec1.state_gates.in",
+// "dec2.state_cand.out"), the GRU as the layer (dec1 0, dec2 1; stats.csv writes 0 for both).
 int norm_site_layer(int layer, const std::string& site, const char* suffix) {
   if (!site.ends_with(suffix)) return -1;
   std::string place = site.substr(0, site.size() - std::string(suffix).size());
@@ -71,6 +51,11 @@ struct Profile {
     sum += v, ++n;
   }
   double mean() const { return n ? sum / n : NAN; }
+  static std::map<int, double> means(const std::map<int, std::pair<double, int>>& m, double scale = 1) {
+    std::map<int, double> out;
+    for (const auto& [x, s] : m) out[x] = scale * (s.first / s.second);
+    return out;
+  }
 };
 
 template <class Map, class Column>
@@ -84,11 +69,10 @@ Profile profile(const Map& per_site, const char* suffix, Column column) {
   return p;
 }
 
-// layers.jsonl at its first step (step 0, before any update): per layer, the norm of the
-// gradient of all its parameters together, sqrt(sum of the parameters' squared norms); the
-// embeddings and their norm (layer 0 too) left out, so that layer 0 is the first block's.
-// RNNSearch writes layer 0 for every parameter: its layers are norm_site_layer's, the decoder
-// GRUs (the parameters named dec1.* 0, dec2.* 1), and its other parameters are left out.
+// layers.jsonl at its first step (step 0): per layer, the norm of the gradient of all its
+// parameters together; the embeddings and their norm left out, so that layer 0 is the first
+// block's. RNNSearch writes layer 0 for every parameter: its layers are the decoder GRUs (dec1.* 0,
+// dec2.* 1), its other parameters left out.
 std::map<int, double> grad_norm_at_init(const std::string& dir, bool recurrent) {
   std::map<int, double> sum2;
   int first = -1;
@@ -120,7 +104,10 @@ Curve seeds_curve(const std::string& title, const std::vector<std::map<int, doub
     bool all = true;
     for (const auto& m : per_seed) {
       auto it = m.find(x);
-      if (it == m.end() || std::isnan(it->second)) { all = false; break; }
+      if (it == m.end() || std::isnan(it->second)) {
+        all = false;
+        break;
+      }
       sum += it->second, lo = std::min(lo, it->second), hi = std::max(hi, it->second);
     }
     if (!all) continue;
@@ -130,159 +117,131 @@ Curve seeds_curve(const std::string& title, const std::vector<std::map<int, doub
   return c;
 }
 
-std::map<int, double> means(const std::map<int, std::pair<double, int>>& m) {
-  std::map<int, double> out;
-  for (const auto& [x, s] : m) out[x] = s.first / s.second;
-  return out;
+Profile std_entering(const RunRecord& r) { return profile(last_stats(r.dir), ".in", &PositionStats::std); }
+Profile ranges_of(const RunRecord& r, const char* suffix, std::vector<double> PositionRanges::*column) {
+  return profile(ranges_at(r.dir), suffix, column);
 }
 
-// What one preset's runs give, per seed.
-struct PresetEvidence {
-  std::vector<double> loss, std_in, grad_ratio, fp16_in, snr_in, snr_out;
-  std::vector<std::map<int, double>> std_by_position, std_by_layer, grad_by_layer, fp16_by_layer, snr_by_layer;
-};
+// The first block's gradient norm at init over the last block's (the head's layer excluded: its
+// own index). Not RNNSearch's (no values, shown "-"): its two GRUs alternate along the recurrence,
+// so neither is first or last in depth, and they read inputs of different widths.
+double grad_ratio(const RunRecord& r) {
+  const std::map<int, double> grad = grad_norm_at_init(r.dir, false);
+  const int last_block = grad.empty() ? 0 : std::max(0, grad.rbegin()->first - 1);
+  return grad.count(0) && grad.count(last_block) ? grad.at(0) / grad.at(last_block) : NAN;
+}
 
-PresetEvidence evidence_of(const std::vector<RunRecord>& runs, bool recurrent) {
-  PresetEvidence e;
-  std::vector<const RunRecord*> all;
-  for (const RunRecord& r : runs) all.push_back(&r);
-  e.loss = values_of(all, "final_val_loss");
-  for (const RunRecord& run : runs) {
-    const auto stats = last_stats(run.dir);
-    const Profile s = profile(stats, ".in", &PositionStats::std);
-    e.std_in.push_back(s.mean());
-    e.std_by_position.push_back(means(s.position));
-    e.std_by_layer.push_back(means(s.layer));
-    const std::map<int, double> grad = grad_norm_at_init(run.dir, recurrent);
-    e.grad_by_layer.push_back(grad);
-    // the first block's gradient over the last block's (the head's layer excluded: its own
-    // index). Not RNNSearch's (grad_ratio left empty, shown "-"): its two GRUs alternate along
-    // the recurrence (dec2's state at t enters dec1 at t + 1), so neither is first or last in
-    // depth, and they read inputs of different widths, so they are not alike as blocks are.
-    if (!recurrent) {
-      const int last_block = grad.empty() ? 0 : std::max(0, grad.rbegin()->first - 1);
-      e.grad_ratio.push_back(grad.count(0) && grad.count(last_block) ? grad.at(0) / grad.at(last_block) : NAN);
-    }
-    const auto ranges = ranges_at(run.dir);
-    const Profile fp16 = profile(ranges, ".in", &PositionRanges::fp16_outside);
-    const Profile snr_in = profile(ranges, ".in", &PositionRanges::int8_snr_db);
-    e.fp16_in.push_back(100 * fp16.mean());
-    std::map<int, double> fp16_layer = means(fp16.layer);
-    for (auto& [layer, v] : fp16_layer) v *= 100;
-    e.fp16_by_layer.push_back(fp16_layer);
-    e.snr_in.push_back(snr_in.mean());
-    e.snr_by_layer.push_back(means(snr_in.layer));
-    e.snr_out.push_back(profile(ranges, ".out", &PositionRanges::int8_snr_db).mean());
-  }
-  return e;
+// Each statistic a group, a measure per preset (and per name suffix), in the report's order
+std::vector<MeasureSpec> measures() {
+  using Value = std::function<double(const RunRecord&)>;
+  std::vector<MeasureSpec> m;
+  auto add = [&](std::string group, std::vector<std::pair<std::string, Value>> values, bool rnnsearch = true) {
+    for (const char* preset : kPresets)
+      for (const auto& [suffix, value] : values)
+        m.push_back({preset + suffix, Reported{},
+                     rnnsearch || !recurrent(preset) ? per_run(preset, {}, value)
+                                                     : [](const Evidence&) { return std::vector<double>{}; },
+                     group, Scale::linear, false, group.starts_with("final")});
+  };
+  auto snr = [](const char* suffix) {
+    return [suffix](const RunRecord& r) { return ranges_of(r, suffix, &PositionRanges::int8_snr_db).mean(); };
+  };
+  add("final validation loss (each on its own task: not comparable across tasks)",
+      {{"", [](const RunRecord& r) { return summary_number(r, "final_val_loss"); }}});
+  add("gradient norm at init, first block / last block (rnnsearch: not defined, -)", {{"", grad_ratio}}, false);
+  add("int8 absmax SNR, one scale per token (dB): entering / leaving the norms",
+      {{": entering", snr(".in")}, {": leaving", snr(".out")}});
+  add("share of the values entering the norms outside fp16's normal range (%)",
+      {{"", [](const RunRecord& r) { return 100 * ranges_of(r, ".in", &PositionRanges::fp16_outside).mean(); }}});
+  add("std entering the norms (mean over sites, layers, positions; last statistics step)",
+      {{"", [](const RunRecord& r) { return std_entering(r).mean(); }}});
+  return m;
+}
+
+// A plot of one statistic by layer (or position): per preset, the mean over seeds of each run's map
+using RunMap = std::function<std::map<int, double>(const RunRecord&, const std::string& preset)>;
+PlotSpec by_layer(std::string stem, std::string title, std::string ylabel, RunMap f, bool logy = true,
+                  std::string x = "layer (t5: both stacks' layer; rnnsearch: decoder GRU)") {
+  return {stem, {"P1: " + title, x, ylabel, false, logy}, [f](const Evidence& ev) {
+            std::vector<Curve> curves;
+            for (const char* preset : kPresets) {
+              std::vector<std::map<int, double>> per_seed;
+              for (const RunRecord* r : ev.of(preset)) per_seed.push_back(f(*r, preset));
+              curves.push_back(seeds_curve(preset, per_seed));
+            }
+            return curves;
+          }};
+}
+
+std::vector<PlotSpec> plots() {
+  const std::string gru = "layer (rnnsearch: decoder GRU)", std_y = "std over features, mean over sites and seeds";
+  auto loss = [](const Evidence& ev) {
+    std::vector<Curve> curves;
+    for (const char* preset : kPresets) curves.push_back(mean_curve(preset, ev.of(preset), &RunRecord::val_loss));
+    return curves;
+  };
+  return {
+      {"val-loss",
+       {"P1: validation loss, each preset on its task (mean over seeds, band = seeds)", "step", "validation loss"},
+       loss},
+      by_layer(
+          "std-by-position", "std of the vector entering the norms, by position (last statistics step)", std_y,
+          [](const RunRecord& r, auto&) { return Profile::means(std_entering(r).position); }, true,
+          "position (rnnsearch: decoder step)"),
+      by_layer("std-by-layer", "std of the vector entering the norms, by layer (last statistics step)", std_y,
+               [](const RunRecord& r, auto&) { return Profile::means(std_entering(r).layer); }),
+      by_layer("grad-norm-at-init",
+               "gradient norm by layer at init (step 0; a Transformer's last layer is its output layer)",
+               "gradient norm of the layer's parameters",
+               [](const RunRecord& r, auto& preset) { return grad_norm_at_init(r.dir, recurrent(preset)); }),
+      by_layer(
+          "fp16-outside-by-layer", "share entering the norms outside fp16's normal range, by layer", "% of values",
+          [](const RunRecord& r, auto&) {
+            return Profile::means(ranges_of(r, ".in", &PositionRanges::fp16_outside).layer, 100);
+          },
+          false, gru),
+      by_layer(
+          "int8-snr-by-layer", "int8 absmax SNR (one scale per token) entering the norms, by layer", "SNR (dB)",
+          [](const RunRecord& r, auto&) {
+            return Profile::means(ranges_of(r, ".in", &PositionRanges::int8_snr_db).layer);
+          },
+          false, gru),
+  };
 }
 
 }  // namespace
 
-ClaimResult claim_p1(const ClaimContext& ctx) {
-  ClaimResult r;
-  r.seeds = ctx.seeds;
-  const int N = ctx.quick ? 40 : 600;
-  std::vector<SweepRequest> sweeps;
+std::vector<Claim> side_by_side_claims() {
+  std::vector<Setting> settings;
   for (const char* preset : kPresets)
-    sweeps.push_back({preset, config_path(fmt::format("presets/{}.json", preset)),
-                      {fmt::format("train.steps={}", N), fmt::format("train.warmup_steps={}", N / 15),
-                       fmt::format("train.eval_every={}", N / 4), fmt::format("train.log_every={}", N / 4),
-                       fmt::format("train.eval_batches={}", ctx.eval_batches(10)),
-                       fmt::format("train.stats_every={}", N - 1), "train.threads=1"},
-                      {ctx.seeds_axis()}});
-  const std::vector<std::vector<RunRecord>> runs = sweep_runs(ctx, sweeps);
-
-  std::vector<PresetEvidence> ev;
-  for (std::size_t k = 0; k < runs.size(); ++k) ev.push_back(evidence_of(runs[k], recurrent(kPresets[k])));
-  const std::string loss = "final validation loss (each on its own task: not comparable across tasks)";
-  const std::string stream = "std entering the norms (mean over sites, layers, positions; last statistics step)";
-  const std::string grad = "gradient norm at init, first block / last block (rnnsearch: not defined, -)";
-  const std::string fp16 = "share of the values entering the norms outside fp16's normal range (%)";
-  const std::string snr = "int8 absmax SNR, one scale per token (dB): entering / leaving the norms";
-  for (std::size_t k = 0; k < ev.size(); ++k) {
-    const std::string name = kPresets[k];
-    r.measures.push_back(measure_reported(name, ev[k].loss, loss));
-    r.measures.push_back(measure_reported(name, ev[k].std_in, stream));
-    r.measures.push_back(measure_reported(name, ev[k].grad_ratio, grad));
-    r.measures.push_back(measure_reported(name, ev[k].fp16_in, fp16));
-    r.measures.push_back(measure_reported(name + ": entering", ev[k].snr_in, snr));
-    r.measures.push_back(measure_reported(name + ": leaving", ev[k].snr_out, snr));
-  }
-  std::stable_sort(r.measures.begin(), r.measures.end(),
-                   [](const Measure& a, const Measure& b) { return a.group < b.group; });
-  r.verdict = ClaimVerdict::report;
-
-  // one plot per statistic, every preset on it
-  std::vector<Curve> val, std_pos, std_layer, grad_layer, fp16_layer, snr_layer;
-  for (std::size_t k = 0; k < ev.size(); ++k) {
-    std::vector<const RunRecord*> all;
-    for (const RunRecord& run : runs[k]) all.push_back(&run);
-    val.push_back(mean_curve(kPresets[k], all, &RunRecord::val_loss));
-    std_pos.push_back(seeds_curve(kPresets[k], ev[k].std_by_position));
-    std_layer.push_back(seeds_curve(kPresets[k], ev[k].std_by_layer));
-    grad_layer.push_back(seeds_curve(kPresets[k], ev[k].grad_by_layer));
-    fp16_layer.push_back(seeds_curve(kPresets[k], ev[k].fp16_by_layer));
-    snr_layer.push_back(seeds_curve(kPresets[k], ev[k].snr_by_layer));
-  }
-  plot_into(ctx, "val-loss", {.title = "P1: validation loss, each preset on its task (mean over seeds, band = seeds)",
-                              .ylabel = "validation loss"}, val, r);
-  plot_into(ctx, "std-by-position",
-            {.title = "P1: std of the vector entering the norms, by position (last statistics step)",
-             .xlabel = "position (rnnsearch: decoder step)", .ylabel = "std over features, mean over sites and seeds", .logy = true},
-            std_pos, r);
-  plot_into(ctx, "std-by-layer",
-            {.title = "P1: std of the vector entering the norms, by layer (last statistics step)",
-             .xlabel = "layer (t5: both stacks' layer; rnnsearch: decoder GRU)", .ylabel = "std over features, mean over sites and seeds",
-             .logy = true},
-            std_layer, r);
-  plot_into(ctx, "grad-norm-at-init",
-            {.title = "P1: gradient norm by layer at init (step 0; a Transformer's last layer is its output layer)",
-             .xlabel = "layer (t5: both stacks' layer; rnnsearch: decoder GRU)", .ylabel = "gradient norm of the layer's parameters",
-             .logy = true},
-            grad_layer, r);
-  plot_into(ctx, "fp16-outside-by-layer",
-            {.title = "P1: share entering the norms outside fp16's normal range, by layer",
-             .xlabel = "layer (rnnsearch: decoder GRU)", .ylabel = "% of values"},
-            fp16_layer, r);
-  plot_into(ctx, "int8-snr-by-layer",
-            {.title = "P1: int8 absmax SNR (one scale per token) entering the norms, by layer",
-             .xlabel = "layer (rnnsearch: decoder GRU)", .ylabel = "SNR (dB)"},
-            snr_layer, r);
-
-  std::vector<std::string> cells;
-  for (std::size_t k = 0; k < ev.size(); ++k)
-    cells.push_back(fmt::format("{} {:.3f}", kPresets[k], mean_interval(ev[k].loss).mean));
-  r.measured = fmt::format("a report, no criterion: final validation loss (mean of {} seeds) {}", ctx.seeds.size(),
-                           fmt::join(cells, ", "));
-  r.details = fmt::format(
-      "Each preset of `configs/presets/` (`normtool presets`: bert, bloom, glm130b, gpt, gpt2, llama, t5, "
-      "rnnsearch) trained {} steps with its own settings otherwise (AdamW 1e-3, warm-up {} steps, cosine, "
-      "clipping 1, batch 16, one math thread), on its own task: the decoders on fortunes as a causal LM, bert as a "
-      "masked LM on fortunes, t5 and rnnsearch seq2seq on gettext-de. Losses of different tasks do not compare "
-      "(the five decoders' with one another, rnnsearch's with t5's only); the statistics do, site for site.\n\n"
-      "The statistics are over the norm sites at the last statistics step (step {}). A Transformer's are its "
-      "blocks' (attn, ffn and t5's cross; not the embedding or final norms). What enters a Pre-LN norm is the "
-      "residual stream; what enters a Post-LN or DeepNorm norm is x + f(x) (DeepNorm alpha x + f(x)), normalized "
-      "right after, so the std entering says how large the un-normalized stream grew. Layer indices of t5 count "
-      "in each stack (encoder and decoder layer l together). RNNSearch's are its decoder GRUs' recurrent sites: "
-      "U_g h and U_c h, the previous state's products entering the norms of the update/reset gates and of the "
-      "candidate, the two norms of the unit the recurrence repeats as attn and ffn are a block's; its layer is "
-      "the GRU (0: dec1, over the target embedding; 1: dec2, over the attended context) and its position the "
-      "decoder step. Its other norms (of the input products, the encoder's, the attention's, the initial "
-      "state's and the readout's) are not recorded, as the embedding and final norms are left out of the "
-      "blocks'.\n\n"
-      "The gradient ratio is the first block's gradient norm over the last block's at step 0, every parameter of "
-      "the block together (the embeddings and their norm left out): Xiong et al. 2020 predict that Post-LN's "
-      "grows toward the output at init and Pre-LN's does not (C7 tests it); here it is shown, not judged. "
-      "rnnsearch has none (-): its two decoder GRUs alternate along the recurrence (dec2's state at step t is "
-      "dec1's at t + 1), so neither is first or last in depth, and they read inputs of different widths (64 and "
-      "256), so they are not alike as blocks are. Its plot of the gradient norm by layer shows each decoder "
-      "GRU's, every parameter of the GRU together (layers.jsonl gives every parameter of rnnsearch layer 0: "
-      "the GRU is read from the parameter's name).\n",
-      N, N / 15, N - 1);
-  if (ctx.quick) r.setting = fmt::format("quick: {} steps", N);
-  return r;
+    settings.push_back({preset,
+                        fmt::format("presets/{}.json", preset),
+                        {"train.steps=600", "train.warmup_steps=40", "train.eval_every=150", "train.log_every=150",
+                         "train.eval_batches=10", "train.stats_every=599", "train.threads=1"},
+                        {"train.steps=40", "train.warmup_steps=2", "train.eval_every=10", "train.log_every=10",
+                         "train.stats_every=39"}});
+  return {{
+      .id = "P1",
+      .slug = "presets-side-by-side",
+      .title = "The seed articles' systems side by side: what their normalization does to the values it sees",
+      .source = "the systems the seed articles name (BERT, GPT, GPT-2, BLOOM, Llama, GLM-130B, T5, RNNSearch), "
+                "normalized as their code does it: configs/presets/ and docs/presets.md, every value cited by file "
+                "and function",
+      .why = "The articles explain normalization through these systems, but the systems differ in task, size and "
+             "much besides their norm, and their papers claim nothing about one another's: there is no criterion to "
+             "hold them to. What a reader wants is the comparison itself at one scale, with what varies between "
+             "seeds shown, so the experiment reports and decides nothing.",
+      .settings = settings,
+      .measures = measures(),
+      .plots = plots(),
+      .method = "Losses compare only within a task (the five decoders; rnnsearch with t5). The statistics are "
+                "over the norm sites at the last statistics step: a Transformer's blocks' (attn, ffn, t5's cross; "
+                "t5's layers counted in each stack) and RNNSearch's decoder GRUs' recurrent norms (of U_g h and U_c "
+                "h; the GRU as the layer, the decoder step as the position). The gradient norm at step 0 takes every "
+                "parameter of a layer together (not the embeddings); its first block / last block ratio is what "
+                "Xiong et al. 2020 predict grows for Post-LN (C7 tests it), shown here, not judged.",
+      .report = true,
+  }};
 }
 
 }  // namespace nt
