@@ -41,7 +41,7 @@ namespace {
 // What a setup paragraph leaves out: how often a run logs and evaluates, not what it trains
 bool plumbing(const std::string& kv) {
   for (const char* k : {"train.log_every=", "train.eval_every=", "train.stats_every=", "train.eval_batches=",
-                        "train.checkpoint_every="})
+                        "train.checkpoint_every=", "train.threads="})
     if (kv.starts_with(k)) return true;
   return false;
 }
@@ -53,16 +53,33 @@ std::vector<std::string> shown(const std::vector<std::string>& overrides, const 
   return out;
 }
 
+// What every setting of a claim has in common: said once, before the settings
+struct Common {
+  std::vector<std::string> overrides, quick;
+};
+
+Common common_of(const std::vector<Setting>& settings) {
+  if (settings.size() < 2) return {};
+  Common c{settings.front().overrides, settings.front().quick};
+  for (const Setting& s : settings)
+    for (auto [all, mine] : {std::pair{&c.overrides, &s.overrides}, std::pair{&c.quick, &s.quick}})
+      std::erase_if(*all,
+                    [&](const std::string& kv) { return std::find(mine->begin(), mine->end(), kv) == mine->end(); });
+  return c;
+}
+
 // A setting in words: the first of its config described whole from the resolved config, a later
 // one as what it changes
-std::string setting_text(const Setting& s, const Setting* like) {
+std::string setting_text(const Setting& s, const Setting* like, const Common& common) {
   std::string text = fmt::format("**{}**{}: ", s.name, s.group.empty() ? "" : " (" + s.group + ")");
+  std::vector<std::string> except = like ? like->overrides : std::vector<std::string>{};
+  except.insert(except.end(), common.overrides.begin(), common.overrides.end());
   if (like) {
     text += fmt::format("as {}", like->name);
-    if (const auto o = shown(s.overrides, like->overrides); !o.empty()) text += fmt::format(" with {}", fmt::join(o, ", "));
+    if (const auto o = shown(s.overrides, except); !o.empty()) text += fmt::format(" with {}", fmt::join(o, ", "));
   } else {
     text += fmt::format("`configs/{}`", s.config);
-    if (const auto o = shown(s.overrides); !o.empty()) text += fmt::format(" with {}", fmt::join(o, ", "));
+    if (const auto o = shown(s.overrides, except); !o.empty()) text += fmt::format(" with {}", fmt::join(o, ", "));
     try {
       text += " (" + describe(load_config_file(config_path(s.config), s.overrides)) + ")";
     } catch (const std::exception&) {
@@ -70,7 +87,7 @@ std::string setting_text(const Setting& s, const Setting* like) {
     }
   }
   if (!s.axes.empty() && (!like || like->axes != s.axes)) text += fmt::format(", over `{}`", fmt::join(s.axes, "`, `"));
-  if (const auto q = shown(s.quick); !q.empty()) text += fmt::format("; quick {}", fmt::join(q, ", "));
+  if (const auto q = shown(s.quick, common.quick); !q.empty()) text += fmt::format("; quick {}", fmt::join(q, ", "));
   return text;
 }
 
@@ -78,12 +95,19 @@ std::string setting_text(const Setting& s, const Setting* like) {
 
 std::string setup_text(const Claim& c) {
   if (c.run) return c.setup;
+  const Common common = common_of(c.settings);
+  std::string text;
+  if (const auto o = shown(common.overrides); !o.empty())
+    text += fmt::format("Every setting with {}", fmt::join(o, ", "));
+  if (const auto q = shown(common.quick); !q.empty())
+    text += fmt::format("{}quick {}", text.empty() ? "Every setting in " : "; in ", fmt::join(q, ", "));
   std::vector<std::string> parts;
   for (const Setting& s : c.settings) {
-    const auto first = std::find_if(c.settings.begin(), c.settings.end(), [&](const Setting& t) { return t.config == s.config; });
-    parts.push_back(setting_text(s, &*first == &s ? nullptr : &*first));
+    const auto first =
+        std::find_if(c.settings.begin(), c.settings.end(), [&](const Setting& t) { return t.config == s.config; });
+    parts.push_back(setting_text(s, &*first == &s ? nullptr : &*first, common));
   }
-  return fmt::format("{}. {}", fmt::join(parts, "; "), c.method);
+  return fmt::format("{}{}. {}", text.empty() ? "" : text + ". ", fmt::join(parts, "; "), c.method);
 }
 
 bool sweeps(const Claim& c) {
