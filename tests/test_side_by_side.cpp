@@ -139,7 +139,7 @@ TEST(P1, QuickReportHasEveryPresetRnnsearchAmongThemWithItsFiguresRecomputed) {
     const nlohmann::json& std_in = *measure(result, "std entering the norms", preset);
     std::map<int, double> layer_sum, grad_sum;
     for (std::size_t i = 0; i < seeds.size(); ++i) {
-      const fs::path run = dir / preset / std::to_string(i);
+      const fs::path run = dir / preset / ("seed-" + std::to_string(seeds[i])) / "0";  // a sweep per seed
       ASSERT_EQ(read_json((run / "config.json").string())["seed"].get<int>(), seeds[i]);
       const RunFigures f = figures_of(preset, run);
       EXPECT_NEAR(std_in["values"][i].get<double>(), f.std_in, close(f.std_in)) << "seed " << seeds[i];
