@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -20,7 +21,8 @@ TEST(Claims, RegistryHasEveryFieldOnce) {
     SCOPED_TRACE(c.id);
     EXPECT_TRUE(ids.insert(c.id).second);
     EXPECT_TRUE(slugs.insert(c.slug).second);
-    for (const std::string& field : {c.title, criterion_text(c), c.source, setup_text(c), c.why}) EXPECT_GT(field.size(), 10u);
+    for (const std::string& field : {c.title, criterion_text(c), c.source, setup_text(c), c.why})
+      EXPECT_GT(field.size(), 10u);
     EXPECT_EQ(c.exact, c.id[0] == 'E');
     EXPECT_EQ(c.run == nullptr, !c.settings.empty() && !c.measures.empty()) << "a function, or settings and measures";
     EXPECT_EQ(find_claim(c.id), &c);
@@ -28,10 +30,29 @@ TEST(Claims, RegistryHasEveryFieldOnce) {
   EXPECT_EQ(find_claim("X9"), nullptr);
 }
 
+// Runs shared between claims (C1, C2 and C6's RNNSearch, LSTM and transformer runs) are the same
+// runs in every claim that names them: the same config, overrides, quick overrides and axes, so that
+// a reproduction of several claims runs them once.
+TEST(Claims, SharedRunsAreTheSameInEveryClaim) {
+  std::map<std::string, std::pair<const Setting*, int>> seen;  // shared/name -> the first, and its users
+  for (const Claim& c : all_claims())
+    for (const Setting& s : c.settings) {
+      if (s.shared.empty()) continue;
+      auto& [first, users] = seen.try_emplace(s.shared + "/" + s.name, &s, 0).first->second;
+      ++users;
+      SCOPED_TRACE(c.id + " " + s.shared + "/" + s.name);
+      EXPECT_EQ(s.config, first->config);
+      EXPECT_EQ(s.overrides, first->overrides);
+      EXPECT_EQ(s.quick, first->quick);
+      EXPECT_EQ(s.axes, first->axes);
+    }
+  EXPECT_EQ(seen["rnnsearch-runs/rnnsearch"].second, 3) << "C1, C2 and C6";
+}
+
 TEST(Claims, ExperimentReadmesStartWithTheRegistryHeader) {
   for (const Claim& c : all_claims()) {
-    const auto path = std::filesystem::path(NORMTOOL_SOURCE_DIR) / "experiments" / (std::string(c.id) + "-" + c.slug) /
-                      "README.md";
+    const auto path =
+        std::filesystem::path(NORMTOOL_SOURCE_DIR) / "experiments" / (std::string(c.id) + "-" + c.slug) / "README.md";
     std::ifstream in(path);
     ASSERT_TRUE(in) << path;
     std::stringstream text;

@@ -18,9 +18,7 @@ ClaimResult claim_e6(const ClaimContext&);
 ClaimResult claim_e7(const ClaimContext&);
 ClaimResult claim_e8(const ClaimContext&);
 // convergence.cpp
-ClaimResult claim_c1(const ClaimContext&);
-ClaimResult claim_c2(const ClaimContext&);
-ClaimResult claim_c6(const ClaimContext&);
+std::vector<Claim> convergence_claims();
 // speed.cpp
 ClaimResult claim_c3(const ClaimContext&);
 // batchnorm.cpp
@@ -148,38 +146,6 @@ const std::vector<Claim>& all_claims() {
        "measured on finite random matrices (a sampling error of a few tenths of a percent), so 3% checks "
        "that the gain beta is applied (without it the std is off by a factor 1/beta, about 3) without "
        "failing on sampling noise. The departures are reported, not judged: they are other formulas."),
-      legacy("C1", "normalization-speeds-convergence", "Normalization speeds convergence: LN/RMS reach a given loss in far fewer steps than none",
-       "per seed, the steps none needs to reach LN's step-N validation loss, over N (2 when never within its "
-       "2N steps): >= 1.5 across the interval, in RNNSearch and in the LSTM language model (the papers' "
-       "settings); the Transformer and the MLP are reported beside them",
-       "Zhang & Sennrich 2019 §6.1 and Fig. 2 (RNNSearch); Ba et al. 2016 §6 (recurrent models; curves only)",
-       "The papers' settings. RNNSearch: configs/rnnsearch-tiny.json (gettext-de, d_emb 64, state 128, nematus "
-       "init, Adam 1e-3, clip 1, batch 32; synthetic-seq2seq where the catalogs are missing), none, LN and "
-       "RMS for 2000 steps (quick 100), N = 1000 (half of them), validation loss (20 batches) every 250 steps "
-       "(quick 50); runs shared with C2 and C6. LSTM LM: configs/rnn-lstm-tiny.json (the LN-LSTM on "
-       "fortunes, d_emb 64, H 128, seq 64, batch 16, Adam 1e-3), LN and RMS for N = 600 steps (quick 100), "
-       "none for 2N, validation loss (10 batches) every 50 steps (quick 25); runs shared with C2. Ablations: "
-       "configs/lm-tiny.json with 4 layers (Pre-LN, d 64, fortunes, seq 64, batch 16, Adam 1e-3), N = 600 "
-       "(quick 100), none for 2N, validation every 50 steps (quick 25), runs shared with C2 and C6; "
-       "configs/mlp-fmnist.json with 6 hidden layers (256, ReLU, SGD 0.1 momentum 0.9, batch 128), N = 400 "
-       "(quick 100), none for 2N, validation every 25 steps. None runs twice as long so that 'never' means "
-       "'not within 2N'. Seeds 1, 2, 3.",
-       false, true, claim_c1,
-       "The sources give curves, not a number. 'Far fewer steps' is read as at least 1.5 times the steps to "
-       "LN's loss at step N, a factor that seed noise in the crossing step (a few percent) cannot produce; "
-       "runs without a norm are cut at 2N, so 'never' counts as 2. The RMSNorm paper shows it on RNNSearch "
-       "and the LayerNorm paper on recurrent networks, so those two settings decide; the Transformer and "
-       "the MLP are the tool's earlier settings, kept as ablations."),
-      legacy("C2", "rmsnorm-matches-layernorm", "RMSNorm matches LayerNorm's quality",
-       "per seed, RMS / LN final validation loss in RNNSearch (the paper's setting): the interval within "
-       "[0.98, 1.02] (within 2%); the LSTM LM and the Transformer are reported beside it",
-       "Zhang & Sennrich 2019 Tables 2-4 (RNNSearch on WMT14 En-De, BLEU: LN 22.6, RMS 22.4)",
-       "The RNNSearch runs of C1 (gettext-de, 2000 steps, quick 100); ablations: C1's LSTM LM runs (600 "
-       "steps) and its transformer runs (4-layer Pre-LN on fortunes, 600 steps); seeds 1, 2, 3.",
-       false, true, claim_c2,
-       "The paper's own differences between LN and RMS are within noise (WMT14 BLEU 22.6 against 22.4, under "
-       "1%). 2% of the final validation loss is about the seed-to-seed spread of these small runs and far "
-       "below the gap to no normalization, so 'within 2%' means the same quality at this scale."),
       legacy("C3", "rmsnorm-is-faster", "RMSNorm is faster than LayerNorm",
        "per regime, per round RMS / LN time: op (forward + backward, 4096x512) <= 0.9, training step < 1 in "
        "the Transformer and in RNNSearch, across the interval over the rounds; the composite regime (the "
@@ -200,30 +166,6 @@ const std::vector<Claim>& all_claims() {
        "speed-up is 6.9%. The paper's speed-ups are largest on RNNSearch (11-34%, against 6.9% on the "
        "Transformer), so its step is held to the same criterion, and whether its saving is the larger is "
        "reported. Timings have no seeds: the interval is over alternating rounds."),
-      legacy("C6", "per-position-statistics", "Per-position statistics: in RNNSearch's decoder LN and RMS keep the std of the hidden-to-hidden "
-       "term flat over positions; without a norm position 1, the state built from the encoder, stands apart",
-       "per seed, in the first decoder GRU's hidden-to-hidden terms: without a norm S1 / mean(S2..S4) >= 1.5; "
-       "with LN and RMS S1 / mean(S2..S4) within [0.67, 1.5] and the CV of S over positions 2..T <= 5%; across "
-       "the intervals",
-       "Zhang & Sennrich 2019 Table 5 (RNNSearch in Nematus, newstest2013; S at positions 1-4: baseline 7.35, "
-       "2.33, 2.61, 2.73; LN 1.19, 1.51, 1.51, 1.51; RMS 1.27, 1.51, 1.50, 1.49)",
-       "RNNSearch, configs/rnnsearch-tiny.json (gettext-de, d_emb 64, state 128, nematus init, Adam 1e-3, "
-       "clip 1, batch 32): none, LN and RMS for 2000 steps each (quick 100), stats every 250 steps; at the "
-       "last statistics step, per target position, M and S of U_g h and U_c h in the first decoder GRU after "
-       "their norm, beside the paper's M and S at positions 1-4 and ALL. Ablation: the 4-layer transformer "
-       "runs of C1, the CV over 64 positions of the std leaving each site. Seeds 1, 2, 3.",
-       false, true, claim_c6,
-       "Read off the paper's own table: its baseline's S at position 1 is 2.87 times the mean of positions "
-       "2-4, LN's 0.79 and RMS's 0.85 times, and LN's and RMS's S at positions 2-4 vary by under 1%. "
-       "'Stands apart' is read as a factor of at least 1.5 (half the paper's distance from 1), 'close' as "
-       "within a factor 1.5 either way, 'flat' as a CV under 5% over the later positions. Position 1 is "
-       "where the mechanism is: the decoder's first state s0 = tanh(W mean(annotations) + b) comes from the "
-       "encoder, every later one from the decoder. The budget is 2000 steps because without a norm "
-       "RNNSearch sits on the unigram plateau (3.52 nats) until about step 1000 at this lr (measured: 3.52 "
-       "at step 400, 2.61 at 1500, seed 1), and Table 5's baseline is a trained model. The decoder-only "
-       "transformer, where this claim was first measured, has no s0: its baseline's CV was 8.2% over "
-       "positions, which the old criterion (>= 15%) failed, and which the paper's own baseline (6.6% over "
-       "positions 2-4) would fail too."),
       legacy("C7", "post-ln-gradients-at-init", "At initialization Post-LN gradients grow toward the output layer; Pre-LN's are nearly uniform",
        "in the encoder-decoder, for the encoder's layers and for the decoder's each: Post-LN Spearman rho(layer, "
        "grad norm) >= 0.8 and last/first >= 2; Pre-LN max/min <= 2; across the intervals over the seeds",
@@ -297,7 +239,7 @@ const std::vector<Claim>& all_claims() {
        "with depth; 3x at depth 18 is well inside that order yet far above seed noise, and 'larger at 18 "
        "than at 6' is the growth with depth. t = 10 reads the update before it saturates: an output of norm "
        "sqrt(d) per token cannot move by more than about sqrt(2d) once decorrelated."),
-  }, {batchnorm_claims(), precision_claims(), side_by_side_claims()});
+  }, {batchnorm_claims(), precision_claims(), side_by_side_claims(), convergence_claims()});
   return claims;
 }
 
