@@ -9,18 +9,11 @@
 namespace nt {
 
 // exact.cpp
-ClaimResult claim_e1(const ClaimContext&);
-ClaimResult claim_e2(const ClaimContext&);
-ClaimResult claim_e3(const ClaimContext&);
-ClaimResult claim_e4(const ClaimContext&);
-ClaimResult claim_e5(const ClaimContext&);
-ClaimResult claim_e6(const ClaimContext&);
-ClaimResult claim_e7(const ClaimContext&);
-ClaimResult claim_e8(const ClaimContext&);
+std::vector<Claim> exact_claims();
 // convergence.cpp
 std::vector<Claim> convergence_claims();
 // speed.cpp
-ClaimResult claim_c3(const ClaimContext&);
+std::vector<Claim> speed_claims();
 // batchnorm.cpp
 std::vector<Claim> batchnorm_claims();
 // postln.cpp (C7: postln_gradients.cpp, C10: postln_update.cpp)
@@ -56,116 +49,6 @@ std::vector<Claim> in_order(std::vector<Claim> all, const std::vector<std::vecto
 
 const std::vector<Claim>& all_claims() {
   static const std::vector<Claim> claims = in_order({
-      legacy("E1", "invariance-table", "The invariance table of the LayerNorm and RMSNorm papers",
-       "every cell's verdict equals the table; ✓: rel < 1e-10 (float64, eps 0) and < 1e-5 (float32, eps 1e-5); "
-       "✗: rel > 1e-2",
-       "Ba et al. 2016 Table 1; Zhang & Sennrich 2019 Table 1",
-       "A layer y = norm(W x): W 48x64 ~ N(0, 1/64), x 32x64 ~ N(0, 1), delta 3, seed 1, no pre-norm bias and no "
-       "gain or bias after the norm; the six transforms of the papers; the trainer's own ops in float64 with eps 0 "
-       "and in float32 with eps 1e-5 (src/analysis/invariance.cpp).",
-       true, false, claim_e1,
-       "The papers' tables are qualitative (invariant or not). An invariant cell is exact in real "
-       "arithmetic, so in float64 with eps 0 only rounding is left (1e-10 is far above it), and in float32 "
-       "with eps 1e-5 the eps term moves the output by up to about 1e-5 relative; a cell that is not "
-       "invariant changes the output by order 1. 1e-2 separates the two by orders of magnitude, with no cell "
-       "in between."),
-      legacy("E2", "gradient-scaling", "Scaling a weight matrix by delta scales a normalized layer's gradient by 1/delta",
-       "||dL/dW at delta W|| delta / ||dL/dW|| = 1 ± 1e-8 for delta in {0.5, 2, 10}, LN, RMS, BN",
-       "LN §5.2.2, RMS §4.2, BN §3.3 (implicit learning-rate decay)",
-       "The layer of E1 with L = sum(y * R), R a fixed random matrix; float64, eps 0; LN, RMS, BN (batch "
-       "statistics); delta in {0.5, 2, 10}.",
-       true, false, claim_e2,
-       "With eps 0 the identity is exact, so the ratio differs from 1 only by float64 rounding (about "
-       "1e-15): 1e-8 catches any error in a backward pass while rounding stays far below it. The three "
-       "deltas shrink and grow the weights; the three norms are those the papers derive it for."),
-      legacy("E3", "jacobian-norm", "The norm's Jacobian has spectral norm 1/sigma(x) (LN) and 1/RMS(x) (RMS)",
-       "| ||J||_2 sigma - 1 | < 1e-9 (LN), | ||J||_2 RMS - 1 | < 1e-9 (RMS)",
-       "Xiong et al. 2020 Lemma 3; Zhang & Sennrich 2019 Eq. 9",
-       "x in R^64 (N(0.5, 1) entries) at scales 0.1, 1, 10; gain 1, eps 0, float64; the full Jacobian from 64 "
-       "backward passes (one-hot upstream gradients), its largest singular value by Eigen's JacobiSVD.",
-       true, false, claim_e3,
-       "The lemma is an identity: computed in float64 from the exact backward pass, only rounding separates "
-       "the product from 1, hence 1e-9. Three input scales show that the norm follows 1/sigma (or 1/RMS) "
-       "rather than being a constant."),
-      legacy("E4", "layernorm-standardizes", "LayerNorm standardizes each sample: [2,3,5,1,4] -> mean 0, variance 1",
-       "output equals (x - 3) / sqrt(2 + 1e-5) to 1e-6", "the seed article on LayerNorm",
-       "normtool's layernorm op, no affine, eps 1e-5, in float64 and float32.", true, false, claim_e4,
-       "The expected output is closed-form (mean 3, biased variance 2, eps inside the square root as PyTorch "
-       "has it); 1e-6 is float32's resolution at these magnitudes, so float64 and float32 must both meet it."),
-      legacy("E5", "batchnorm-running-stats",
-       "BatchNorm running statistics follow the momentum rule; eval uses them; LN/RMS are the same in train and eval",
-       "after one step running_mean = 0.1 mu_B, running_var = 0.9 + 0.1 m/(m-1) sigma^2_B to 1e-12; eval = affine "
-       "map with them; LN/RMS train and eval outputs identical",
-       "Ioffe & Szegedy 2015 Alg. 2; PyTorch BatchNorm1d (momentum 0.1, unbiased running variance)",
-       "One batch of m = 8 rows of 4 features (N(1.5, 2^2)), fresh running statistics (mean 0, var 1), momentum "
-       "0.1, eps 1e-5, float64.",
-       true, false, claim_e5,
-       "Both rules are exact formulas (PyTorch's BatchNorm1d normalizes with the biased variance and keeps "
-       "the unbiased one): float64 rounding is about 1e-16, so 1e-12 checks the formula and nothing else. LN "
-       "and RMS keep no running state, so their train and eval outputs must be identical."),
-      legacy("E6", "batch-dependence",
-       "Under BatchNorm a sequence's outputs depend on the other sequences in its batch and on their padding; under "
-       "LN/RMS they do not",
-       "the same sequence in two batches: BN changes (relative > 1e-3), LN/RMS identical to 1e-6",
-       "the seed article (padding a11 vs b11)",
-       "Sequence a (6 positions x 8 features) normalized in three batches: with b1, with a different b2 (scale 3, "
-       "shift 1), and with b1 whose last 3 positions are zero padding (not masked); BN with batch statistics over "
-       "all rows (bn_axes batch_time), float64.",
-       true, false, claim_e6,
-       "BatchNorm's dependence on the batch is by construction, so a real dependence is an order-one change: "
-       "a relative 1e-3 is far above rounding and far below what another batch does. LN and RMS read one row "
-       "at a time, so another batch can change their output by rounding only, hence 1e-6."),
-      legacy("E7", "post-ln-residual-energy",
-       "At initialization the Post-LN residual input has E||x||^2/d ~ 3/2 at every layer, while Pre-LN's residual "
-       "stream grows linearly with depth",
-       "Post-LN mean in [1.35, 1.65] for every layer; Pre-LN linear fit over layers has slope in [0.4, 1.6], "
-       "R^2 >= 0.95",
-       "Xiong et al. 2020 Lemma 1-2",
-       "Xiong's assumptions: square FFN (d_ff = d = 64) with ReLU, all weights N(0, 1/d), biases 0, eps 0; 12 "
-       "layers, 4 heads; E||x||^2/d of the vector entering each layer's FFN site (Post-LN) and attention site "
-       "(Pre-LN: the residual stream x_l), over 2 batches of 16 x 32 tokens (synthetic-lm) for each of 16 weight "
-       "initializations (seeds 1-16).",
-       true, false, claim_e7,
-       "Lemma 1-2 are expectations over the random weights and data. Post-LN's 3/2 comes from E||x + "
-       "FFN(x)||^2 = d + d/2; at d = 64, over 16 initializations, a layer's mean scatters by a few percent, "
-       "so +-10% ([1.35, 1.65]) holds that scatter and rejects 1 or 2. The theory's Pre-LN growth is linear "
-       "in depth; attention adds to the slope of 1/2, so the wide slope range with R^2 >= 0.95 tests linear "
-       "growth rather than its exact rate."),
-      legacy("E8", "deepnorm-constants", "DeepNorm constants and init, per architecture",
-       "Every row of DeepNet's table within 1e-4: encoder-only and decoder-only N = 12 alpha = 2.2134, beta = "
-       "0.3195; encoder-decoder 6L-6L encoder alpha = 1.4179, beta = 0.4970, decoder alpha = 2.0598, beta = "
-       "0.3433. FFN/V/O init std = beta sqrt(2/(fan_in + fan_out)), Q/K gain 1, within 3%",
-       "Wang et al. 2022 (DeepNet) Figure 2 and its table, §4",
-       "The constants as RunConfig::deepnorm resolves them for each architecture and stack; the init of a "
-       "deepnorm decoder-only and encoder-only transformer with N = 12 layers and an encoder-decoder 6L-6L "
-       "(cross-attention included), d = 256, d_ff = 1024, built by normtool's model code (the empirical std of "
-       "each weight matrix kind); torchscale's encoder beta and "
-       "GLM-130B's alpha reported beside them.",
-       true, false, claim_e8,
-       "The constants are formulas of N and M, checked to the 4 decimals DeepNet's table prints. The init std is "
-       "measured on finite random matrices (a sampling error of a few tenths of a percent), so 3% checks "
-       "that the gain beta is applied (without it the std is off by a factor 1/beta, about 3) without "
-       "failing on sampling noise. The departures are reported, not judged: they are other formulas."),
-      legacy("C3", "rmsnorm-is-faster", "RMSNorm is faster than LayerNorm",
-       "per regime, per round RMS / LN time: op (forward + backward, 4096x512) <= 0.9, training step < 1 in "
-       "the Transformer and in RNNSearch, across the interval over the rounds; the composite regime (the "
-       "paper's) decides, the fused regime is reported beside it, with the norm's share of each step",
-       "Zhang & Sennrich 2019 Tables 2-10: RMSNorm 6.9%-40.8% faster per step (64% is pRMSNorm)",
-       "One thread, run alone. Two regimes: the norms composed from primitive ops (norms/composite.cpp, as "
-       "the paper's framework code runs them) and normtool's fused kernels. (1) The norm op, forward + "
-       "backward, on 4096 x 512 float32 with gain (and bias for LN); (2) a training step of "
-       "configs/lm-tiny.json (synthetic data of the same shape) and (3) one of configs/rnnsearch-tiny.json (the "
-       "paper's RNNSearch: gettext-de, synthetic-seq2seq where the catalogs are missing), with "
-       "model.norm.impl composite or fused. Every per-row norm takes part (LayerNorm, RMSNorm, pRMSNorm), and "
-       "the steps also without a norm (the norm's share of a step: 1 - none / LayerNorm); 50 rounds (quick "
-       "15) after 3 warm-up rounds, each round timing every norm in turn.",
-       false, false, claim_c3,
-       "The paper reports 6.9%-40.8% per step with unfused framework ops. An op ratio <= 0.9 asks for the "
-       "saving that dropping the mean and its subtraction (two of about six passes over memory) should give; "
-       "a step ratio < 1 asks only that the saving survive the rest of the step, as the smallest reported "
-       "speed-up is 6.9%. The paper's speed-ups are largest on RNNSearch (11-34%, against 6.9% on the "
-       "Transformer), so its step is held to the same criterion, and whether its saving is the larger is "
-       "reported. Timings have no seeds: the interval is over alternating rounds."),
       legacy("C7", "post-ln-gradients-at-init", "At initialization Post-LN gradients grow toward the output layer; Pre-LN's are nearly uniform",
        "in the encoder-decoder, for the encoder's layers and for the decoder's each: Post-LN Spearman rho(layer, "
        "grad norm) >= 0.8 and last/first >= 2; Pre-LN max/min <= 2; across the intervals over the seeds",
@@ -239,7 +122,7 @@ const std::vector<Claim>& all_claims() {
        "with depth; 3x at depth 18 is well inside that order yet far above seed noise, and 'larger at 18 "
        "than at 6' is the growth with depth. t = 10 reads the update before it saturates: an output of norm "
        "sqrt(d) per token cannot move by more than about sqrt(2d) once decorrelated."),
-  }, {batchnorm_claims(), precision_claims(), side_by_side_claims(), convergence_claims()});
+  }, {exact_claims(), convergence_claims(), speed_claims(), batchnorm_claims(), precision_claims(), side_by_side_claims()});
   return claims;
 }
 
