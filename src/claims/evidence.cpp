@@ -138,8 +138,7 @@ std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& na
   return sweep_runs(ctx, {SweepRequest{name, config, fixed, axes}}).front();
 }
 
-std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs,
-                                     const std::map<std::string, std::string>& where) {
+std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs, const std::map<std::string, std::string>& where) {
   std::vector<const RunRecord*> out;
   for (const RunRecord& r : runs) {
     bool ok = true;
@@ -248,8 +247,8 @@ std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::strin
 std::map<std::pair<int, std::string>, PositionRanges> ranges_at(const std::string& dir, int step) {
   const std::string file = (fs::path(dir) / "ranges.csv").string();
   const CsvTable t = read_csv(file);
-  const std::vector<int> c = csv_columns(
-      t, file, {"step", "layer", "site", "position", "max_abs", "fp16_outside", "int8_snr_db", "int8_tensor_snr_db"});
+  const std::vector<int> c = csv_columns(t, file, {"step", "layer", "site", "position", "max_abs", "fp16_outside",
+                                                   "int8_snr_db", "int8_tensor_snr_db"});
   int last = -1;
   for (std::size_t i = 0; i < t.rows.size(); ++i) last = std::max(last, csv_index(t, file, i, c[0]));
   const int wanted = step < 0 ? last : step;
@@ -268,13 +267,11 @@ std::map<std::pair<int, std::string>, PositionRanges> ranges_at(const std::strin
   return out;
 }
 
-void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,
-               const std::vector<Curve>& curves, ClaimResult& result) {
+void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style, const std::vector<Curve>& curves,
+               ClaimResult& result) {
   const std::string note = plot_curves(ctx.out, stem, style, curves);
-  if (note.empty())
-    result.plots.push_back(stem + ".png");
-  else
-    result.details += note + "\n";
+  if (note.empty()) result.plots.push_back(stem + ".png");
+  else result.details += note + "\n";
 }
 
 RunConfig session_config(const std::string& file, std::vector<std::string> overrides) {
