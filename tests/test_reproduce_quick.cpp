@@ -69,12 +69,13 @@ TEST(ReproduceQuick, WithoutAblationsOnlyTheDecidingSettingsRunAndTheReportSaysW
   const auto result = read_json(d / "C9-deep-post-ln-vs-deepnorm/result.json");
   ASSERT_FALSE(result["measures"].empty());
   for (const auto& m : result["measures"]) EXPECT_EQ(m["group"].get<std::string>().rfind("ablation", 0), std::string::npos) << m.dump();
-  EXPECT_EQ(result["ablations_not_run"], nlohmann::json::array({"the decoder-only transformer at depths 6/12"}));
-  EXPECT_TRUE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/encdec-depths"));
-  EXPECT_FALSE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/depths"));
+  EXPECT_EQ(result["ablations_not_run"],
+            nlohmann::json::array({"ablation: decoder-only, depths 6/18/36 (quick 6/12)"}));
+  EXPECT_TRUE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/encdec-1"));
+  EXPECT_FALSE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/lm-1"));
   EXPECT_NE(read_text(d / "REPORT.md")
-                .find("Ablations not run (`normtool reproduce C9 --ablations` runs them): the decoder-only transformer at "
-                      "depths 6/12."),
+                .find("Ablations not run (`normtool reproduce C9 --ablations` runs them): ablation: decoder-only, "
+                      "depths 6/18/36 (quick 6/12)."),
             std::string::npos);
 }
 

@@ -304,4 +304,22 @@ void parallel_tasks(int jobs, int n, const std::function<void(int)>& task) {
   if (failed) std::rethrow_exception(failed);
 }
 
+// ---- postln ----
+
+Reader largest(std::vector<Reader> readers) {
+  return [readers = std::move(readers)](const Evidence& ev) {
+    std::vector<double> v;
+    bool ran = false;
+    for (const Reader& r : readers) try {
+        const std::vector<double> x = r(ev);
+        if (!ran) v = x;
+        for (std::size_t i = 0; i < v.size() && i < x.size(); ++i) v[i] = std::max(v[i], x[i]);
+        ran = true;
+      } catch (const NotRun&) {
+      }
+    if (!ran) throw NotRun("none of the readers");
+    return v;
+  };
+}
+
 }  // namespace nt

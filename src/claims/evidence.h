@@ -75,4 +75,9 @@ RunConfig session_config(const std::string& file, std::vector<std::string> overr
 // every task has stopped.
 void parallel_tasks(int jobs, int n, const std::function<void(int)>& task);
 
+// ---- postln ----
+
+// Per seed, the largest value of the readers that ran (NotRun when none did)
+Reader largest(std::vector<Reader> readers);
+
 }  // namespace nt

@@ -18,8 +18,7 @@ std::vector<Claim> speed_claims();
 std::vector<Claim> batchnorm_claims();
 // postln.cpp (C7: postln_gradients.cpp, C10: postln_update.cpp)
 ClaimResult claim_c7(const ClaimContext&);
-ClaimResult claim_c8(const ClaimContext&);
-ClaimResult claim_c9(const ClaimContext&);
+std::vector<Claim> postln_claims();
 ClaimResult claim_c10(const ClaimContext&);
 // precision.cpp
 std::vector<Claim> precision_claims();
@@ -67,43 +66,6 @@ const std::vector<Claim>& all_claims() {
        "initializations while excluding Post-LN-like growth. Each stack is held to it because Xiong et al. state "
        "the growth of the Post-LN Transformer's gradients with the layer index and show the encoder and the decoder "
        "apart, not one of them."),
-      legacy("C8", "post-ln-needs-warmup", "Post-LN needs learning-rate warm-up; Pre-LN trains without it",
-       "per seed: in the encoder-decoder (6L-6L, Xavier), Post-LN no-warm-up final loss >= 1.2x its warm-up loss "
-       "(a diverged run counts as ln 256) and Pre-LN no-warm-up <= 1.05x Post-LN warm-up; in the BERT-style encoder, "
-       "Pre-LN no-warm-up <= 1.05x Post-LN warm-up; across the intervals",
-       "Xiong et al. 2020 §3.2 (IWSLT14, a 6-6 encoder-decoder: Post-LN without warm-up BLEU 8.45 vs ~34 with "
-       "4000 steps of warm-up) and §4 (BERT: Pre-LN without warm-up trains faster than Post-LN with it)",
-       "Xiong's two settings: configs/encdec-tiny.json at 6L-6L (d 64, FFN 128, 4 heads, batch 32) with "
-       "model.init xavier on gettext-de pairs (synthetic-seq2seq where the catalogs are missing), and the "
-       "BERT-style configs/encoder-tiny.json (Post-LN, eps 1e-12, embedding LayerNorm, FFN 4d, masked LM on "
-       "fortunes) at 12 layers with BERT's init N(0, 0.02); Adam (0.9, 0.98), lr 2e-3; linear warm-up of 0 or 500 "
-       "steps, then the constant lr; 1000 steps; Post-LN with and without warm-up, Pre-LN without; final "
-       "validation loss (10 batches); seeds 1, 2, 3. Ablation: the decoder-only configs/lm-tiny.json at 12 layers, "
-       "FFN 128, with model.init xavier and normal (N(0, 0.02)). Quick: 2L-2L, 2 layers, decoder-only 6 layers "
-       "(Xavier), 100 steps, warm-up 50.",
-       false, true, claim_c8,
-       "Xiong reports a collapse (BLEU 8.45 against about 34), not a small gap: 1.2x the warm-up loss is "
-       "about the distance between the unigram plateau (3.19) and a trained model (2.3-2.6), so it marks a "
-       "run that failed to train, and a diverged run counts as ln 256, a uniform guess. Pre-LN within 5% of "
-       "warmed-up Post-LN is 'trains without it' with room for seed noise (1-2%). Xiong's BERT experiment runs "
-       "Post-LN with warm-up only (BERT's recipe), so there Post-LN without warm-up is reported, not held to 1.2x."),
-      legacy("C9", "deep-post-ln-vs-deepnorm", "Deep Post-LN diverges or stalls where DeepNorm trains",
-       "in the encoder-decoder, per seed: the largest Post-LN / DeepNorm final loss ratio over the depths >= 1.2 (a "
-       "depth where Post-LN ends >= 1.2x DeepNorm's exists), and DeepNorm's loss non-increasing in depth (each "
-       "depth's loss <= 1.03x the previous one's), across the intervals",
-       "Wang et al. 2022 §3, §5 (Post-LN fails at 18L-18L on IWSLT-14; DeepNet trains 100L-100L)",
-       "DeepNet's architecture: configs/encdec-tiny.json at 6L-6L, 12L-12L, 18L-18L (quick 2L-2L, 4L-4L) with d 64, "
-       "FFN 128, 2 heads (DeepNet's 64-128-2 tiny models), gettext-de pairs (batch 16; synthetic-seq2seq where the "
-       "catalogs are missing), Post-LN with model.init xavier vs DeepNorm with the encoder-decoder constants "
-       "(encoder alpha = 0.81 (N^4 M)^(1/16), beta = 0.87 (N^4 M)^(-1/16); decoder alpha = (3M)^(1/4), beta = "
-       "(12M)^(-1/4); its own init), Adam lr 1e-3, no warm-up, 300 steps (quick 20); seeds 1, 2, 3. Ablation: the "
-       "decoder-only configs/lm-tiny.json with the same widths on fortunes at depth 6, 18, 36 (quick 6, 12), 400 "
-       "steps (quick 50), alpha = (2N)^(1/4), beta = (8N)^(-1/4).",
-       false, true, claim_c9,
-       "DeepNet reports Post-LN failing to converge from 18L-18L: 'fails' is read as a final loss at least "
-       "1.2x DeepNorm's (the plateau against a trained model) at some depth. 'DeepNorm trains' at every "
-       "depth is read as no growth of its loss with depth beyond 3%, the seed noise of a final loss: at "
-       "equal steps a deeper model should be no worse."),
       legacy("C10", "post-ln-model-update", "Post-LN's model update explodes early; DeepNorm's stays bounded",
        "per seed, in the encoder-decoder at t = 10: Post-LN's update >= 3x DeepNorm's at 18L-18L, and that ratio "
        "larger at 18L-18L than at 6L-6L, across the intervals (a per-token output of norm sqrt(d) saturates near "
@@ -122,7 +84,7 @@ const std::vector<Claim>& all_claims() {
        "with depth; 3x at depth 18 is well inside that order yet far above seed noise, and 'larger at 18 "
        "than at 6' is the growth with depth. t = 10 reads the update before it saturates: an output of norm "
        "sqrt(d) per token cannot move by more than about sqrt(2d) once decorrelated."),
-  }, {exact_claims(), convergence_claims(), speed_claims(), batchnorm_claims(), precision_claims(), side_by_side_claims()});
+  }, {exact_claims(), convergence_claims(), speed_claims(), batchnorm_claims(), postln_claims(), precision_claims(), side_by_side_claims()});
   return claims;
 }
 
