@@ -304,4 +304,18 @@ void parallel_tasks(int jobs, int n, const std::function<void(int)>& task) {
   if (failed) std::rethrow_exception(failed);
 }
 
+// ---- postln ----
+
+std::string curves_table(const std::string& label, const std::vector<Curve>& curves, const std::string& spec) {
+  if (curves.empty()) return "";
+  std::string head = fmt::format("| {} |", label), rule = "|---|", rows;
+  for (const auto& [x, y] : curves.front().points) head += fmt::format(" {:g} |", x), rule += "---|";
+  for (const Curve& c : curves) {
+    rows += fmt::format("| {} |", c.title);
+    for (const auto& [x, y] : c.points) rows += fmt::format(" {} |", fmt::format(fmt::runtime(spec), y));
+    rows += "\n";
+  }
+  return fmt::format("{}\n{}\n{}", head, rule, rows);
+}
+
 }  // namespace nt

@@ -75,4 +75,10 @@ RunConfig session_config(const std::string& file, std::vector<std::string> overr
 // every task has stopped.
 void parallel_tasks(int jobs, int n, const std::function<void(int)>& task);
 
+// ---- postln ----
+
+// Curves as a markdown table, a curve a row (its title under `label`), a column per x of the first
+// curve, each value in `spec` ("{:.3g}")
+std::string curves_table(const std::string& label, const std::vector<Curve>& curves, const std::string& spec);
+
 }  // namespace nt

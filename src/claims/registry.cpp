@@ -25,11 +25,12 @@ ClaimResult claim_c6(const ClaimContext&);
 ClaimResult claim_c3(const ClaimContext&);
 // batchnorm.cpp
 std::vector<Claim> batchnorm_claims();
-// postln.cpp (C7: postln_gradients.cpp, C10: postln_update.cpp)
-ClaimResult claim_c7(const ClaimContext&);
+// postln.cpp
 ClaimResult claim_c8(const ClaimContext&);
 ClaimResult claim_c9(const ClaimContext&);
-ClaimResult claim_c10(const ClaimContext&);
+// postln_gradients.cpp, postln_update.cpp
+std::vector<Claim> postln_gradients_claims();
+std::vector<Claim> postln_update_claims();
 // precision.cpp
 ClaimResult claim_c12(const ClaimContext&);
 // side_by_side.cpp: reports, no verdict
@@ -224,24 +225,6 @@ const std::vector<Claim>& all_claims() {
        "transformer, where this claim was first measured, has no s0: its baseline's CV was 8.2% over "
        "positions, which the old criterion (>= 15%) failed, and which the paper's own baseline (6.6% over "
        "positions 2-4) would fail too."),
-      legacy("C7", "post-ln-gradients-at-init", "At initialization Post-LN gradients grow toward the output layer; Pre-LN's are nearly uniform",
-       "in the encoder-decoder, for the encoder's layers and for the decoder's each: Post-LN Spearman rho(layer, "
-       "grad norm) >= 0.8 and last/first >= 2; Pre-LN max/min <= 2; across the intervals over the seeds",
-       "Xiong et al. 2020 Fig. 3 (a 6-6 encoder-decoder on IWSLT14, encoder and decoder layers shown apart; theory: "
-       "Post-LN last/first ~ (3/2)^((L-1)/2), 2.8 for 6 layers, 9 for 12)",
-       "Xiong's setting at init in Xiong's architecture: configs/encdec-tiny.json at 6L-6L, model.init xavier, ReLU, "
-       "d_ff = d_model = 64, 4 heads, gettext-de pairs (batch 32; synthetic-seq2seq where the catalogs are missing); "
-       "Post-LN vs Pre-LN; per stack the Frobenius norm of each block's W2 gradient averaged over 10 batches; per "
-       "seed s the norms averaged over 8 inits (seeds 1000 s + k; quick 1), seeds 1, 2, 3. Ablation: the "
-       "decoder-only configs/lm-tiny.json with 12 layers in the same setting (fortunes, 16 x 64), and there "
-       "model.init normal (N(0, 0.02)) and d_ff = 4d.",
-       false, false, claim_c7,
-       "Xiong's theory predicts last/first about 2.8 at 6 layers and 9 at 12; at d = 64 the growth is weaker, so "
-       "last/first >= 2 asks for clear growth and Spearman >= 0.8 for growth that is monotone rather than "
-       "one noisy layer. Pre-LN's theory is a flat profile: max/min <= 2 allows the noise of a few "
-       "initializations while excluding Post-LN-like growth. Each stack is held to it because Xiong et al. state "
-       "the growth of the Post-LN Transformer's gradients with the layer index and show the encoder and the decoder "
-       "apart, not one of them."),
       legacy("C8", "post-ln-needs-warmup", "Post-LN needs learning-rate warm-up; Pre-LN trains without it",
        "per seed: in the encoder-decoder (6L-6L, Xavier), Post-LN no-warm-up final loss >= 1.2x its warm-up loss "
        "(a diverged run counts as ln 256) and Pre-LN no-warm-up <= 1.05x Post-LN warm-up; in the BERT-style encoder, "
@@ -279,24 +262,6 @@ const std::vector<Claim>& all_claims() {
        "1.2x DeepNorm's (the plateau against a trained model) at some depth. 'DeepNorm trains' at every "
        "depth is read as no growth of its loss with depth beyond 3%, the seed noise of a final loss: at "
        "equal steps a deeper model should be no worse."),
-      legacy("C10", "post-ln-model-update", "Post-LN's model update explodes early; DeepNorm's stays bounded",
-       "per seed, in the encoder-decoder at t = 10: Post-LN's update >= 3x DeepNorm's at 18L-18L, and that ratio "
-       "larger at 18L-18L than at 6L-6L, across the intervals (a per-token output of norm sqrt(d) saturates near "
-       "sqrt(2d) once it decorrelates: compare before that)",
-       "Wang et al. 2022 (DeepNet) Fig. 4-5 (64-128-2 models, 6L-6L to 100L-100L, early training with "
-       "warm-up)",
-       "DeepNet's Figure 5 models: Post-LN (model.init xavier) vs DeepNorm (the encoder-decoder constants) in "
-       "configs/encdec-tiny.json at 6L-6L and 18L-18L (quick 2L-2L, 4L-4L), d 64, FFN 128, 2 heads, gettext-de "
-       "pairs (batch 16; synthetic-seq2seq where the catalogs are missing), Adam lr 1e-3 with DeepNet's linear "
-       "warm-up over 500 steps; after each of the first 50 steps (quick 10) the decoder's final hidden states F "
-       "(the last block's output) on a fixed validation batch, and ||F_t - F_0|| per real target token at t = 1, "
-       "2, 5, 10, 20, 50; also the mean ||x||/sqrt(d) entering the norms. Seeds 1, 2, 3. Ablations: model.init "
-       "normal (N(0, 0.02)); the decoder-only configs/lm-tiny.json at 6 and 18 layers (quick 6, 12), both inits.",
-       false, false, claim_c10,
-       "DeepNet's figures show Post-LN's early update an order of magnitude above DeepNorm's and growing "
-       "with depth; 3x at depth 18 is well inside that order yet far above seed noise, and 'larger at 18 "
-       "than at 6' is the growth with depth. t = 10 reads the update before it saturates: an output of norm "
-       "sqrt(d) per token cannot move by more than about sqrt(2d) once decorrelated."),
       legacy("C12", "low-precision-ranges",
        "Normalization narrows the range of hidden values, so low-precision representations (8-bit, 16-bit) lose "
        "less of them; it does not by itself reduce memory",
@@ -335,7 +300,7 @@ const std::vector<Claim>& all_claims() {
        "besides their norm, and their papers claim nothing about one another's: there is no criterion to hold "
        "them to. What a reader wants is the comparison itself at one scale, with what varies between seeds shown, "
        "so the experiment reports and decides nothing."),
-  }, {batchnorm_claims()});
+  }, {batchnorm_claims(), postln_gradients_claims(), postln_update_claims()});
   return claims;
 }
 
