@@ -12,7 +12,6 @@
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "claims/postln.h"
-#include "claims/postln_sessions.h"
 #include "data/dataset.h"
 #include "train/session.h"
 
@@ -30,6 +29,8 @@ const std::string& seq2seq_dataset() {
   return name;
 }
 
+// A session's config on this machine: gettext-de as asked, or synthetic-seq2seq (the same vocabulary)
+// where its catalogs are missing; also C10's (postln_update.cpp)
 RunConfig on_this_machine(RunConfig c) {
   if (c.data.dataset == DatasetKind::gettext_de && seq2seq_dataset() != "gettext-de") {
     c.data.dataset = DatasetKind::synthetic_seq2seq;
@@ -117,11 +118,12 @@ std::vector<MeasureSpec> shape(const std::string& setting, const std::string& st
 }
 
 std::vector<MeasureSpec> c7_measures() {
+  const std::string lm = "ablation: decoder-only, 12 layers";
   std::vector<MeasureSpec> m;
   for (auto part : {shape("encoder-decoder", "dec.", "decoder: "), shape("encoder-decoder", "enc.", "encoder: "),
-                    shape("decoder-only", "", "", "ablation: decoder-only, 12 layers (Xavier)", true),
-                    shape("N(0, 0.02)", "", "", "ablation: decoder-only, 12 layers, model.init normal, N(0, 0.02)"),
-                    shape("d_ff = 4d", "", "", "ablation: decoder-only, 12 layers, d_ff = 4d (Xavier)")})
+                    shape("decoder-only", "", "decoder-only: ", lm + " (Xavier)", true),
+                    shape("decoder-only, N(0, 0.02)", "", "decoder-only, N(0, 0.02): ", lm + ", model.init normal"),
+                    shape("decoder-only, d_ff = 4d", "", "decoder-only, d_ff = 4d: ", lm + ", d_ff = 4d (Xavier)")})
     m.insert(m.end(), part.begin(), part.end());
   return m;
 }
@@ -133,13 +135,14 @@ std::vector<Curve> profiles(const Evidence& ev, const std::vector<std::array<con
   for (const auto& [label, setting, stack] : stacks)
     for (const char* placement : {"post", "pre"}) {
       const auto runs = ev.of(setting, {{"model.norm.placement", placement}});
-      curves.push_back({fmt::format("{}{}-LN", label, placement == std::string("post") ? "Post" : "Pre"), {}, {}});
+      std::vector<double> m;
       for (const RunRecord* r : runs) {
         const auto layers = r->summary.at(stack).get<std::vector<double>>();
-        curves.back().points.resize(layers.size(), {0.0, 0.0});
-        for (std::size_t l = 0; l < layers.size(); ++l)
-          curves.back().points[l] = {double(l), curves.back().points[l].second + layers[l] / double(runs.size())};
+        m.resize(layers.size(), 0.0);
+        for (std::size_t l = 0; l < layers.size(); ++l) m[l] += layers[l] / double(runs.size());
       }
+      curves.push_back({fmt::format("{}{}-LN", label, placement == std::string("post") ? "Post" : "Pre"), {}, {}});
+      for (std::size_t l = 0; l < m.size(); ++l) curves.back().points.emplace_back(double(l), m[l]);
     }
   return curves;
 }
@@ -147,7 +150,7 @@ std::vector<Curve> stacks(const Evidence& ev) {
   return profiles(ev, {{"encoder, ", "encoder-decoder", "enc."}, {"decoder, ", "encoder-decoder", "dec."}});
 }
 std::vector<Curve> decoder_only(const Evidence& ev) {
-  return profiles(ev, {{"Xavier, ", "decoder-only", ""}, {"N(0, 0.02), ", "N(0, 0.02)", ""}});
+  return profiles(ev, {{"Xavier, ", "decoder-only", ""}, {"N(0, 0.02), ", "decoder-only, N(0, 0.02)", ""}});
 }
 
 std::string gradient_tables(const Evidence& ev) {
@@ -156,30 +159,33 @@ std::string gradient_tables(const Evidence& ev) {
       "the input side):\n\n" +
       curves_table("stack, placement", stacks(ev), "{:.4g}");
   if (seq2seq_dataset() != "gettext-de") t += "\nsynthetic-seq2seq pairs: the gettext catalogs are missing.\n";
-  try {
+  if (ev.runs.count("decoder-only"))
     t += "\nThe decoder-only transformer (the ablation):\n\n" +
          curves_table("init, placement", decoder_only(ev), "{:.4g}");
-  } catch (const NotRun&) {
-  }
   return t;
 }
 
-// Post-LN against Pre-LN in a setting of Xiong's: Xavier init, ReLU, a d x d feed-forward layer
-Setting placements(std::string name, std::string config, std::vector<std::string> overrides, std::string group = "") {
-  return {std::move(name),
-          std::move(config),
-          std::move(overrides),
-          {},
-          {"model.norm.placement=post,pre"},
-          std::move(group),
-          "",
-          gradient_profile};
+// Post-LN against Pre-LN in Xiong's setting (Xavier init, ReLU, a d x d feed-forward layer), in the
+// encoder-decoder; the decoder-only as the ablations, with normtool's small init and d_ff = 4d
+std::vector<Setting> placements() {
+  const char *lm = "ablation: decoder-only, 12 layers", *xavier = "model.init=xavier", *relu = "model.activation=relu";
+  std::vector<Setting> s{
+      {"encoder-decoder",
+       "encdec-tiny.json",
+       {xavier, relu, "model.d_ff=64", "model.n_layers=6", "model.n_dec_layers=6"}},
+      {"decoder-only", "lm-tiny.json", {xavier, relu, "model.d_ff=64", "model.n_layers=12"}},
+      {"decoder-only, N(0, 0.02)", "lm-tiny.json", {relu, "model.d_ff=64", "model.n_layers=12"}},
+      {"decoder-only, d_ff = 4d", "lm-tiny.json", {xavier, relu, "model.d_ff=256", "model.n_layers=12"}}};
+  for (Setting& one : s) {
+    one.axes = {"model.norm.placement=post,pre"}, one.session = gradient_profile;
+    if (one.config == "lm-tiny.json") one.group = lm;
+  }
+  return s;
 }
 
 }  // namespace
 
 std::vector<Claim> postln_gradients_claims() {
-  const char* lm = "ablation: decoder-only, 12 layers";
   return {{
       .id = "C7",
       .slug = "post-ln-gradients-at-init",
@@ -192,16 +198,7 @@ std::vector<Claim> postln_gradients_claims() {
              "while excluding Post-LN-like growth. Each stack is held to it because Xiong et al. state the growth of "
              "the Post-LN Transformer's gradients with the layer index and show the encoder and the decoder apart, "
              "not one of them.",
-      .settings = {placements("encoder-decoder", "encdec-tiny.json",
-                              {"model.init=xavier", "model.activation=relu", "model.d_ff=64", "model.n_layers=6",
-                               "model.n_dec_layers=6"}),
-                   placements("decoder-only", "lm-tiny.json",
-                              {"model.init=xavier", "model.activation=relu", "model.d_ff=64", "model.n_layers=12"}, lm),
-                   placements("N(0, 0.02)", "lm-tiny.json",
-                              {"model.activation=relu", "model.d_ff=64", "model.n_layers=12"}, lm),
-                   placements("d_ff = 4d", "lm-tiny.json",
-                              {"model.init=xavier", "model.activation=relu", "model.d_ff=256", "model.n_layers=12"},
-                              lm)},
+      .settings = placements(),
       .measures = c7_measures(),
       .plots = {{"grad-norms-encdec",
                  {"C7: gradient norm of each block's W2 at init, encoder-decoder 6L-6L (mean over seeds)",

@@ -10,10 +10,12 @@
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "claims/postln.h"
-#include "claims/postln_sessions.h"
 #include "train/session.h"
 
 namespace nt {
+
+// gettext-de as the config asks, or synthetic-seq2seq where its catalogs are missing (postln_gradients.cpp)
+RunConfig on_this_machine(RunConfig c);
 
 UpdateTrace model_update(const RunConfig& c, const std::vector<int>& at) {
   Session run(c);
@@ -116,64 +118,58 @@ std::vector<MeasureSpec> c10_measures() {
 }
 
 // DeepNet's Figure 5 models (64-128-2) at a depth and an init, Post-LN against DeepNorm, after each
-// step of DeepNet's warm-up: {name, depth, quick depth, init, group}
+// step of DeepNet's warm-up: {name, depth, quick depth (nullptr: the same), init, group}
 struct Net {
   const char *name, *depth, *quick, *init, *group;
 };
 constexpr const char *kNormal = "ablation: encoder-decoder, model.init normal", *kLm = "ablation: decoder-only";
-constexpr Net kNets[] = {{"encoder-decoder 6L-6L", "6", "2", "xavier", ""},
-                         {"encoder-decoder 18L-18L", "18", "4", "xavier", ""},
-                         {"encoder-decoder 6L-6L, N(0, 0.02)", "6", "2", "normal", kNormal},
-                         {"encoder-decoder 18L-18L, N(0, 0.02)", "18", "4", "normal", kNormal},
-                         {"decoder-only 6 layers", "6", "6", "xavier", kLm},
-                         {"decoder-only 18 layers", "18", "12", "xavier", kLm},
-                         {"decoder-only 6 layers, N(0, 0.02)", "6", "6", "normal", kLm},
-                         {"decoder-only 18 layers, N(0, 0.02)", "18", "12", "normal", kLm}};
+constexpr Net kNets[] = {
+    {"encoder-decoder 6L-6L", "model.n_layers=6", "model.n_layers=2", "model.init=xavier", ""},
+    {"encoder-decoder 18L-18L", "model.n_layers=18", "model.n_layers=4", "model.init=xavier", ""},
+    {"encoder-decoder 6L-6L, N(0, 0.02)", "model.n_layers=6", "model.n_layers=2", "model.init=normal", kNormal},
+    {"encoder-decoder 18L-18L, N(0, 0.02)", "model.n_layers=18", "model.n_layers=4", "model.init=normal", kNormal},
+    {"decoder-only 6 layers", "model.n_layers=6", nullptr, "model.init=xavier", kLm},
+    {"decoder-only 18 layers", "model.n_layers=18", "model.n_layers=12", "model.init=xavier", kLm},
+    {"decoder-only 6 layers, N(0, 0.02)", "model.n_layers=6", nullptr, "model.init=normal", kLm},
+    {"decoder-only 18 layers, N(0, 0.02)", "model.n_layers=18", "model.n_layers=12", "model.init=normal", kLm}};
 
-Setting setting_of(const Net& m) {
-  const bool encdec = std::string_view(m.name).starts_with("encoder-decoder");
-  std::vector<std::string> o{std::string("model.n_layers=") + m.depth,
-                             std::string("model.init=") + m.init,
-                             "model.d_ff=128",
-                             "model.n_heads=2",
-                             "model.norm.placement=post",
-                             "train.warmup_steps=500",
-                             "train.steps=50"},
-      quick{"train.steps=10"};
-  if (encdec) o.insert(o.end(), {"model.n_dec_layers=null", "train.batch_size=16"});
-  if (std::string_view(m.depth) != m.quick) quick.insert(quick.begin(), std::string("model.n_layers=") + m.quick);
-  return {m.name,
-          encdec ? "encdec-tiny.json" : "lm-tiny.json",
-          o,
-          quick,
-          {"model.norm.type=layernorm,deepnorm"},
-          m.group,
-          "",
-          update_probe};
+Setting setting_of(const Net& n) {
+  const bool encdec = std::string_view(n.name).starts_with("encoder-decoder");
+  Setting s{n.name, encdec ? "encdec-tiny.json" : "lm-tiny.json"};
+  s.overrides = {n.depth,
+                 n.init,
+                 "model.d_ff=128",
+                 "model.n_heads=2",
+                 "model.norm.placement=post",
+                 "train.warmup_steps=500",
+                 "train.steps=50"};
+  if (encdec) s.overrides.insert(s.overrides.end(), {"model.n_dec_layers=null", "train.batch_size=16"});
+  if (n.quick) s.quick.push_back(n.quick);
+  s.quick.push_back("train.steps=10");
+  s.axes = {"model.norm.type=layernorm,deepnorm"}, s.group = n.group, s.session = update_probe;
+  return s;
 }
 
-const char* norm_name(const char* norm) { return std::string(norm) == "deepnorm" ? "DeepNorm" : "Post-LN"; }
-
-// The mean over the seeds of a model's update at each probe time, at each norm (the ablations' when they ran)
+// The mean over the seeds of each model's update at the probe times, at each norm (those that ran)
 std::vector<Curve> traces(const Evidence& ev, const std::vector<Net>& nets) {
   std::vector<Curve> curves;
-  for (const Net& m : nets)
-    for (const char* norm : {"layernorm", "deepnorm"}) try {
-        const auto runs = ev.of(m.name, {{"model.norm.type", norm}});
-        const auto at = runs.front()->summary.at("at").get<std::vector<int>>();
-        curves.push_back({fmt::format("{}, {}", m.name, norm_name(norm)), {}, {}});
-        for (std::size_t i = 0; i < at.size(); ++i) {
-          double mean = 0;
-          for (const RunRecord* r : runs) mean += r->summary.at("update").at(i).get<double>() / double(runs.size());
-          curves.back().points.emplace_back(at[i], mean);
-        }
-      } catch (const NotRun&) {
+  for (const Net& n : nets)
+    for (const auto& [norm, name] : {std::pair{"layernorm", "Post-LN"}, std::pair{"deepnorm", "DeepNorm"}}) {
+      if (!ev.runs.count(n.name)) continue;  // an ablation not run
+      const auto runs = ev.of(n.name, {{"model.norm.type", norm}});
+      const auto at = runs.front()->summary.at("at").get<std::vector<int>>();
+      curves.push_back({fmt::format("{}, {}", n.name, name), {}, {}});
+      for (std::size_t i = 0; i < at.size(); ++i) {
+        double mean = 0;
+        for (const RunRecord* r : runs) mean += r->summary.at("update").at(i).get<double>() / double(runs.size());
+        curves.back().points.emplace_back(at[i], mean);
       }
+    }
   return curves;
 }
 
 std::string update_table(const Evidence& ev) {
-  std::string t = "Update per token at step t, means over the seeds:\n\n" +
+  std::string t = "The update per token at step t, means over the seeds:\n\n" +
                   curves_table("model, norm \\ t", traces(ev, {std::begin(kNets), std::end(kNets)}), "{:.3g}");
   if (seq2seq_dataset() != "gettext-de") t += "\nsynthetic-seq2seq pairs: the gettext catalogs are missing.\n";
   return t;
