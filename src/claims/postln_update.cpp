@@ -95,7 +95,7 @@ std::vector<MeasureSpec> grows(const std::string& shallow, const std::string& de
                                bool headline = false) {
   return {{deep + ": Post-LN / DeepNorm update at t = 10", AtLeast{3}, post_over_deepnorm(deep), group, Scale::log,
            false, !group.empty(), 2},
-          {fmt::format("{}: that ratio / at {}", deep, shallow), AtLeast{1},
+          {fmt::format("that ratio at {} / at {}", deep, shallow), AtLeast{1},
            ratio(post_over_deepnorm(deep), post_over_deepnorm(shallow)), group, Scale::log, false, headline, 2}};
 }
 
