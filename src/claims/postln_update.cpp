@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <string_view>
 
 #include "claims/claim.h"
@@ -155,7 +154,7 @@ std::vector<Curve> traces(const Evidence& ev, const std::vector<Net>& nets) {
   std::vector<Curve> curves;
   for (const Net& n : nets)
     for (const auto& [norm, name] : {std::pair{"layernorm", "Post-LN"}, std::pair{"deepnorm", "DeepNorm"}}) {
-      if (!ev.runs.count(n.name)) continue;  // an ablation not run
+      if (!ev.runs.count(n.name)) break;  // an ablation not run
       const auto runs = ev.of(n.name, {{"model.norm.type", norm}});
       const auto at = runs.front()->summary.at("at").get<std::vector<int>>();
       curves.push_back({fmt::format("{}, {}", n.name, name), {}, {}});
