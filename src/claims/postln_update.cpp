@@ -112,7 +112,7 @@ std::vector<MeasureSpec> c10_measures() {
   for (const auto& [norm, name] : {std::pair{"layernorm", "Post-LN"}, std::pair{"deepnorm", "DeepNorm"}})
     m.push_back({fmt::format("encoder-decoder 18L-18L, {}: mean ||LN input|| / sqrt(d), t = 50 / t = 0", name),
                  Reported{}, field("encoder-decoder 18L-18L", {{"model.norm.type", norm}}, "ln_growth"),
-                 "the norms' inputs (encoder-decoder, Xavier)"});
+                 "the norms' inputs (encoder-decoder, Xavier)", Scale::log});
   return m;
 }
 
