@@ -76,7 +76,7 @@ TEST(Claims, ReportVerdictSurvivesTheReport) {
   r.verdict = ClaimVerdict::report;
   r.measured = "a report";
   r.seeds = {1, 2};
-  r.measures = {measure_reported("gpt", {2.5, 2.6}, "final validation loss")};
+  r.measures = {measure_of("gpt", {2.5, 2.6}, Reported{}, "final validation loss")};
   save_result((dir / "P1-presets-side-by-side").string(), r);
   const auto results = load_results(dir.string());
   ASSERT_EQ(results.size(), 1u);

@@ -111,30 +111,8 @@ std::string setup_text(const Claim& c) {
 }
 
 bool sweeps(const Claim& c) {
-  if (c.run) return c.function_sweeps;
+  if (c.run) return false;  // the exact claims and C3 compute here
   return std::any_of(c.settings.begin(), c.settings.end(), [](const Setting& s) { return !s.session; });
-}
-
-// ---- transitional: the measures of the claims not yet written as data ----
-
-Measure measure_at_least(std::string name, const std::vector<double>& values, double threshold) {
-  return measure_of(std::move(name), values, AtLeast{threshold});
-}
-Measure measure_at_most(std::string name, const std::vector<double>& values, double threshold) {
-  return measure_of(std::move(name), values, AtMost{threshold});
-}
-Measure measure_within(std::string name, const std::vector<double>& values, double lo, double hi) {
-  return measure_of(std::move(name), values, Within{lo, hi});
-}
-Measure measure_nonzero(std::string name, const std::vector<double>& values) {
-  return measure_of(std::move(name), values, NonZero{});
-}
-Measure measure_reported(std::string name, const std::vector<double>& values, std::string group) {
-  return measure_of(std::move(name), values, Reported{}, std::move(group));
-}
-Measure in_group(Measure m, std::string group) {
-  m.group = std::move(group);
-  return m;
 }
 
 }  // namespace nt

@@ -122,13 +122,6 @@ struct Measure {
 // A measure of a claim with a function: its values held to `criterion` at 95%, two-sided, linear.
 Measure measure_of(std::string name, const std::vector<double>& values, const Criterion& criterion,
                    std::string group = "");
-// transitional, for the claims not yet written as data
-Measure measure_at_least(std::string name, const std::vector<double>& values, double threshold);
-Measure measure_at_most(std::string name, const std::vector<double>& values, double threshold);
-Measure measure_within(std::string name, const std::vector<double>& values, double lo, double hi);
-Measure measure_nonzero(std::string name, const std::vector<double>& values);
-Measure measure_reported(std::string name, const std::vector<double>& values, std::string group);
-Measure in_group(Measure m, std::string group);
 // The verdict of the deciding measures together: all PASS -> PASS, one FAIL -> FAIL, else INCONCLUSIVE.
 ClaimVerdict verdict_of(const std::vector<Measure>& measures);
 
@@ -170,7 +163,6 @@ struct Claim {
   ClaimResult (*run)(const ClaimContext&) = nullptr;
   std::string criterion = {}, setup = {};
   bool exact = false;            // computed directly, no training and no seeds
-  bool function_sweeps = false;  // transitional: a function's runs are sweeps
 };
 
 // The criterion in words: `criterion` for a claim with a function, else its deciding measures'.

@@ -322,4 +322,16 @@ Reader largest(std::vector<Reader> readers) {
   };
 }
 
+std::string curves_table(const std::string& label, const std::vector<Curve>& curves, const std::string& spec) {
+  if (curves.empty()) return "";
+  std::string head = fmt::format("| {} |", label), rule = "|---|", rows;
+  for (const auto& [x, y] : curves.front().points) head += fmt::format(" {:g} |", x), rule += "---|";
+  for (const Curve& c : curves) {
+    rows += fmt::format("| {} |", c.title);
+    for (const auto& [x, y] : c.points) rows += fmt::format(" {} |", fmt::format(fmt::runtime(spec), y));
+    rows += "\n";
+  }
+  return fmt::format("{}\n{}\n{}", head, rule, rows);
+}
+
 }  // namespace nt

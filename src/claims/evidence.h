@@ -80,4 +80,8 @@ void parallel_tasks(int jobs, int n, const std::function<void(int)>& task);
 // Per seed, the largest value of the readers that ran (NotRun when none did)
 Reader largest(std::vector<Reader> readers);
 
+// Curves as a markdown table, a curve a row (its title under `label`), a column per x of the first
+// curve, each value in `spec` ("{:.3g}")
+std::string curves_table(const std::string& label, const std::vector<Curve>& curves, const std::string& spec);
+
 }  // namespace nt

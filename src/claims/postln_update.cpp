@@ -1,20 +1,20 @@
-// C10, Post-LN's early model update against DeepNorm's (DeepNet, Wang et al. 2022), in DeepNet's
-// encoder-decoder (its Figure 5 models) with Xavier init; the decoder-only transformer and
-// normtool's small init are the ablations.
+// C10, Post-LN's early model update against DeepNorm's (DeepNet, Wang et al. 2022), as data: in
+// DeepNet's encoder-decoder (its Figure 5 models) with Xavier init; the decoder-only transformer
+// and normtool's small init are the ablations.
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <map>
+#include <string_view>
 
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "claims/postln.h"
-#include "io/paths.h"
-#include "sweep/sweep.h"
 #include "train/session.h"
 
 namespace nt {
+
+// gettext-de as the config asks, or synthetic-seq2seq where its catalogs are missing (postln_gradients.cpp)
+RunConfig on_this_machine(RunConfig c);
 
 UpdateTrace model_update(const RunConfig& c, const std::vector<int>& at) {
   Session run(c);
@@ -65,152 +65,147 @@ UpdateTrace model_update(const RunConfig& c, const std::vector<int>& at) {
 
 namespace {
 
-// Post-LN against DeepNorm in one family and init: per depth, the update traces and ratios.
-struct Comparison {
-  std::map<int, std::vector<double>> ratio10;                                      // depth -> per seed
-  std::map<std::pair<std::string, int>, std::vector<std::vector<double>>> traces;  // (norm, depth) -> per seed
-  std::map<std::pair<std::string, int>, std::vector<double>> ln_growth;           // LN input norm, last t / t = 0
+constexpr int kProbes[] = {1, 2, 5, 10, 20, 50};  // those up to train.steps
+
+// One job: the model update of model_update at the probe times, and the growth of the norms' input
+nlohmann::json update_probe(const RunConfig& c, const ClaimContext&) {
+  std::vector<int> at;
+  for (int t : kProbes)
+    if (t <= c.train.steps) at.push_back(t);
+  const UpdateTrace u = model_update(on_this_machine(c), at);
+  return {{"at", at}, {"update", u.update}, {"ln_growth", u.ln_in / u.ln_in0}};
+}
+
+// Per seed, Post-LN's update at t = 10 (before it saturates) over DeepNorm's, in a setting
+Reader post_over_deepnorm(const std::string& setting) {
+  auto at10 = [&](const char* norm) {
+    return per_run(setting, {{"model.norm.type", norm}}, [](const RunRecord& r) {
+      const auto at = r.summary.at("at").get<std::vector<int>>();
+      return r.summary.at("update").at(std::size_t(std::find(at.begin(), at.end(), 10) - at.begin())).get<double>();
+    });
+  };
+  return ratio(at10("layernorm"), at10("deepnorm"));
+}
+
+// The criterion in a family at an init: the ratio at the deeper depth >= 3, and larger there than
+// at the smaller one (`shallow` and `deep` settings); an ablation's ratio in the one-line result,
+// its growth too when `headline`
+std::vector<MeasureSpec> grows(const std::string& shallow, const std::string& deep, const std::string& group = "",
+                               bool headline = false) {
+  return {{deep + ": Post-LN / DeepNorm update at t = 10", AtLeast{3}, post_over_deepnorm(deep), group, Scale::log,
+           false, !group.empty(), 2},
+          {fmt::format("that ratio at {} / at {}", deep, shallow), AtLeast{1},
+           ratio(post_over_deepnorm(deep), post_over_deepnorm(shallow)), group, Scale::log, false, headline, 2}};
+}
+
+std::vector<MeasureSpec> c10_measures() {
+  std::vector<MeasureSpec> m = grows("encoder-decoder 6L-6L", "encoder-decoder 18L-18L");
+  m.push_back({"encoder-decoder 6L-6L: Post-LN / DeepNorm update at t = 10", AtLeast{3},
+               post_over_deepnorm("encoder-decoder 6L-6L"), "the smaller depth (encoder-decoder, Xavier)", Scale::log,
+               false, true, 2});
+  for (auto part : {grows("encoder-decoder 6L-6L, N(0, 0.02)", "encoder-decoder 18L-18L, N(0, 0.02)",
+                          "ablation: encoder-decoder, model.init normal (N(0, 0.02))"),
+                    grows("decoder-only 6 layers", "decoder-only 18 layers", "ablation: decoder-only (Xavier)", true),
+                    grows("decoder-only 6 layers, N(0, 0.02)", "decoder-only 18 layers, N(0, 0.02)",
+                          "ablation: decoder-only, model.init normal (N(0, 0.02))")})
+    m.insert(m.end(), part.begin(), part.end());
+  for (const auto& [norm, name] : {std::pair{"layernorm", "Post-LN"}, std::pair{"deepnorm", "DeepNorm"}})
+    m.push_back({fmt::format("encoder-decoder 18L-18L, {}: mean ||LN input|| / sqrt(d), t = 50 / t = 0", name),
+                 Reported{}, field("encoder-decoder 18L-18L", {{"model.norm.type", norm}}, "ln_growth"),
+                 "the norms' inputs (encoder-decoder, Xavier)", Scale::log});
+  return m;
+}
+
+// DeepNet's Figure 5 models (64-128-2) at a depth and an init, Post-LN against DeepNorm, after each
+// step of DeepNet's warm-up: {name, depth, quick depth (nullptr: the same), init, group}
+struct Net {
+  const char *name, *depth, *quick, *init, *group;
 };
+constexpr const char *kNormal = "ablation: encoder-decoder, model.init normal", *kLm = "ablation: decoder-only";
+constexpr Net kNets[] = {
+    {"encoder-decoder 6L-6L", "model.n_layers=6", "model.n_layers=2", "model.init=xavier", ""},
+    {"encoder-decoder 18L-18L", "model.n_layers=18", "model.n_layers=4", "model.init=xavier", ""},
+    {"encoder-decoder 6L-6L, N(0, 0.02)", "model.n_layers=6", "model.n_layers=2", "model.init=normal", kNormal},
+    {"encoder-decoder 18L-18L, N(0, 0.02)", "model.n_layers=18", "model.n_layers=4", "model.init=normal", kNormal},
+    {"decoder-only 6 layers", "model.n_layers=6", nullptr, "model.init=xavier", kLm},
+    {"decoder-only 18 layers", "model.n_layers=18", "model.n_layers=12", "model.init=xavier", kLm},
+    {"decoder-only 6 layers, N(0, 0.02)", "model.n_layers=6", nullptr, "model.init=normal", kLm},
+    {"decoder-only 18 layers, N(0, 0.02)", "model.n_layers=18", "model.n_layers=12", "model.init=normal", kLm}};
+
+Setting setting_of(const Net& n) {
+  const bool encdec = std::string_view(n.name).starts_with("encoder-decoder");
+  Setting s{n.name, encdec ? "encdec-tiny.json" : "lm-tiny.json"};
+  s.overrides = {n.depth,
+                 n.init,
+                 "model.d_ff=128",
+                 "model.n_heads=2",
+                 "model.norm.placement=post",
+                 "train.warmup_steps=500",
+                 "train.steps=50"};
+  if (encdec) s.overrides.insert(s.overrides.end(), {"model.n_dec_layers=null", "train.batch_size=16"});
+  if (n.quick) s.quick.push_back(n.quick);
+  s.quick.push_back("train.steps=10");
+  s.axes = {"model.norm.type=layernorm,deepnorm"}, s.group = n.group, s.session = update_probe;
+  return s;
+}
+
+// The mean over the seeds of each model's update at the probe times, at each norm (those that ran)
+std::vector<Curve> traces(const Evidence& ev, const std::vector<Net>& nets) {
+  std::vector<Curve> curves;
+  for (const Net& n : nets)
+    for (const auto& [norm, name] : {std::pair{"layernorm", "Post-LN"}, std::pair{"deepnorm", "DeepNorm"}}) {
+      if (!ev.runs.count(n.name)) break;  // an ablation not run
+      const auto runs = ev.of(n.name, {{"model.norm.type", norm}});
+      const auto at = runs.front()->summary.at("at").get<std::vector<int>>();
+      curves.push_back({fmt::format("{}, {}", n.name, name), {}, {}});
+      for (std::size_t i = 0; i < at.size(); ++i) {
+        double mean = 0;
+        for (const RunRecord* r : runs) mean += r->summary.at("update").at(i).get<double>() / double(runs.size());
+        curves.back().points.emplace_back(at[i], mean);
+      }
+    }
+  return curves;
+}
+
+std::string update_table(const Evidence& ev) {
+  std::string t = "The update per token at step t, means over the seeds:\n\n" +
+                  curves_table("model, norm \\ t", traces(ev, {std::begin(kNets), std::end(kNets)}), "{:.3g}");
+  if (seq2seq_dataset() != "gettext-de") t += "\nsynthetic-seq2seq pairs: the gettext catalogs are missing.\n";
+  return t;
+}
 
 }  // namespace
 
-ClaimResult claim_c10(const ClaimContext& ctx) {
-  ClaimResult r;
-  r.seeds = ctx.seeds;
-  // DeepNet's Figure 5 models, 64-128-2: the encoder-decoder at 6L-6L and 18L-18L decides; the
-  // decoder-only transformer at 6 and 18 layers is the ablation (quick: 2L-2L and 4L-4L, 6 and 12)
-  const std::vector<int> ed_depths = ctx.quick ? std::vector<int>{2, 4} : std::vector<int>{6, 18};
-  const std::vector<int> lm_depths = ctx.quick ? std::vector<int>{6, 12} : std::vector<int>{6, 18};
-  const std::vector<int> at = ctx.quick ? std::vector<int>{1, 2, 5, 10} : std::vector<int>{1, 2, 5, 10, 20, 50};
-  const std::size_t t10 = std::find(at.begin(), at.end(), 10) - at.begin();  // where the criterion reads
-  struct Family {
-    std::string name, config;
-    std::vector<std::string> overrides;
-    std::vector<int> depths;
-  };
-  const Family encdec{"encoder-decoder", "encdec-tiny.json",
-                      {"model.n_dec_layers=null", "train.batch_size=16", "data.dataset=" + seq2seq_dataset()}, ed_depths},
-      decoder{"decoder-only", "lm-tiny.json", {}, lm_depths};
-  struct Run {
-    const Family* family;
-    const char* init;
-    std::string group;
-    Comparison res;
-  };
-  std::vector<Run> all{{&encdec, "xavier", "", {}}};
-  if (ctx.ablations)
-    all.insert(all.end(), {{&encdec, "normal", "ablation: encoder-decoder, model.init normal (N(0, 0.02))", {}},
-                           {&decoder, "xavier", "ablation: decoder-only (Xavier)", {}},
-                           {&decoder, "normal", "ablation: decoder-only, model.init normal (N(0, 0.02))", {}}});
-  else
-    r.ablations_not_run = {"the encoder-decoder at model.init normal (N(0, 0.02))",
-                           fmt::format("the decoder-only transformer at {} layers (Xavier, N(0, 0.02))",
-                                       fmt::join(lm_depths, " and "))};
-  // one session per (setting, seed, depth, norm), run on ctx.jobs threads, then read in that order
-  struct Task {
-    Run* run;
-    int seed, depth;
-    const char* norm;
-    UpdateTrace trace;
-  };
-  std::vector<Task> tasks;
-  for (Run& run : all)
-    for (int seed : ctx.seeds)
-      for (int depth : run.family->depths)
-        for (const char* norm : {"layernorm", "deepnorm"}) tasks.push_back({&run, seed, depth, norm, {}});
-  parallel_tasks(ctx.jobs, int(tasks.size()), [&](int i) {
-    Task& t = tasks[i];
-    auto o = t.run->family->overrides;
-    o.insert(o.end(), {fmt::format("model.n_layers={}", t.depth), "model.d_ff=128", "model.n_heads=2",
-                       "model.norm.placement=post", std::string("model.norm.type=") + t.norm,
-                       std::string("model.init=") + t.run->init, "train.lr=1e-3", "train.warmup_steps=500",
-                       seed_override(t.seed)});
-    t.trace = model_update(session_config(t.run->family->config, o), at);
-  });
-  std::map<std::pair<const Run*, int>, double> post10;  // (setting, depth) -> Post-LN's update at t = 10, this seed
-  for (const Task& t : tasks) {  // DeepNorm's task follows Post-LN's of the same seed and depth
-    Comparison& res = t.run->res;
-    res.traces[{t.norm, t.depth}].push_back(t.trace.update);
-    res.ln_growth[{t.norm, t.depth}].push_back(t.trace.ln_in / t.trace.ln_in0);
-    if (std::string(t.norm) == "layernorm") post10[{t.run, t.depth}] = t.trace.update[t10];
-    else res.ratio10[t.depth].push_back(post10.at({t.run, t.depth}) / t.trace.update[t10]);
-  }
-  auto depth_name = [](const Family& f, int d) { return depth_label(f.name == "encoder-decoder", d); };
-  for (const Run& run : all) {
-    const Family& f = *run.family;
-    const int lo = f.depths.front(), hi = f.depths.back();
-    const std::string prefix = run.group.empty() ? "" : f.name + ", ";
-    r.measures.push_back(in_group(
-        measure_at_least(fmt::format("{}{}: Post-LN / DeepNorm update at t = 10", prefix, depth_name(f, hi)),
-                         run.res.ratio10.at(hi), 3),
-        run.group));
-    r.measures.push_back(in_group(
-        measure_at_least(fmt::format("{}that ratio at {} / at {}", prefix, depth_name(f, hi), depth_name(f, lo)),
-                         ratio(run.res.ratio10.at(hi), run.res.ratio10.at(lo)), 1),
-        run.group));
-    if (run.group.empty())
-      r.measures.push_back(in_group(
-          measure_at_least(fmt::format("{}: Post-LN / DeepNorm update at t = 10", depth_name(f, lo)),
-                           run.res.ratio10.at(lo), 3),
-          "the smaller depth (encoder-decoder, Xavier)"));
-  }
-  const Run& main = all[0];
-  for (const char* norm : {"layernorm", "deepnorm"})
-    r.measures.push_back(measure_reported(
-        fmt::format("{}, {}: mean ||LN input|| / sqrt(d), t = {} / t = 0", depth_name(encdec, ed_depths.back()),
-                    norm_label(norm), at.back()),
-        main.res.ln_growth.at({norm, ed_depths.back()}), "the norms' inputs (encoder-decoder, Xavier)"));
-  std::vector<Curve> curves;
-  r.details = fmt::format("| model | depth | norm | init | update per token at t = {} (mean over seeds) |\n"
-                          "|---|---|---|---|---|\n",
-                          fmt::join(at, ", "));
-  for (const Run& run : all) {
-    const Family& f = *run.family;
-    for (int depth : f.depths)
-      for (const char* norm : {"layernorm", "deepnorm"}) {
-        const auto& traces = run.res.traces.at({norm, depth});
-        const std::string init = std::string(run.init) == "xavier" ? "Xavier" : "N(0, 0.02)";
-        const std::string label = norm_label(norm);
-        Curve c{fmt::format("{} {} {}, {}", label, f.name, depth_name(f, depth), init), {}, {}};
-        std::string row;
-        for (std::size_t i = 0; i < at.size(); ++i) {
-          double m = 0;
-          for (const auto& t : traces) m += t[i] / double(traces.size());
-          c.points.emplace_back(at[i], m);
-          row += fmt::format("{}{:.3g}", i ? ", " : "", m);
-        }
-        r.details += fmt::format("| {} | {} | {} | {} | {} |\n", f.name, depth_name(f, depth), label, init, row);
-        if (depth == f.depths.back() && std::string(run.init) == "xavier") curves.push_back(c);
-      }
-  }
-  plot_into(ctx, "model-update",
-            {.title = fmt::format("C10: ||F(x, theta_t) - F(x, theta_0)|| per token, {}{}, Xavier, warm-up 500",
-                                  depth_name(encdec, ed_depths.back()),
-                                  ctx.ablations ? fmt::format(" and {} layers", lm_depths.back()) : ""),
-             .xlabel = "step t", .ylabel = "model update", .logx = true, .logy = true, .key = "bottom right"},
-            curves, r);
-  r.details += fmt::format(
-      "\nF = the final hidden states (the last block's output: the decoder's in the encoder-decoder) on a fixed "
-      "validation batch (16 rows; the encoder-decoder's {} pairs, its padding left out), after each step of Adam (lr "
-      "1e-3 with DeepNet's linear warm-up over 500 steps); d 64, FFN 128, 2 heads (DeepNet's 64-128-2). The "
-      "encoder-decoder's DeepNorm has DeepNet's encoder-decoder constants, the decoder-only's (2N)^(1/4) and "
-      "(8N)^(-1/4). A per-token output of norm sqrt(d) saturates near sqrt(2d) = 11.3 once it decorrelates from F_0, "
-      "so the criterion reads t = 10, before Post-LN saturates.\n",
-      seq2seq_dataset());
-  r.measured = fmt::format("encoder-decoder, Post-LN / DeepNorm update at t = 10: {} at {}, {} at {}, growth {}",
-                           show(r.measures[0].interval, 2), depth_name(encdec, ed_depths.back()),
-                           show(r.measures[2].interval, 2), depth_name(encdec, ed_depths.front()),
-                           show(r.measures[1].interval, 2));
-  if (ctx.ablations)
-    r.measured += fmt::format("; N(0, 0.02): {} at {}. Decoder-only ablation: {} at {} layers, growth {}; N(0, 0.02): {}",
-                              show(r.measures[3].interval, 2), depth_name(encdec, ed_depths.back()),
-                              show(r.measures[5].interval, 2), lm_depths.back(), show(r.measures[6].interval, 2),
-                              show(r.measures[7].interval, 2));
-  if (ctx.quick)
-    r.setting = fmt::format("quick: encoder-decoder {}, decoder-only {}, steps up to t = 10",
-                            fmt::join(ed_depths, "/"), fmt::join(lm_depths, "/"));
-  r.verdict = verdict_of(r.measures);
-  return r;
+std::vector<Claim> postln_update_claims() {
+  std::vector<Setting> settings;
+  for (const Net& m : kNets) settings.push_back(setting_of(m));
+  return {{
+      .id = "C10",
+      .slug = "post-ln-model-update",
+      .title = "Post-LN's model update explodes early; DeepNorm's stays bounded",
+      .source =
+          "Wang et al. 2022 (DeepNet) Fig. 4-5 (64-128-2 models, 6L-6L to 100L-100L, early training with warm-up)",
+      .why = "DeepNet's figures show Post-LN's early update an order of magnitude above DeepNorm's and growing with "
+             "depth; 3x at depth 18 is well inside that order yet far above seed noise, and 'larger at 18 than at 6' "
+             "is the growth with depth. t = 10 reads the update before it saturates: an output of norm sqrt(d) per "
+             "token cannot move by more than about sqrt(2d) once decorrelated.",
+      .settings = settings,
+      .measures = c10_measures(),
+      .plots = {{"model-update",
+                 {"C10: ||F(x, theta_t) - F(x, theta_0)|| per token, the deeper models, Xavier, warm-up 500", "step t",
+                  "model update", true, true, "bottom right"},
+                 [](const Evidence& ev) {
+                   return traces(ev, {kNets[1], kNets[5]});
+                 }}},
+      .method = "F = the final hidden states (the last block's output, which the output layer reads: the decoder's in "
+                "the encoder-decoder) on the first validation batch; after each step, ||F_t - F_0|| per real target "
+                "token (padding left out) at t = 1, 2, 5, 10, 20, 50 (up to the steps), and the mean ||x||/sqrt(d) of "
+                "the real tokens' vectors entering the norms at t = 0 and the last t. DeepNorm has its family's "
+                "constants (DeepNet's encoder-decoder ones; (2N)^(1/4), (8N)^(-1/4) decoder-only). A per-token output "
+                "of norm sqrt(d) saturates near sqrt(2d) = 11.3 once it decorrelates from F_0, so the criterion reads "
+                "t = 10, before Post-LN saturates. gettext-de pairs, synthetic-seq2seq where the catalogs are missing.",
+      .details = update_table,
+  }};
 }
 
 }  // namespace nt
