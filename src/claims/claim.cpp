@@ -88,6 +88,7 @@ std::string setting_text(const Setting& s, const Setting* like, const Common& co
   }
   if (!s.axes.empty() && (!like || like->axes != s.axes)) text += fmt::format(", over `{}`", fmt::join(s.axes, "`, `"));
   if (const auto q = shown(s.quick, common.quick); !q.empty()) text += fmt::format("; quick {}", fmt::join(q, ", "));
+  if (!s.quick_axes.empty()) text += fmt::format("; quick over `{}`", fmt::join(s.quick_axes, "`, `"));
   return text;
 }
 

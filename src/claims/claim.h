@@ -81,6 +81,7 @@ struct Setting {
   std::string group = {};                   // "": the claim's own setting; else an ablation (--ablations)
   std::string shared = {};                  // "": the claim's own runs; else a directory the claims share
   std::function<nlohmann::json(const RunConfig&, const ClaimContext&)> session = {};  // in-process: what it measured
+  std::vector<std::string> quick_axes = {};  // in quick mode, these axes instead (when given)
 };
 
 // A measure: a value per seed read from the evidence, and the criterion it is held to. Measures
@@ -96,6 +97,7 @@ struct MeasureSpec {
   bool precondition = false;
   bool headline = false;  // named in the one-line result although it does not decide
   int digits = 3;         // in the one-line result
+  double confidence = 0;  // 0: the look's (statistics.h); else this two-sided level, e.g. TOST's 0.90
 };
 
 struct PlotSpec {
@@ -162,7 +164,7 @@ struct Claim {
   // A claim that cannot be said as data: its function, its criterion and setup in words
   ClaimResult (*run)(const ClaimContext&) = nullptr;
   std::string criterion = {}, setup = {};
-  bool exact = false;            // computed directly, no training and no seeds
+  bool exact = false;  // computed directly, no training and no seeds
 };
 
 // The criterion in words: `criterion` for a claim with a function, else its deciding measures'.

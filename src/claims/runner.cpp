@@ -28,9 +28,14 @@ std::vector<std::string> overrides_of(const Setting& s, const ClaimContext& ctx)
   return o;
 }
 
+const std::vector<std::string>& setting_axes(const Setting& s, const ClaimContext& ctx) {
+  return ctx.quick && !s.quick_axes.empty() ? s.quick_axes : s.axes;
+}
+
 std::vector<std::string> axes_of(const Setting& s, const ClaimContext& ctx) {
   std::vector<std::string> axes{ctx.seeds_axis()};
-  axes.insert(axes.end(), s.axes.begin(), s.axes.end());
+  const auto& own = setting_axes(s, ctx);
+  axes.insert(axes.end(), own.begin(), own.end());
   return axes;
 }
 
@@ -75,7 +80,8 @@ std::vector<SweepRequest> seed_sweeps(const Setting& s, const ClaimContext& ctx)
   std::vector<SweepRequest> requests;
   for (int seed : ctx.seeds) {
     std::vector<std::string> axes{fmt::format("seed={}", seed)};
-    axes.insert(axes.end(), s.axes.begin(), s.axes.end());
+    const auto& own = setting_axes(s, ctx);
+    axes.insert(axes.end(), own.begin(), own.end());
     requests.push_back({s.name, config_path(s.config), overrides_of(s, ctx), axes,
                         (fs::path(out_of(s, ctx)) / fmt::format("seed-{}", seed)).string()});
   }
@@ -102,7 +108,8 @@ Evidence gather(const Claim& c, const ClaimContext& ctx, SessionCache& cache) {
 
 Measure measure(const MeasureSpec& m, const std::vector<double>& values, const Rules& rules, double confidence) {
   const Scale scale = rules.log_ratios ? m.scale : Scale::linear;
-  const int sides = rules.one_sided ? nt::sides(m.criterion) : 2;
+  const int sides = rules.one_sided && m.confidence == 0 ? nt::sides(m.criterion) : 2;
+  if (m.confidence > 0) confidence = m.confidence;
   const Estimate e = estimate(values, scale, confidence, sides);
   Measure x{m.name, values, {}, e.interval, text(m.criterion), decide(m.criterion, e.interval), m.group};
   x.scale = to_string(scale), x.confidence = confidence, x.sides = sides, x.precondition = m.precondition;
@@ -156,9 +163,10 @@ void draw(const Claim& c, const Evidence& ev, ClaimResult& r) {
   if (ctx.quick) {
     std::vector<std::string> quick;
     for (const Setting& s : c.settings)
-      if (runs_here(s, ctx) && !s.quick.empty())
-        quick.push_back(fmt::format("{}: {}", s.name, fmt::join(s.quick, ", ")));
-    r.setting = fmt::format("quick: {}", fmt::join(quick, "; "));
+      if (runs_here(s, ctx) && (!s.quick.empty() || !s.quick_axes.empty()))
+        quick.push_back(fmt::format("{}: {}", s.name, fmt::join(s.quick_axes.empty() ? s.quick : s.quick_axes, ", ")));
+    r.setting = quick.empty() ? "quick: the claim's own shrunken measurement (its method says how)"
+                              : fmt::format("quick: {}", fmt::join(quick, "; "));
   }
 }
 
