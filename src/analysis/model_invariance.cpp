@@ -91,14 +91,70 @@ const char* to_string(Prediction p) {
   return p == Prediction::invariant ? "invariant" : p == Prediction::changed ? "changed" : "approximately invariant";
 }
 
+namespace {
+
+// What the theory predicts of a transform at layer 0's norm site and at the logits, and why: a
+// classifier's layer 0 feeds its norm directly; in a transformer, pre placement carries the
+// transformed embeddings past the norm on the residual stream, and post placement sees x + attn(x).
+void predict(ModelCell& cell, bool lm, bool pre, bool final_norm) {
+  const Expectation& cell_of_table = expectation(norm_desc(cell.norm).invariances, cell.transform);  // deepnorm: LN's
+  const bool table = cell_of_table.invariant;
+  const Prediction from_table = table ? Prediction::invariant : Prediction::changed;
+  const std::string not_invariant = fmt::format("the norm is not: {}", cell_of_table.why);
+  if (!lm) {
+    cell.predict_site = cell.predict_logits = from_table;
+    cell.why = table ? "layer 0 feeds its norm directly and the norm is invariant: all after it is unchanged"
+                     : not_invariant;
+  } else if (pre) {
+    cell.predict_site = from_table;
+    const bool mean_removed_everywhere = table && cell.transform == Transform::weight_recenter && final_norm;
+    cell.predict_logits = mean_removed_everywhere ? Prediction::invariant : Prediction::changed;
+    cell.why = !table ? not_invariant
+               : mean_removed_everywhere
+                   ? "every read of the residual stream goes through a LayerNorm (the final one too), which "
+                     "removes the per-token shift the recentering adds"
+                   : "the embeddings feed layer 0's norm directly, but the residual stream x + f(norm(x)) "
+                     "carries the transformed embeddings to the output";
+  } else {
+    cell.predict_site = cell.predict_logits = table ? Prediction::approximate : Prediction::changed;
+    cell.why = table ? "the norm sees x + attn(x): invariant only as far as attention's softmax weights stay the "
+                       "same (approximately, while the scores are near zero at a small init)"
+                     : not_invariant;
+  }
+}
+
+// Measures the transform: the first norm site's output and the logits of a fresh model of `c` on
+// the first validation batch, before and after; then whether the predictions hold.
+void measure(ModelCell& cell, const RunConfig& c, const Dataset& data, bool lm, double delta) {
+  const auto model = make_model(c, data);
+  Batch batch;
+  data.val_batch(0, c.train.batch_size, batch);
+  Graph<float> g0(/*training=*/true, /*grad=*/false), g1(true, false);
+  const Tensor<float> logits0 = model->logits(g0, batch);
+  const Tensor<float> site0 = model->sites().front().out;
+  cell.site = fmt::format("layer {} {}", model->sites().front().layer, model->sites().front().place);
+  Rng rng(uint64_t(c.seed), 80 + int(cell.transform));
+  apply(cell.transform, *model, batch, lm, delta, rng);
+  const Tensor<float> logits1 = model->logits(g1, batch);
+  cell.site_change = change(site0, model->sites().front().out);
+  cell.logits_change = change(logits0, logits1);
+  auto holds = [](Prediction p, const Measurement& m) {
+    return p == Prediction::approximate || (p == Prediction::invariant) == (m.verdict == Verdict::invariant);
+  };
+  cell.agrees = holds(cell.predict_site, cell.site_change) && holds(cell.predict_logits, cell.logits_change);
+}
+
+}  // namespace
+
 std::vector<ModelCell> model_invariance(const RunConfig& base, const std::vector<Transform>& transforms,
                                         double delta) {
   // the transforms act on a classifier's input layer ("linear") or on a single stack's embeddings ("tok_emb")
   const ArchDesc& a = arch_desc(base.model.arch);
   if (a.task != Task::classify && a.stacks != Stacks::decoder && a.stacks != Stacks::encoder)
-    throw UsageError(fmt::format("model.arch = {}: the model-level invariance table is measured on the mlp, transformer "
-                                 "and encoder families (their input layer or embeddings take the transforms); "
-                                 "choose one of those", to_string(base.model.arch)));
+    throw UsageError(fmt::format("model.arch = {}: the model-level invariance table is measured on the mlp, "
+                                 "transformer and encoder families (their input layer or embeddings take the "
+                                 "transforms); choose one of those",
+                                 to_string(base.model.arch)));
   const bool lm = base.is_lm();
   const auto data = make_dataset(base);
   std::vector<NormType> norms;  // every kind; deepnorm is a transformer's residual scheme
@@ -113,54 +169,15 @@ std::vector<ModelCell> model_invariance(const RunConfig& base, const std::vector
     const bool pre = lm && c.model.norm.placement == Placement::pre && !norm_desc(n).scaled_residual;
     for (Transform t : transforms) {
       ModelCell cell{n, t};
-      const bool data_transform = t == Transform::data_rescale || t == Transform::data_recenter ||
-                                  t == Transform::case_rescale;
+      const bool data_transform =
+          t == Transform::data_rescale || t == Transform::data_recenter || t == Transform::case_rescale;
       if (lm && data_transform) {
         cell.applicable = false;
         cell.why = "the transformer's inputs are one-hot tokens: there is no data to rescale or recenter";
-        cells.push_back(cell);
-        continue;
-      }
-      const Expectation& cell_of_table = expectation(norm_desc(n).invariances, t);  // deepnorm: LayerNorm's
-      const bool table = cell_of_table.invariant;
-      const Prediction from_table = table ? Prediction::invariant : Prediction::changed;
-      const std::string not_invariant = fmt::format("the norm is not: {}", cell_of_table.why);
-      if (!lm) {
-        cell.predict_site = cell.predict_logits = from_table;
-        cell.why = table ? "layer 0 feeds its norm directly and the norm is invariant: all after it is unchanged"
-                         : not_invariant;
-      } else if (pre) {
-        cell.predict_site = from_table;
-        const bool mean_removed_everywhere = table && t == Transform::weight_recenter && c.model.final_norm;
-        cell.predict_logits = mean_removed_everywhere ? Prediction::invariant : Prediction::changed;
-        cell.why = !table ? not_invariant
-                   : mean_removed_everywhere
-                       ? "every read of the residual stream goes through a LayerNorm (the final one too), which "
-                         "removes the per-token shift the recentering adds"
-                       : "the embeddings feed layer 0's norm directly, but the residual stream x + f(norm(x)) "
-                         "carries the transformed embeddings to the output";
       } else {
-        cell.predict_site = cell.predict_logits = table ? Prediction::approximate : Prediction::changed;
-        cell.why = table ? "the norm sees x + attn(x): invariant only as far as attention's softmax weights stay the "
-                           "same (approximately, while the scores are near zero at a small init)"
-                         : not_invariant;
+        predict(cell, lm, pre, c.model.final_norm);
+        measure(cell, c, *data, lm, delta);
       }
-      const auto model = make_model(c, *data);
-      Batch batch;
-      data->val_batch(0, c.train.batch_size, batch);
-      Graph<float> g0(/*training=*/true, /*grad=*/false), g1(true, false);
-      const Tensor<float> logits0 = model->logits(g0, batch);
-      const Tensor<float> site0 = model->sites().front().out;
-      cell.site = fmt::format("layer {} {}", model->sites().front().layer, model->sites().front().place);
-      Rng rng(uint64_t(c.seed), 80 + int(t));
-      apply(t, *model, batch, lm, delta, rng);
-      const Tensor<float> logits1 = model->logits(g1, batch);
-      cell.site_change = change(site0, model->sites().front().out);
-      cell.logits_change = change(logits0, logits1);
-      auto holds = [](Prediction p, const Measurement& m) {
-        return p == Prediction::approximate || (p == Prediction::invariant) == (m.verdict == Verdict::invariant);
-      };
-      cell.agrees = holds(cell.predict_site, cell.site_change) && holds(cell.predict_logits, cell.logits_change);
       cells.push_back(cell);
     }
   }

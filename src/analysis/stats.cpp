@@ -31,16 +31,25 @@ std::vector<double> ranks(const std::vector<double>& v) {
   return r;
 }
 
-double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+// The means of two series and their centered sums of products (two passes: the means first).
+struct Moments {
+  double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+};
+Moments moments(const std::vector<double>& x, const std::vector<double>& y) {
   const double n = double(x.size());
-  const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n, my = std::accumulate(y.begin(), y.end(), 0.0) / n;
-  double sxy = 0, sxx = 0, syy = 0;
+  Moments m;
+  m.mx = std::accumulate(x.begin(), x.end(), 0.0) / n, m.my = std::accumulate(y.begin(), y.end(), 0.0) / n;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    sxy += (x[i] - mx) * (y[i] - my);
-    sxx += (x[i] - mx) * (x[i] - mx);
-    syy += (y[i] - my) * (y[i] - my);
+    m.sxy += (x[i] - m.mx) * (y[i] - m.my);
+    m.sxx += (x[i] - m.mx) * (x[i] - m.mx);
+    m.syy += (y[i] - m.my) * (y[i] - m.my);
   }
-  return sxy / std::sqrt(sxx * syy);
+  return m;
+}
+
+double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+  const Moments m = moments(x, y);
+  return m.sxy / std::sqrt(m.sxx * m.syy);
 }
 
 // Lentz's continued fraction for the incomplete beta (Numerical Recipes' betacf).
@@ -52,7 +61,8 @@ double beta_fraction(double a, double b, double x) {
   double h = d;
   for (int m = 1; m < 400; ++m) {
     const int m2 = 2 * m;
-    for (const double aa : {m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))}) {
+    for (const double aa :
+         {m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))}) {
       d = 1 + aa * d;
       d = 1 / (std::abs(d) < tiny ? tiny : d);
       c = 1 + aa / c;
@@ -72,25 +82,19 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
 }
 
 LinearFit linear_fit(const std::vector<double>& x, const std::vector<double>& y) {
-  const double n = double(x.size());
-  const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n, my = std::accumulate(y.begin(), y.end(), 0.0) / n;
-  double sxy = 0, sxx = 0, syy = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    sxy += (x[i] - mx) * (y[i] - my);
-    sxx += (x[i] - mx) * (x[i] - mx);
-    syy += (y[i] - my) * (y[i] - my);
-  }
+  const Moments m = moments(x, y);
   LinearFit f;
-  f.slope = sxy / sxx;
-  f.intercept = my - f.slope * mx;
-  f.r2 = syy > 0 ? sxy * sxy / (sxx * syy) : 1.0;
+  f.slope = m.sxy / m.sxx;
+  f.intercept = m.my - f.slope * m.mx;
+  f.r2 = m.syy > 0 ? m.sxy * m.sxy / (m.sxx * m.syy) : 1.0;
   return f;
 }
 
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
+  const double front =
+      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
   return x < (a + 1) / (a + b + 2) ? front * beta_fraction(a, b, x) / a : 1 - front * beta_fraction(b, a, 1 - x) / b;
 }
 
@@ -132,7 +136,10 @@ std::string show(const Interval& i, int digits) {
 }
 
 const char* to_string(ClaimVerdict v) {
-  return v == ClaimVerdict::pass ? "PASS" : v == ClaimVerdict::fail ? "FAIL" : v == ClaimVerdict::report ? "REPORT" : "INCONCLUSIVE";
+  return v == ClaimVerdict::pass     ? "PASS"
+         : v == ClaimVerdict::fail   ? "FAIL"
+         : v == ClaimVerdict::report ? "REPORT"
+                                     : "INCONCLUSIVE";
 }
 
 ClaimVerdict verdict_of(bool ok) { return ok ? ClaimVerdict::pass : ClaimVerdict::fail; }

@@ -129,6 +129,41 @@ std::string table(const std::vector<Run>& runs) {
   return t;
 }
 
+// The std by position at one site, at each run's last statistics step. `site` "" is the first
+// .out site of `layer` in the first run's stats.csv that has one; a run without the site gets a note.
+Panel std_panel(const std::vector<Run>& runs, int layer, std::string& site, std::vector<std::string>& notes) {
+  Panel stdp{PlotStyle{"", "position", "std over the hidden dimension"}, {}};
+  for (const Run& r : runs) {
+    const fs::path stats = fs::path(r.dir) / "stats.csv";
+    if (!fs::exists(stats)) {
+      notes.push_back(fmt::format("{}: no stats.csv, no std curve", r.dir));
+      continue;
+    }
+    CsvTable t;
+    try {
+      t = read_csv(stats.string());
+    } catch (const InputError& e) {
+      notes.push_back(e.what());
+      continue;
+    }
+    const int step = last_step(t);
+    const SiteProfiles prof = site_profiles(t, step, "std");
+    if (site.empty())
+      for (const auto& [key, points] : prof)
+        if (key.first == layer && key.second.size() > 4 && key.second.ends_with(".out")) {
+          site = key.second;
+          break;
+        }
+    const auto it = prof.find({layer, site});
+    if (it == prof.end()) {
+      notes.push_back(fmt::format("{}: no site {} at layer {} in stats.csv", r.dir, site, layer));
+      continue;
+    }
+    stdp.curves.push_back({fmt::format("{} (step {})", r.label, step), it->second, {}});
+  }
+  return stdp;
+}
+
 int run_compare(const CompareOptions& o) {
   std::vector<Run> runs;
   for (const std::string& d : o.runs) runs.push_back(read_run(d));
@@ -150,37 +185,8 @@ int run_compare(const CompareOptions& o) {
   if (auto n = plot_panels(out, "loss", "loss of each run", {train, val}); !n.empty()) notes.push_back(n);
   md += "\n![train and validation loss of each run](loss.png)\n";
 
-  // the std by position at one site, at each run's last statistics step
   std::string site = o.site;
-  Panel stdp{PlotStyle{"", "position", "std over the hidden dimension"}, {}};
-  for (const Run& r : runs) {
-    const fs::path stats = fs::path(r.dir) / "stats.csv";
-    if (!fs::exists(stats)) {
-      notes.push_back(fmt::format("{}: no stats.csv, no std curve", r.dir));
-      continue;
-    }
-    CsvTable t;
-    try {
-      t = read_csv(stats.string());
-    } catch (const InputError& e) {
-      notes.push_back(e.what());
-      continue;
-    }
-    const int step = last_step(t);
-    const SiteProfiles prof = site_profiles(t, step, "std");
-    if (site.empty())
-      for (const auto& [key, points] : prof)
-        if (key.first == o.layer && key.second.size() > 4 && key.second.ends_with(".out")) {
-          site = key.second;
-          break;
-        }
-    const auto it = prof.find({o.layer, site});
-    if (it == prof.end()) {
-      notes.push_back(fmt::format("{}: no site {} at layer {} in stats.csv", r.dir, site, o.layer));
-      continue;
-    }
-    stdp.curves.push_back({fmt::format("{} (step {})", r.label, step), it->second, {}});
-  }
+  Panel stdp = std_panel(runs, o.layer, site, notes);
   if (!stdp.curves.empty()) {
     stdp.style.title = fmt::format("std by position, layer {} {}", o.layer, site);
     if (auto n = plot_panels(out, "std", fmt::format("std leaving or entering the norm: layer {} {}", o.layer, site),
@@ -204,11 +210,13 @@ int run_compare(const CompareOptions& o) {
 void setup_compare(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<CompareOptions>();
   CLI::App* sub = app.add_subcommand(
-      "compare", "Put runs side by side: their configs' differences and final figures, loss curves and per-position std");
+      "compare",
+      "Put runs side by side: their configs' differences and final figures, loss curves and per-position std");
   sub->add_option("runs", o->runs, "run directories (normtool's or any tool's writing the same files)")
       ->required()
       ->expected(1, -1);
-  sub->add_option("-o,--out", o->out, "where to write compare.md, loss.png, std.png (default runs/compare-<YYYYmmdd-HHMMSS>)");
+  sub->add_option("-o,--out", o->out,
+                  "where to write compare.md, loss.png, std.png (default runs/compare-<YYYYmmdd-HHMMSS>)");
   sub->add_option("--site", o->site, "the norm site of the std overlay, e.g. attn.out (default: the first .out site)");
   sub->add_option("--layer", o->layer, "the layer of that site")->capture_default_str()->check(CLI::NonNegativeNumber);
   sub->callback([o, &exit_code] { exit_code = run_compare(*o); });

@@ -45,14 +45,16 @@ std::string pad(const std::string& s, std::size_t width) {
 }
 
 void print_table(const std::vector<Cell>& cells, const LayerSetup& s, bool explain, bool color) {
-  fmt::print("Invariance of y = norm(W x), no pre-norm bias: W {}x{} ~ N(0, 1/{}), x {}x{} ~ N(0, 1), delta {}, seed {}\n",
-             s.units, s.inputs, s.inputs, s.cases, s.inputs, s.delta, s.seed);
+  fmt::print(
+      "Invariance of y = norm(W x), no pre-norm bias: W {}x{} ~ N(0, 1/{}), x {}x{} ~ N(0, 1), delta {}, seed {}\n",
+      s.units, s.inputs, s.inputs, s.cases, s.inputs, s.delta, s.seed);
   std::string own;  // rows whose float32 tolerance is not the papers' 1e-5 (their descriptions, src/norms/, say why)
   for (const std::string& n : table_norms())
     if (float32_invariant_below(n) != 1e-5) own += fmt::format("; {} below {:g}", n, float32_invariant_below(n));
-  fmt::print("Each cell: measured/paper (✓ invariant, ✗ changed, ? in between), then rel = ||y' - y|| / ||y||\n"
-             "in float64 with eps 0 (✓ below 1e-10) and in float32 with eps {:g} (✓ below 1e-5{}); ✗ above 1e-2.\n\n",
-             s.eps32, own);
+  fmt::print(
+      "Each cell: measured/paper (✓ invariant, ✗ changed, ? in between), then rel = ||y' - y|| / ||y||\n"
+      "in float64 with eps 0 (✓ below 1e-10) and in float32 with eps {:g} (✓ below 1e-5{}); ✗ above 1e-2.\n\n",
+      s.eps32, own);
   std::vector<Transform> ts;
   std::vector<std::string> ns;
   for (const Cell& c : cells) {
@@ -104,7 +106,8 @@ nlohmann::json to_json(const Cell& c) {
 
 void print_geometry() {
   fmt::print("\nGradient geometry (float64, eps 0; claims E2, E3)\n");
-  fmt::print("W' = delta W leaves the output unchanged and scales the gradient by 1/delta (L = sum(y * R), R random):\n");
+  fmt::print(
+      "W' = delta W leaves the output unchanged and scales the gradient by 1/delta (L = sum(y * R), R random):\n");
   fmt::print("  {:<10} {:>6} {:>22} {:>20} {:>24}\n", "norm", "delta", "|dL/dW'| delta / |dL/dW|", "cos(dL/dW, W)",
              "max|1^T dL/dW| / |dL/dW|");
   for (const ScalingRow& r : gradient_scaling(LayerSetup{}))
@@ -137,7 +140,8 @@ void print_model_table(const std::vector<ModelCell>& cells, const RunConfig& c, 
   fmt::print("Model-level invariance: {} ({}, {} placement) at init, seed {}, delta {}, float32 with eps 0\n",
              c.name, to_string(c.model.arch), to_string(c.model.norm.placement), c.seed, delta);
   fmt::print("Each cell: the first norm's output, then the logits: measured/predicted and rel = ||y' - y|| / ||y||;\n"
-             "✓ invariant (rel < 1e-4, float32 rounding), ✗ changed, ≈ predicted approximately invariant (not judged).\n\n");
+             "✓ invariant (rel < 1e-4, float32 rounding), ✗ changed, "
+             "≈ predicted approximately invariant (not judged).\n\n");
   std::vector<Transform> ts;
   for (const auto& cell : cells)
     if (std::find(ts.begin(), ts.end(), cell.transform) == ts.end()) ts.push_back(cell.transform);
@@ -153,10 +157,11 @@ void print_model_table(const std::vector<ModelCell>& cells, const RunConfig& c, 
       last = cell.norm;
     }
     const std::string text =
-        !cell.applicable ? "n/a"
-                         : fmt::format("{}/{} {:.0e}  {}/{} {:.0e}{}", mark(cell.site_change.verdict), mark(cell.predict_site),
-                                       cell.site_change.rel_diff, mark(cell.logits_change.verdict),
-                                       mark(cell.predict_logits), cell.logits_change.rel_diff, cell.agrees ? "" : " !");
+        !cell.applicable
+            ? "n/a"
+            : fmt::format("{}/{} {:.0e}  {}/{} {:.0e}{}", mark(cell.site_change.verdict), mark(cell.predict_site),
+                          cell.site_change.rel_diff, mark(cell.logits_change.verdict), mark(cell.predict_logits),
+                          cell.logits_change.rel_diff, cell.agrees ? "" : " !");
     fmt::print("{}", pad(text, kCell));
   }
   int disagree = 0, applicable = 0;
@@ -229,7 +234,9 @@ void setup_invariance(CLI::App& app, int& exit_code) {
     for (const std::string& n : table_norms()) rows += n + ", ";
     return rows;
   }() + "or all)")->capture_default_str();
-  sub->add_option("-f,--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  sub->add_option("-f,--format", o->format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   // float32 squares of delta-scaled values overflow beyond 1e6
   sub->add_option("--delta", o->delta, "the scale of the rescale transforms")
       ->capture_default_str()->check(CLI::Range(1e-6, 1e6));

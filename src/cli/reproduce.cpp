@@ -86,16 +86,13 @@ Outcome run_claim(const Claim& c, const std::string& out, const std::string& bin
 
 void print_outcome(const Claim& c, const Outcome& o) {
   if (!o.pending.empty())
-    fmt::print("{:<3} {:<13} {} sweep(s) on Slurm: {}\n", c.id, "PENDING", o.pending.size(), fmt::join(o.pending, ", "));
+    fmt::print("{:<3} {:<13} {} sweep(s) on Slurm: {}\n", c.id, "PENDING", o.pending.size(),
+               fmt::join(o.pending, ", "));
   else
     fmt::print("{:<3} {:<13} {} ({:.1f} s)\n", c.id, to_string(o.result.verdict), o.result.measured, o.result.seconds);
   std::fflush(stdout);
 }
 
-nlohmann::json slurm_json(const SlurmOptions& s) {
-  return {{"partition", s.partition}, {"time", s.time}, {"cpus_per_task", s.cpus_per_task},
-          {"max_parallel", s.max_parallel}, {"signal_lead_s", s.signal_lead_s}, {"extra", s.extra}};
-}
 // <dir>/reproduce.json, the manifest of a reproduction on Slurm, with every key normtool reads
 // checked for its type (an InputError naming the file and the key); null when there is none.
 nlohmann::json read_manifest(const std::string& dir) {
@@ -121,15 +118,77 @@ nlohmann::json read_manifest(const std::string& dir) {
   return d.value();
 }
 
-SlurmOptions slurm_of(const nlohmann::json& j) {
-  SlurmOptions s;
-  s.partition = j.value("partition", "");
-  s.time = j.value("time", "");
-  s.cpus_per_task = j.value("cpus_per_task", 0);
-  s.max_parallel = j.value("max_parallel", 0);
-  s.signal_lead_s = j.value("signal_lead_s", 120);
-  s.extra = j.value("extra", std::vector<std::string>{});
-  return s;
+// A new manifest of a reproduction on Slurm: what it runs and how; the claims' job array comes once submitted.
+nlohmann::json new_manifest(const std::vector<const Claim*>& chosen, const Settings& how, const SlurmOptions& slurm) {
+  std::vector<std::string> ids;
+  for (const Claim* c : chosen) ids.push_back(c->id);
+  return {{"launcher", "slurm"}, {"ids", ids}, {"seeds", how.seeds}, {"quick", how.quick},
+          {"ablations", how.ablations}, {"jobs", how.jobs}, {"slurm", slurm_options_json(slurm)}, {"claims_job_id", ""},
+          {"claims_tasks", nlohmann::json::array()}};
+}
+
+std::map<std::string, ClaimResult> results_by_id(const std::string& out) {
+  std::map<std::string, ClaimResult> done;
+  for (auto& [claim, result] : load_results(out)) done[claim->id] = result;
+  return done;
+}
+
+// How many claims are still pending, and how many failed.
+struct Tally {
+  int pending = 0, failed = 0;
+};
+
+// At --collect, the state of a claim that trains in one process: a task of the claims' job
+// array (the manifest's), pending, failed, or done with its result in `done`; printed and counted.
+void collect_task(const Claim& c, const nlohmann::json& doc, const std::string& out,
+                  std::map<std::string, ClaimResult>& done, Tally& tally) {
+  const auto tasks = doc.value("claims_tasks", std::vector<std::string>{});
+  const auto it = std::find(tasks.begin(), tasks.end(), std::string(c.id));
+  const std::string job_id = doc.value("claims_job_id", "");
+  const SlurmTasks slurm_tasks = slurm_task_states(job_id);
+  const auto& states = slurm_tasks.states;
+  const int task = int(it - tasks.begin());
+  if (!states.count(task) && !done.count(c.id))  // read again: the task may have ended since the results were read
+    for (auto& [id, result] : results_by_id(out)) done[id] = result;
+  if (states.count(task)) {
+    fmt::print("{:<3} {:<13} task {} of Slurm job {} is {}\n", c.id, "PENDING", task, job_id, states.at(task));
+    ++tally.pending;
+  } else if (!slurm_tasks.known && !done.count(c.id)) {
+    fmt::print("{:<3} {:<13} task {} of Slurm job {}: squeue is not on this machine's PATH to say whether it still "
+               "runs\n", c.id, "PENDING", task, job_id);
+    ++tally.pending;
+  } else if (done.count(c.id)) {
+    fmt::print("{:<3} {:<13} {}\n", c.id, to_string(done[c.id].verdict), done[c.id].measured);
+  } else {
+    fmt::print("{:<3} {:<13} the Slurm task ended without a result; see {}/logs/claims-{}.log\n", c.id, "FAILED",
+               out, task);
+    ++tally.failed;
+  }
+}
+
+// The command line of a task of the claims' job array: this binary reproducing the one claim into `out`.
+std::vector<std::string> claim_command(const std::string& binary, const Claim& c, const std::string& out,
+                                       const Settings& how) {
+  std::vector<std::string> cmd{binary, "reproduce", c.id, "--out", std::filesystem::absolute(out).string(), "--jobs",
+                               std::to_string(how.jobs)};
+  if (!how.seeds.empty()) cmd.insert(cmd.end(), {"--seeds", fmt::format("{}", fmt::join(how.seeds, ","))});
+  if (how.quick) cmd.push_back("--quick");
+  if (how.ablations) cmd.push_back("--ablations");
+  return cmd;
+}
+
+// Submits the claims that train in one process as one job array (a task each), recorded in the manifest.
+void submit_claims(const std::vector<std::vector<std::string>>& commands, const std::vector<std::string>& ids,
+                   const std::string& out, const Settings& how, const SlurmOptions& slurm, nlohmann::json& doc) {
+  namespace fs = std::filesystem;
+  make_own_subdirectory((fs::path(out) / "logs").string());
+  const std::string script = (fs::path(out) / "claims.sbatch").string();
+  write_command_array(script, "claims", commands, slurm, how.jobs, (fs::path(out) / "logs").string());
+  const std::string id = submit_sbatch(script);
+  doc["claims_job_id"] = id;
+  doc["claims_tasks"] = ids;
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    fmt::print("{:<3} {:<13} task {} of Slurm job {} ({})\n", ids[i], "SUBMITTED", i, id, script);
 }
 
 // The claims of a reproduction on Slurm, submitted (reproduce --launcher slurm) or collected
@@ -138,22 +197,10 @@ SlurmOptions slurm_of(const nlohmann::json& j) {
 // submission, was submitted), 75 while some are pending at --collect, 1 when one failed.
 int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, const Settings& how,
              const SlurmOptions& slurm, bool collecting) {
-  namespace fs = std::filesystem;
   const std::string binary = self_executable();
-  const fs::path manifest = fs::path(out) / "reproduce.json";
-  nlohmann::json doc;
-  if (collecting) {
-    doc = read_manifest(out);
-  } else {
-    std::vector<std::string> ids;
-    for (const Claim* c : chosen) ids.push_back(c->id);
-    doc = {{"launcher", "slurm"}, {"ids", ids}, {"seeds", how.seeds}, {"quick", how.quick},
-           {"ablations", how.ablations}, {"jobs", how.jobs},
-           {"slurm", slurm_json(slurm)}, {"claims_job_id", ""}, {"claims_tasks", nlohmann::json::array()}};
-  }
-  std::map<std::string, ClaimResult> done;
-  for (auto& [claim, result] : load_results(out)) done[claim->id] = result;
-  int pending = 0, failed = 0;
+  nlohmann::json doc = collecting ? read_manifest(out) : new_manifest(chosen, how, slurm);
+  std::map<std::string, ClaimResult> done = results_by_id(out);
+  Tally tally;
   std::vector<std::vector<std::string>> commands;
   std::vector<std::string> in_process;
   for (const Claim* c : chosen) {
@@ -161,63 +208,28 @@ int on_slurm(const std::vector<const Claim*>& chosen, const std::string& out, co
       if (c->exact && done.count(c->id)) continue;
       const Outcome o = run_claim(*c, out, binary, how, c->exact ? nullptr : &slurm);
       print_outcome(*c, o);
-      pending += !o.pending.empty();
-      failed += o.failed;
-      continue;
+      tally.pending += !o.pending.empty();
+      tally.failed += o.failed;
+    } else if (collecting) {  // a task of the claims' array
+      collect_task(*c, doc, out, done, tally);
+    } else {
+      commands.push_back(claim_command(binary, *c, out, how));
+      in_process.push_back(c->id);
     }
-    if (collecting) {  // a task of the claims' array
-      const auto tasks = doc.value("claims_tasks", std::vector<std::string>{});
-      const auto it = std::find(tasks.begin(), tasks.end(), std::string(c->id));
-      const SlurmTasks slurm_tasks = slurm_task_states(doc.value("claims_job_id", ""));
-      const auto& states = slurm_tasks.states;
-      const int task = int(it - tasks.begin());
-      if (!states.count(task) && !done.count(c->id))  // read again: the task may have ended since the results were read
-        for (auto& [claim, result] : load_results(out)) done[claim->id] = result;
-      if (states.count(task)) {
-        fmt::print("{:<3} {:<13} task {} of Slurm job {} is {}\n", c->id, "PENDING", task, doc.value("claims_job_id", ""),
-                   states.at(task));
-        ++pending;
-      } else if (!slurm_tasks.known && !done.count(c->id)) {
-        fmt::print("{:<3} {:<13} task {} of Slurm job {}: squeue is not on this machine's PATH to say whether it still "
-                   "runs\n", c->id, "PENDING", task, doc.value("claims_job_id", ""));
-        ++pending;
-      } else if (done.count(c->id)) {
-        fmt::print("{:<3} {:<13} {}\n", c->id, to_string(done[c->id].verdict), done[c->id].measured);
-      } else {
-        fmt::print("{:<3} {:<13} the Slurm task ended without a result; see {}/logs/claims-{}.log\n", c->id, "FAILED", out,
-                   task);
-        ++failed;
-      }
-      continue;
-    }
-    std::vector<std::string> cmd{binary, "reproduce", c->id, "--out", fs::absolute(out).string(), "--jobs",
-                                 std::to_string(how.jobs)};
-    if (!how.seeds.empty()) cmd.insert(cmd.end(), {"--seeds", fmt::format("{}", fmt::join(how.seeds, ","))});
-    if (how.quick) cmd.push_back("--quick");
-    if (how.ablations) cmd.push_back("--ablations");
-    commands.push_back(cmd);
-    in_process.push_back(c->id);
   }
   if (!commands.empty()) {
-    make_own_subdirectory((fs::path(out) / "logs").string());
-    const std::string script = (fs::path(out) / "claims.sbatch").string();
-    write_command_array(script, "claims", commands, slurm, how.jobs, (fs::path(out) / "logs").string());
-    const std::string id = submit_sbatch(script);
-    doc["claims_job_id"] = id;
-    doc["claims_tasks"] = in_process;
-    for (std::size_t i = 0; i < in_process.size(); ++i)
-      fmt::print("{:<3} {:<13} task {} of Slurm job {} ({})\n", in_process[i], "SUBMITTED", i, id, script);
-    pending += int(in_process.size());
+    submit_claims(commands, in_process, out, how, slurm, doc);
+    tally.pending += int(in_process.size());
   }
-  write_file_atomically(manifest.string(), doc.dump(2) + "\n");
+  write_file_atomically((std::filesystem::path(out) / "reproduce.json").string(), doc.dump(2) + "\n");
   write_report(out, load_results(out));
-  if (pending) {
-    fmt::print("report so far: {}/REPORT.md; {} claim(s) pending on Slurm: collect with normtool reproduce --collect {}\n",
-               out, pending, out);
+  if (tally.pending) {
+    fmt::print("report so far: {}/REPORT.md; {} claim(s) pending on Slurm: collect with normtool reproduce "
+               "--collect {}\n", out, tally.pending, out);
     return collecting ? kPending : 0;
   }
   fmt::print("report: {}/REPORT.md\n", out);
-  return failed ? 1 : 0;
+  return tally.failed ? 1 : 0;
 }
 
 // --out: a directory that is new, empty or a reproduction's (its REPORT.md is normtool's, or
@@ -259,25 +271,23 @@ std::vector<int> parse_seeds(const std::string& text) {
   return seeds;
 }
 
-int run(const ReproduceOptions& o) {
-  if (o.list) {
-    fmt::print("claims (setups in {}/experiments):\n", data_dir());
-    for (const Claim& c : all_claims()) fmt::print("  {:<4} {}\n", c.id, c.title);
-    return 0;
+// --sync-readmes: the generated parts of experiments/*/README.md and docs/claims.md, rewritten from the registry.
+int sync_docs() {
+  const std::string dir = data_dir() + "/experiments";
+  for (const std::string& f : sync_readmes(dir)) fmt::print("updated {}\n", f);
+  const std::string doc = data_dir() + "/docs/claims.md";
+  const std::string now = read_file(doc, kMaxDocumentBytes);
+  if (const std::string want = with_claims_reference(now); want != now) {
+    write_file_atomically(doc, want);
+    fmt::print("updated {}\n", doc);
   }
-  if (o.sync_readmes) {
-    const std::string dir = data_dir() + "/experiments";
-    for (const std::string& f : sync_readmes(dir)) fmt::print("updated {}\n", f);
-    const std::string doc = data_dir() + "/docs/claims.md";
-    const std::string now = read_file(doc, kMaxDocumentBytes);
-    if (const std::string want = with_claims_reference(now); want != now) {
-      write_file_atomically(doc, want);
-      fmt::print("updated {}\n", doc);
-    }
-    return 0;
-  }
+  return 0;
+}
+
+// The claims the ids name, in their order; every claim when there is none.
+std::vector<const Claim*> chosen_claims(const std::vector<std::string>& ids) {
   std::vector<const Claim*> chosen;
-  for (const auto& id : o.ids) {
+  for (const auto& id : ids) {
     const Claim* c = find_claim(id);
     if (!c) {
       std::vector<const char*> known;
@@ -286,31 +296,29 @@ int run(const ReproduceOptions& o) {
     }
     chosen.push_back(c);
   }
-  if (o.ids.empty())
+  if (ids.empty())
     for (const Claim& c : all_claims()) chosen.push_back(&c);
-  if (!o.collect.empty()) {
-    const nlohmann::json doc = read_manifest(o.collect);
-    if (!doc.is_object() || doc.value("launcher", "") != "slurm")
-      throw UsageError(fmt::format("--collect {}: no reproduce.json of a reproduce --launcher slurm there", o.collect));
-    std::vector<const Claim*> claims;
-    for (const std::string& id : doc.value("ids", std::vector<std::string>{}))
-      if (const Claim* c = find_claim(id)) claims.push_back(c);
-    // a manifest from before --ablations: that binary ran them
-    const Settings how{doc.value("quick", false), doc.value("ablations", true), doc.value("jobs", 2),
-                       doc.value("seeds", std::vector<int>{1, 2, 3})};
-    const SlurmOptions slurm = slurm_of(doc.value("slurm", nlohmann::json::object()));
-    check_slurm_options(slurm);  // before any claim runs
-    return on_slurm(claims, o.collect, how, slurm, /*collecting=*/true);
-  }
-  const Settings how{o.quick, o.ablations, o.jobs, parse_seeds(o.seeds)};
-  const std::string out = o.out.empty() ? "runs/reproduce-" + timestamp() : o.out;
-  check_report_dir(out);
-  if (o.launcher == "slurm") {  // the site options and paths go into #SBATCH lines: checked before any claim runs
-    check_slurm_options(o.slurm);
-    check_slurm_path("--out", out);
-  }
-  make_output_directory(out, "--out " + out);
-  if (o.launcher == "slurm") return on_slurm(chosen, out, how, o.slurm, /*collecting=*/false);
+  return chosen;
+}
+
+// --collect DIR: the report of a reproduce --launcher slurm there, with the claims and settings of its manifest.
+int collect(const std::string& dir) {
+  const nlohmann::json doc = read_manifest(dir);
+  if (!doc.is_object() || doc.value("launcher", "") != "slurm")
+    throw UsageError(fmt::format("--collect {}: no reproduce.json of a reproduce --launcher slurm there", dir));
+  std::vector<const Claim*> claims;
+  for (const std::string& id : doc.value("ids", std::vector<std::string>{}))
+    if (const Claim* c = find_claim(id)) claims.push_back(c);
+  // a manifest from before --ablations: that binary ran them
+  const Settings how{doc.value("quick", false), doc.value("ablations", true), doc.value("jobs", 2),
+                     doc.value("seeds", std::vector<int>{1, 2, 3})};
+  const SlurmOptions slurm = slurm_options_of(doc.value("slurm", nlohmann::json::object()));
+  check_slurm_options(slurm);  // before any claim runs
+  return on_slurm(claims, dir, how, slurm, /*collecting=*/true);
+}
+
+// The claims run here, one after another, then the report.
+int run_here(const std::vector<const Claim*>& chosen, const std::string& out, const Settings& how) {
   int failed = 0;
   WorkProgress progress("reproduce", "claims", int(chosen.size()));
   for (std::size_t i = 0; i < chosen.size(); ++i) {
@@ -325,6 +333,27 @@ int run(const ReproduceOptions& o) {
   write_report(out, load_results(out));  // this run's claims and any earlier ones in the directory
   fmt::print("report: {}/REPORT.md\n", out);
   return failed ? 1 : 0;
+}
+
+int run(const ReproduceOptions& o) {
+  if (o.list) {
+    fmt::print("claims (setups in {}/experiments):\n", data_dir());
+    for (const Claim& c : all_claims()) fmt::print("  {:<4} {}\n", c.id, c.title);
+    return 0;
+  }
+  if (o.sync_readmes) return sync_docs();
+  const std::vector<const Claim*> chosen = chosen_claims(o.ids);
+  if (!o.collect.empty()) return collect(o.collect);
+  const Settings how{o.quick, o.ablations, o.jobs, parse_seeds(o.seeds)};
+  const std::string out = o.out.empty() ? "runs/reproduce-" + timestamp() : o.out;
+  check_report_dir(out);
+  if (o.launcher == "slurm") {  // the site options and paths go into #SBATCH lines: checked before any claim runs
+    check_slurm_options(o.slurm);
+    check_slurm_path("--out", out);
+  }
+  make_output_directory(out, "--out " + out);
+  if (o.launcher == "slurm") return on_slurm(chosen, out, how, o.slurm, /*collecting=*/false);
+  return run_here(chosen, out, how);
 }
 
 }  // namespace
@@ -358,7 +387,8 @@ void setup_reproduce(CLI::App& app, int& exit_code) {
   sub->add_option("--cpus-per-task", o->slurm.cpus_per_task, "Slurm: CPUs per task")->check(CLI::Range(1, 1024));
   sub->add_option("--max-parallel", o->slurm.max_parallel, "Slurm: at most this many tasks of an array at once")
       ->check(CLI::Range(1, 100000));
-  sub->add_option("--sbatch-arg", o->slurm.extra, "Slurm: a further sbatch argument (repeatable)")->allow_extra_args(false);
+  sub->add_option("--sbatch-arg", o->slurm.extra, "Slurm: a further sbatch argument (repeatable)")
+      ->allow_extra_args(false);
   sub->callback([o, &exit_code] { exit_code = run(*o); });
 }
 

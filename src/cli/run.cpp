@@ -65,9 +65,10 @@ int report(const RunConfig& config, const RunFiles& files, const TrainOutcome& r
   }
   auto num = [&](const char* k) { return s[k].is_number() ? fmt::format("{:.4f}", s[k].get<double>()) : "n/a"; };
   advise(fmt::format("{}: {} after {} steps: train loss {}, val loss {}{}, {} steps/s -> {}\n", config.name,
-             s["status"].get<std::string>(), s["steps_completed"].get<int>(), num("final_train_loss"),
-             num("final_val_loss"), s.contains("final_val_acc") ? ", val acc " + num("final_val_acc") : "",
-             s["steps_per_s"].is_number() ? fmt::format("{:.1f}", s["steps_per_s"].get<double>()) : "n/a", files.dir()));
+                     s["status"].get<std::string>(), s["steps_completed"].get<int>(), num("final_train_loss"),
+                     num("final_val_loss"), s.contains("final_val_acc") ? ", val acc " + num("final_val_acc") : "",
+                     s["steps_per_s"].is_number() ? fmt::format("{:.1f}", s["steps_per_s"].get<double>()) : "n/a",
+                     files.dir()));
   return r.exit_code;
 }
 
@@ -180,7 +181,8 @@ void setup_run(CLI::App& app, int& exit_code) {
   sub->add_option("-o,--out", o->out, "run directory (default runs/<name>-<YYYYmmdd-HHMMSS>)");
   CLI::Option* resume_option = sub->add_option("--resume", o->resume,
                   "continue the stopped run in this directory from its checkpoint (train.checkpoint_every)");
-  sub->add_flag("--print-config", o->print_config, "print the resolved config (with \"derived\": the DeepNorm constants it resolves to) and exit");
+  sub->add_flag("--print-config", o->print_config,
+                "print the resolved config (with \"derived\": the DeepNorm constants it resolves to) and exit");
   sub->add_flag("--sources", o->sources, "with --print-config: add \"sources\", where each key that is not a default "
                                          "got its value (a file, \"override\" or \"--set\")");
   sub->callback([o, resume_option, &exit_code] {

@@ -143,7 +143,9 @@ void setup_sweep(CLI::App& app, int& exit_code) {
   sub->add_option("axes", o->axes, "grid axes: key.path=v1,v2,... (the last varies fastest)");
   sub->add_option("-s,--set", o->sets, "an override for every job")->allow_extra_args(false);
   sub->add_option("-j,--jobs", o->jobs, "parallel processes")->capture_default_str()->check(CLI::Range(1, 64));
-  sub->add_option("--threads", o->threads, "math threads per job (train.threads)")->capture_default_str()->check(CLI::Range(1, 64));
+  sub->add_option("--threads", o->threads, "math threads per job (train.threads)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   sub->add_option("-o,--out", o->out, "sweep directory (default runs/sweep-<YYYYmmdd-HHMMSS>)");
   sub->add_flag("--dry-run", o->dry_run, "list the jobs and exit");
   sub->add_flag("--force", o->force,

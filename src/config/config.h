@@ -102,7 +102,7 @@ struct ModelConfig {
   NormConfig norm;
   bool final_norm = true;    // a norm before the output layer in pre placement (of each stack)
   bool embed_norm = false;   // a norm of the summed embeddings before the first block (BERT, BLOOM)
-  bool bias = true;          // every Linear (attention, feed-forward, output layer, mlp layers) has a bias (Llama, T5: false)
+  bool bias = true;          // every Linear (attention, feed-forward, output layer, mlp layers): Llama, T5 false
   std::optional<int> n_dec_layers;  // encoder-decoder: decoder blocks; unset = n_layers (= encoder blocks)
   int dec_layers() const { return n_dec_layers ? *n_dec_layers : n_layers; }
   RnnCell cell = RnnCell::gru;     // rnn: the recurrent cell

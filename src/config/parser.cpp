@@ -50,8 +50,9 @@ std::string Parser::blame(const std::string& path, const std::string& what) cons
   for (const auto& [leaf, f] : leaves_)
     for (auto at = what.find(leaf); at != std::string::npos; at = what.find(leaf, at + 1)) {
       const std::size_t end = at + leaf.size();
-      const bool whole = (at == 0 || !(std::isalnum((unsigned char)what[at - 1]) || what[at - 1] == '_' || what[at - 1] == '.')) &&
-                         (end == what.size() || !(std::isalnum((unsigned char)what[end]) || what[end] == '_'));
+      const bool whole =
+          (at == 0 || !(std::isalnum((unsigned char)what[at - 1]) || what[at - 1] == '_' || what[at - 1] == '.')) &&
+          (end == what.size() || !(std::isalnum((unsigned char)what[end]) || what[end] == '_'));
       if (whole && leaf != path) {
         keys.push_back(leaf);
         break;

@@ -44,7 +44,8 @@ class Reader : public nlohmann::json_sax<json> {
     const std::string where = fmt::format("line {}, column {}", line, column);
     if (e.id == 406)  // out_of_range: number overflow
       return fail(fmt::format("the number {} is out of range ({})", token, where), path());
-    std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..."
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..."
+    std::string what = e.what();
     if (const auto p = what.find(": ", what.find("column")); p != std::string::npos) what = what.substr(p + 2);
     syntax = true;  // where it broke, not which key (a missing comma is not the last key's fault)
     return fail(fmt::format("not valid JSON at {}: {}", where, what));

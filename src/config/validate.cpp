@@ -146,11 +146,12 @@ void validate_combinations(RunConfig& c, Parser& p) {
     const int64_t n = int64_t(c.train.batch_size) * c.data.seq_len;
     const double q = std::pow(1 - c.data.mask_prob, double(n));
     if (q >= kMaxBatchWithoutTarget)
-      p.problem("data.mask_prob", fmt::format("{} chooses no position of a batch of train.batch_size x data.seq_len = "
-                                              "{} x {} = {} positions with probability (1 - {})^{} = {:.3g}, {} or more: "
-                                              "the batch would have no target to predict",
-                                              c.data.mask_prob, c.train.batch_size, c.data.seq_len, n,
-                                              c.data.mask_prob, n, q, kMaxBatchWithoutTarget));
+      p.problem("data.mask_prob",
+                fmt::format("{} chooses no position of a batch of train.batch_size x data.seq_len = "
+                            "{} x {} = {} positions with probability (1 - {})^{} = {:.3g}, {} or more: "
+                            "the batch would have no target to predict",
+                            c.data.mask_prob, c.train.batch_size, c.data.seq_len, n, c.data.mask_prob, n, q,
+                            kMaxBatchWithoutTarget));
   }
   // a classifier's row is one position: a statistic over the batch has B values
   if (norm_desc(c.model.norm.type).reduction == Reduction::batch && a.data() == DataKind::classification &&

@@ -21,7 +21,8 @@ template <class T>
 void eigen_gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
                 T* C, int ldc) {
   using Strided = Eigen::Map<const Mat<T>, 0, Eigen::OuterStride<>>;
-  const Strided a(A, ta ? K : M, ta ? M : K, Eigen::OuterStride<>(lda)), b(B, tb ? N : K, tb ? K : N, Eigen::OuterStride<>(ldb));
+  const Strided a(A, ta ? K : M, ta ? M : K, Eigen::OuterStride<>(lda)),
+      b(B, tb ? N : K, tb ? K : N, Eigen::OuterStride<>(ldb));
   Eigen::Map<Mat<T>, 0, Eigen::OuterStride<>> c(C, M, N, Eigen::OuterStride<>(ldc));
   if (beta == T(0)) {
     if (ta && tb) c.noalias() = alpha * a.transpose() * b.transpose();

@@ -15,7 +15,8 @@ const OpenBlas* load() {
 #ifdef NORMTOOL_OPENBLAS_LIBRARY
   for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {  // ulimit -v, ulimit -d: either makes its mmap fail
     rlimit limit{};
-    if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < kOpenBlasMinAddressSpace)
+    if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        limit.rlim_cur < kOpenBlasMinAddressSpace)
       return nullptr;
   }
   void* h = dlopen(NORMTOOL_OPENBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);

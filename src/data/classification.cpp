@@ -16,9 +16,11 @@ class ClassificationDataset final : public Dataset {
  public:
   explicit ClassificationDataset(ClassificationData d) : d_(std::move(d)) {
     if (d_.train_y.empty() || d_.val_y.empty())
-      throw DataError(fmt::format("{}: the {} split is empty", d_.source.empty() ? "the classification data" : d_.source,
+      throw DataError(fmt::format("{}: the {} split is empty",
+                                  d_.source.empty() ? "the classification data" : d_.source,
                                   d_.train_y.empty() ? "training" : "validation"));
-    for (const auto* x : {&d_.train_x, &d_.val_x}) fingerprint_ = fnv1a_bytes(x->data(), x->size() * sizeof(float), fingerprint_);
+    for (const auto* x : {&d_.train_x, &d_.val_x})
+      fingerprint_ = fnv1a_bytes(x->data(), x->size() * sizeof(float), fingerprint_);
     for (const auto* y : {&d_.train_y, &d_.val_y})
       fingerprint_ = fnv1a_bytes(y->data(), y->size() * sizeof(int32_t), fingerprint_);
   }
@@ -62,7 +64,8 @@ void check_training_targets(const Dataset& data, const RunConfig& c) {
   const int B = c.train.batch_size;
   const double row = data.train_row_without_target(0), q = std::pow(row, B);
   if (q < kMaxBatchWithoutTarget) return;
-  const std::string source = fmt::format("{}{}", to_string(c.data.dataset), c.data.path.empty() ? "" : " at " + c.data.path);
+  const std::string source =
+      fmt::format("{}{}", to_string(c.data.dataset), c.data.path.empty() ? "" : " at " + c.data.path);
   if (c.model.arch == Arch::encoder)
     throw DataError(fmt::format("{}: with data.mask_prob = {} a training row (data.layout = {}, data.seq_len = {}) "
                                 "holds no chosen position with probability {:.3g}, so a batch of train.batch_size = {} "
@@ -70,10 +73,11 @@ void check_training_targets(const Dataset& data, const RunConfig& c) {
                                 "train.batch_size", source, c.data.mask_prob, to_string(c.data.layout), c.data.seq_len,
                                 row, B, q, kMaxBatchWithoutTarget));
   const int64_t n = data.train_rows(), without = std::llround(row * double(n));  // padded: a row a document
-  throw DataError(fmt::format("{}: {} of the {} training documents have 2 bytes or more (a target), so with "
-                              "data.layout = padded a batch of train.batch_size = {} documents holds no target with "
-                              "probability {:.3g}, {} or more: use data.layout = packed, or documents of 2 bytes or more",
-                              source, n - without, n, B, q, kMaxBatchWithoutTarget));
+  throw DataError(
+      fmt::format("{}: {} of the {} training documents have 2 bytes or more (a target), so with "
+                  "data.layout = padded a batch of train.batch_size = {} documents holds no target with "
+                  "probability {:.3g}, {} or more: use data.layout = packed, or documents of 2 bytes or more",
+                  source, n - without, n, B, q, kMaxBatchWithoutTarget));
 }
 
 }  // namespace
@@ -117,8 +121,9 @@ std::unique_ptr<Dataset> make_dataset(const RunConfig& c) {
       return make_classification_dataset(synthetic_classify(uint64_t(c.seed), c.data.val_fraction));
     case DatasetKind::gettext_de: {
       std::vector<std::string> read;
-      auto pairs = gettext_pairs(path.empty() ? "/usr/share/locale/de/LC_MESSAGES" : path,
-                                 c.data.catalogs ? *c.data.catalogs : default_gettext_catalogs(), c.data.max_len, &read);
+      auto pairs =
+          gettext_pairs(path.empty() ? "/usr/share/locale/de/LC_MESSAGES" : path,
+                        c.data.catalogs ? *c.data.catalogs : default_gettext_catalogs(), c.data.max_len, &read);
       return make_seq2seq_dataset(std::move(pairs), c.data, std::move(read));
     }
     case DatasetKind::synthetic_seq2seq:

@@ -19,7 +19,9 @@ constexpr const char* kPackage = "install the Debian package 'dataset-fashion-mn
 // a header promising more is refused before its data is read.
 constexpr uint64_t kMaxIdxBytes = uint64_t(1) << 30;
 
-uint32_t big_endian(const uint8_t* p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]; }
+uint32_t big_endian(const uint8_t* p) {
+  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+}
 
 // Up to `n` more bytes of f onto out; the number read (short at the end of the data).
 std::size_t read_some(gzFile f, std::vector<uint8_t>& out, std::size_t n) {

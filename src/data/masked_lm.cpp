@@ -17,7 +17,8 @@ constexpr int32_t kMaskByte = 1;
 
 class MaskedLmDataset final : public Dataset {
  public:
-  MaskedLmDataset(std::unique_ptr<Dataset> rows, double p, uint64_t seed) : rows_(std::move(rows)), p_(p), seed_(seed) {}
+  MaskedLmDataset(std::unique_ptr<Dataset> rows, double p, uint64_t seed)
+      : rows_(std::move(rows)), p_(p), seed_(seed) {}
 
   bool is_lm() const override { return true; }
   bool reports_accuracy() const override { return true; }

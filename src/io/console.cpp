@@ -33,6 +33,13 @@ bool print_to(std::FILE* stream, std::string_view text) noexcept {
   if (!written) g_console_lost = true;
   return written;
 }
+
+// A line of its own on stderr, the line redrawn in place (if any) erased first.
+void print_message(bool tty, bool& drawn, const std::string& line) {
+  if (tty && drawn) print_err("\r\033[K");
+  eprint("{}\n", line);
+  drawn = false;
+}
 }  // namespace
 
 bool print_err(std::string_view text) noexcept { return print_to(stderr, text); }
@@ -62,11 +69,7 @@ void Progress::step(int step, double loss, double steps_per_s) {
   }
 }
 
-void Progress::message(const std::string& line) {
-  if (tty_ && drawn_) print_err("\r\033[K");
-  eprint("{}\n", line);
-  drawn_ = false;
-}
+void Progress::message(const std::string& line) { print_message(tty_, drawn_, line); }
 
 void Progress::done() {
   if (tty_ && drawn_) print_err("\n");
@@ -76,7 +79,8 @@ void Progress::done() {
 namespace {
 std::string clock_text(double s) {
   const int t = int(std::lround(std::max(0.0, s)));
-  return t >= 3600 ? fmt::format("{}:{:02d}:{:02d}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{}:{:02d}", t / 60, t % 60);
+  return t >= 3600 ? fmt::format("{}:{:02d}:{:02d}", t / 3600, t / 60 % 60, t % 60)
+                   : fmt::format("{}:{:02d}", t / 60, t % 60);
 }
 }  // namespace
 
@@ -102,11 +106,7 @@ void WorkProgress::update(int done, const std::string& now) {
   std::fflush(stderr);
 }
 
-void WorkProgress::message(const std::string& line) {
-  if (tty_ && drawn_) print_err("\r\033[K");
-  eprint("{}\n", line);
-  drawn_ = false;
-}
+void WorkProgress::message(const std::string& line) { print_message(tty_, drawn_, line); }
 
 void WorkProgress::clear() {
   if (tty_ && drawn_) print_err("\r\033[K");

@@ -130,7 +130,8 @@ void RunFiles::release_reserve() {
 }
 
 void RunFiles::write_config(const nlohmann::json& config) {
-  write_file_atomically(path("config.json"), config.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_file_atomically(path("config.json"),
+                        config.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 namespace {
@@ -143,7 +144,8 @@ void RunFiles::metric(const nlohmann::json& record) { metrics_.append(line_of(re
 void RunFiles::layer(const nlohmann::json& record) { layers_.append(line_of(record)); }
 
 void RunFiles::stat(int step, int layer, const char* site, int position, double mean, double std) {
-  fmt::format_to(std::back_inserter(stats_buffer_), "{},{},{},{},{:.8g},{:.8g}\n", step, layer, site, position, mean, std);
+  fmt::format_to(std::back_inserter(stats_buffer_), "{},{},{},{},{:.8g},{:.8g}\n", step, layer, site, position, mean,
+                 std);
 }
 
 void RunFiles::range(int step, int layer, const char* site, int position, double max_abs, double fp16_outside,
@@ -162,7 +164,8 @@ void RunFiles::flush_stats() {
 
 void RunFiles::write_summary(const nlohmann::json& summary) {
   flush_stats();
-  write_file_atomically(path("summary.json"), summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_file_atomically(path("summary.json"),
+                        summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 LogSizes RunFiles::sizes() {

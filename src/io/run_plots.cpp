@@ -110,12 +110,14 @@ std::string plot_stats(const std::string& dir) {
         for (auto& [place, c] : by_place) p.curves.push_back(std::move(c));
       } else {
         for (const auto& [key, points] : prof)
-          if (side_of(key.second) == side) p.curves.push_back({site_title(key.first, place_of(key.second)), points, {}});
+          if (side_of(key.second) == side)
+            p.curves.push_back({site_title(key.first, place_of(key.second)), points, {}});
       }
       panels.push_back(std::move(p));
     }
   }
-  return plot_panels(dir, "stats", fmt::format("{}: per-position statistics at step {}", fs::path(dir).filename().string(), step),
+  return plot_panels(dir, "stats",
+                     fmt::format("{}: per-position statistics at step {}", fs::path(dir).filename().string(), step),
                      panels);
 }
 

@@ -114,8 +114,8 @@ ModelShape encoder_decoder_shape(const RunConfig& c, int vocab, int) {
   s.forward_flops = 2.0 * double(N * S) * (4 * c2 + 2 * cf + 2.0 * double(S * C)) +
                     2.0 * double(M * T) * (6 * c2 + 2 * cf + 2.0 * double(T * C) + 2.0 * double(S * C)) +
                     2.0 * double(M * S) * 2 * c2 + 2.0 * double(T * C * V);
-  s.smaller = fmt::format("data.max_len (= {}), model.d_model (= {}), model.n_layers (= {}) or model.n_dec_layers (= {})",
-                          S, C, N, M);
+  s.smaller = fmt::format(
+      "data.max_len (= {}), model.d_model (= {}), model.n_layers (= {}) or model.n_dec_layers (= {})", S, C, N, M);
   return s;
 }
 

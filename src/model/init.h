@@ -41,7 +41,8 @@ inline void init_linear_weight(Tensor<float> w, const ModelConfig& m, Rng& rng) 
 // A recurrent matrix (k H, H) as model.init says: nematus, each H x H block orthogonal.
 inline void init_recurrent_weight(Tensor<float> w, const ModelConfig& m, Rng& rng) {
   if (m.init != Init::nematus) return init_linear_weight(w, m, rng);
-  for (int r = 0; r < w.rows; r += w.cols) init_orthogonal(Tensor<float>{w.data + int64_t(r) * w.cols, nullptr, w.cols, w.cols}, rng);
+  for (int r = 0; r < w.rows; r += w.cols)
+    init_orthogonal(Tensor<float>{w.data + int64_t(r) * w.cols, nullptr, w.cols, w.cols}, rng);
 }
 
 // An embedding table as model.init says.
@@ -56,9 +57,13 @@ struct SublayerInit {
   bool deepnorm;
   double beta;  // DeepNorm's beta (RunConfig::deepnorm_beta)
   // q and k: they set the attention pattern, DeepNet leaves them at gain 1
-  void query_key(Tensor<float> w, Rng& rng) const { deepnorm ? init_xavier_normal(w, 1.0, rng) : init_linear_weight(w, m, rng); }
+  void query_key(Tensor<float> w, Rng& rng) const {
+    deepnorm ? init_xavier_normal(w, 1.0, rng) : init_linear_weight(w, m, rng);
+  }
   // v, out, fc1, fc2: the path the residual carries, scaled down by beta under DeepNorm
-  void value(Tensor<float> w, Rng& rng) const { deepnorm ? init_xavier_normal(w, beta, rng) : init_linear_weight(w, m, rng); }
+  void value(Tensor<float> w, Rng& rng) const {
+    deepnorm ? init_xavier_normal(w, beta, rng) : init_linear_weight(w, m, rng);
+  }
 };
 
 }  // namespace nt

@@ -14,7 +14,8 @@ NormSite::NormSite(ParamStore<float>& params, const NormConfig& c, int layer, co
   if (type_ == NormType::none) return;
   const NormDesc& d = norm_desc(type_);
   if (c.affine && d.gain != ParamShape::absent) gain_ = params.add(name + ".weight", layer, 1, param_count(d.gain, C));
-  if (c.affine && c.bias && d.bias != ParamShape::absent) bias_ = params.add(name + ".bias", layer, 1, param_count(d.bias, C));
+  if (c.affine && c.bias && d.bias != ParamShape::absent)
+    bias_ = params.add(name + ".bias", layer, 1, param_count(d.bias, C));
   if (d.reduction == Reduction::batch) {  // running statistics for eval mode
     running_mean_.assign(std::size_t(positions) * C, 0.0f);
     running_var_.assign(std::size_t(positions) * C, 1.0f);

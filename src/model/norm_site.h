@@ -23,8 +23,8 @@ struct RowNorm {
 class NormSite {
  public:
   // Declares the gain/bias parameters "<name>.weight", "<name>.bias" of `layer`, in the shapes
-  // of the kind's description (norms/norms.h); no bias with model.norm.bias false. `positions` is the S of batchnorm's (R, S, C)
-  // view: T for bn_axes batch in a transformer, else 1.
+  // of the kind's description (norms/norms.h); no bias with model.norm.bias false. `positions`
+  // is the S of batchnorm's (R, S, C) view: T for bn_axes batch in a transformer, else 1.
   NormSite(ParamStore<float>& params, const NormConfig& config, int layer, const std::string& name,
            const char* place, int C, int positions);
 

@@ -130,8 +130,8 @@ class RnnSearch final : public Model {
     NT_CHECK(batch.S > 0 && batch.src.size() == std::size_t(batch.B) * batch.S,
              "rnnsearch: the batch has no source (a seq2seq dataset fills Batch::src)");
     B_ = batch.B, T_ = batch.T, mask_ = batch.padded ? batch.mask.data() : nullptr;
-    const Tensor<float> out =
-        net_.logits(g, {batch.B, batch.src.data(), batch.src_mask.data(), batch.S, batch.tokens.data(), batch.T}, steps_);
+    const Tensor<float> out = net_.logits(
+        g, {batch.B, batch.src.data(), batch.src_mask.data(), batch.S, batch.tokens.data(), batch.T}, steps_);
     sites_by_step_.clear();
     for (const auto& s : steps_.dec1) sites_by_step_.record(0, s.gh_in, s.gh), sites_by_step_.record(1, s.ch_in, s.ch);
     for (const auto& s : steps_.dec2) sites_by_step_.record(2, s.gh_in, s.gh), sites_by_step_.record(3, s.ch_in, s.ch);

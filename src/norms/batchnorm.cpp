@@ -202,10 +202,14 @@ extern const NormDesc kBatchNormDesc = {
     .f64 = {fused<double>, composite<double>},
     .invariances = {  // Ba et al. 2016 Table 1
         .weight_rescale = {true, "BN divides each unit by its std over the batch, which scales with delta"},
-        .weight_recenter = {false, "W + 1g^T adds g.x to every unit, a shift that varies from case to case: BN's per-unit batch mean cannot remove it"},
-        .weight_vector_rescale = {true, "BN normalizes each unit separately, so one unit's scale cancels in its own mean and std"},
-        .data_rescale = {true, "every unit's summed inputs scale by delta over the whole batch; BN's per-unit mean and std absorb it"},
-        .data_recenter = {true, "x + c adds the constant w_i.c to unit i in every case; BN subtracts the per-unit batch mean, removing it"},
+        .weight_recenter = {false, "W + 1g^T adds g.x to every unit, a shift that varies from case to case: "
+                                   "BN's per-unit batch mean cannot remove it"},
+        .weight_vector_rescale = {true, "BN normalizes each unit separately, "
+                                        "so one unit's scale cancels in its own mean and std"},
+        .data_rescale = {true, "every unit's summed inputs scale by delta over the whole batch; "
+                               "BN's per-unit mean and std absorb it"},
+        .data_recenter = {true, "x + c adds the constant w_i.c to unit i in every case; "
+                                "BN subtracts the per-unit batch mean, removing it"},
         .case_rescale = {false, "scaling one case changes the batch mean and std every unit is normalized with"},
     },
 };

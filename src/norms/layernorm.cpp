@@ -119,15 +119,16 @@ Tensor<T> composite(Graph<T>& g, Tensor<T> x, const NormArgs<T>& a) {
 // Ba et al. 2016 Table 1.
 constexpr Invariances kInvariances = {
     .weight_rescale = {true, "LN's per-case mean and std over units both scale with delta, and the ratio does not"},
-    .weight_recenter = {true, "LN subtracts the per-case mean across units, removing the shift g.x common to all units"},
+    .weight_recenter = {true, "LN subtracts the per-case mean across units, "
+                              "removing the shift g.x common to all units"},
     .weight_vector_rescale = {false, "scaling one unit changes the per-case mean and std over units unevenly"},
     .data_rescale = {true, "each case's summed inputs scale by delta; LN's per-case statistics absorb it"},
-    .data_recenter = {false, "x + c adds W c, a different shift to each unit; the per-case mean removes only its average"},
+    .data_recenter = {false, "x + c adds W c, a different shift to each unit; "
+                             "the per-case mean removes only its average"},
     .case_rescale = {true, "LN normalizes each case by its own statistics, so a per-case scale cancels"},
 };
-}  // namespace
 
-extern const NormDesc kLayerNormDesc = {
+constexpr NormDesc kLayerNorm = {
     .name = "layernorm",
     .gain = ParamShape::per_feature,
     .bias = ParamShape::per_feature,
@@ -140,17 +141,15 @@ extern const NormDesc kLayerNormDesc = {
 
 // DeepNet's x = LN(alpha x + f(x)) (model/transformer.cpp): the norm itself is LayerNorm, so a
 // layer's invariances are LayerNorm's and it has no row of its own in the table.
-extern const NormDesc kDeepNormDesc = {
-    .name = "deepnorm",
-    .gain = ParamShape::per_feature,
-    .bias = ParamShape::per_feature,
-    .gain_init = gain_one,
-    .reduction = Reduction::row,
-    .f32 = {fused<float>, composite<float>},
-    .f64 = {fused<double>, composite<double>},
-    .invariances = kInvariances,
-    .own_row = false,
-    .scaled_residual = true,
-};
+constexpr NormDesc deepnorm_of(NormDesc layernorm) {
+  layernorm.name = "deepnorm";
+  layernorm.own_row = false;
+  layernorm.scaled_residual = true;
+  return layernorm;
+}
+}  // namespace
+
+extern const NormDesc kLayerNormDesc = kLayerNorm;
+extern const NormDesc kDeepNormDesc = deepnorm_of(kLayerNorm);
 
 }  // namespace nt

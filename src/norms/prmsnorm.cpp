@@ -116,9 +116,11 @@ extern const NormDesc kPRMSNormDesc = {
     .f32 = {fused<float>, composite<float>},
     .f64 = {fused<double>, composite<double>},
     .invariances = {  // RMSNorm's (Zhang & Sennrich 2019 §4)
-        .weight_rescale = {true, "the RMS of the first p H units scales with delta like every unit, so a/RMS_p(a) is unchanged"},
+        .weight_rescale = {true, "the RMS of the first p H units scales with delta like every unit, "
+                                 "so a/RMS_p(a) is unchanged"},
         .weight_recenter = {false, "pRMSNorm subtracts no mean: the common shift g.x changes a/RMS_p(a)"},
-        .weight_vector_rescale = {false, "unit 0 is among the first p H units the statistic reads: scaling it changes the RMS_p unevenly"},
+        .weight_vector_rescale = {false, "unit 0 is among the first p H units the statistic reads: "
+                                         "scaling it changes the RMS_p unevenly"},
         .data_rescale = {true, "each case's summed inputs scale by delta and so does the RMS of their first p H"},
         .data_recenter = {false, "x + c adds W c to the summed inputs; pRMSNorm has no mean to absorb it"},
         .case_rescale = {true, "pRMSNorm normalizes each case by its own partial RMS, so a per-case scale cancels"},

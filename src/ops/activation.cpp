@@ -37,7 +37,8 @@ template <class T>
 void relu_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const UnaryContext<T>*>(p);
   parallel_chunks(c.x.size(), [&](int64_t i, int64_t n) {
-    put(writes_first(first, 0), chunk(c.x.grad, i, n), (chunk(c.x.data, i, n) > T(0)).select(chunk(c.y.grad, i, n), T(0)));
+    put(writes_first(first, 0), chunk(c.x.grad, i, n),
+        (chunk(c.x.data, i, n) > T(0)).select(chunk(c.y.grad, i, n), T(0)));
   });
 }
 

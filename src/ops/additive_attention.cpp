@@ -115,7 +115,8 @@ Tensor<T> additive_attention(Graph<T>& g, Tensor<T> keys, Tensor<T> query, Tenso
     }
   }
   if (grad)
-    g.record(additive_attention_backward_node<T>, AdditiveContext<T>{y, keys, query, v, values, key_mask, B, S, a, alpha},
+    g.record(additive_attention_backward_node<T>,
+             AdditiveContext<T>{y, keys, query, v, values, key_mask, B, S, a, alpha},
              {keys.grad, query.grad, v.grad, values.grad});
   return y;
 }

@@ -119,7 +119,8 @@ Tensor<T> add(Graph<T>& g, Tensor<T> a, Tensor<T> b) {
   const auto at = broadcast_of(a, b, "add");
   Tensor<T> y = g.output(a.rows, a.cols, a, b);
   if (same_shape(a, b))
-    parallel_chunks(y.size(), [&](int64_t i, int64_t n) { chunk(y.data, i, n) = chunk(a.data, i, n) + chunk(b.data, i, n); });
+    parallel_chunks(y.size(),
+                    [&](int64_t i, int64_t n) { chunk(y.data, i, n) = chunk(a.data, i, n) + chunk(b.data, i, n); });
   else
     for (int r = 0; r < a.rows; ++r)
       for (int c = 0; c < a.cols; ++c) y(r, c) = a(r, c) + b.data[at(r, c)];
@@ -149,8 +150,8 @@ template <class T>
 Tensor<T> axpby(Graph<T>& g, T alpha, Tensor<T> a, Tensor<T> b) {
   NT_CHECK(a.rows == b.rows && a.cols == b.cols, "axpby: shapes differ");
   Tensor<T> y = g.output(a.rows, a.cols, a, b);
-  parallel_chunks(y.size(),
-                  [&](int64_t i, int64_t n) { chunk(y.data, i, n) = alpha * chunk(a.data, i, n) + chunk(b.data, i, n); });
+  parallel_chunks(
+      y.size(), [&](int64_t i, int64_t n) { chunk(y.data, i, n) = alpha * chunk(a.data, i, n) + chunk(b.data, i, n); });
   if (y.grad) g.record(scale_backward_node<T>, ScaleContext<T>{y, a, b, alpha}, {a.grad, b.grad});
   return y;
 }

@@ -16,7 +16,8 @@ template <class T>
 void embedding_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const EmbeddingContext<T>*>(p);
   const int C = c.table.cols;
-  if (writes_first(first, 0)) std::fill(c.table.grad, c.table.grad + c.table.size(), T(0));  // a scatter: zero, then add
+  if (writes_first(first, 0))
+    std::fill(c.table.grad, c.table.grad + c.table.size(), T(0));  // a scatter: zero, then add
   // rows may repeat an id: the threads split the columns, so no two write the same element, and
   // each element adds its rows in order (the same result for any thread count)
   constexpr int kCols = 16;

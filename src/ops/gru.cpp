@@ -75,11 +75,14 @@ Tensor<T> gru_transition(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, 
     p = (CVecMap<T>(cx.data + k, H) + r * CVecMap<T>(ch.data + k, H)).tanh();
     VecMap<T>(y.data + k, H) = u * CVecMap<T>(h.data + k, H) + (T(1) - u) * p;
   }
-  if (y.grad) g.record(gru_backward_node<T>, GruContext<T>{y, gx, gh, cx, ch, h, rup}, {gx.grad, gh.grad, cx.grad, ch.grad, h.grad});
+  if (y.grad)
+    g.record(gru_backward_node<T>, GruContext<T>{y, gx, gh, cx, ch, h, rup},
+             {gx.grad, gh.grad, cx.grad, ch.grad, h.grad});
   return y;
 }
 
-template Tensor<float> gru_transition(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>, Tensor<float>, Tensor<float>);
+template Tensor<float> gru_transition(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>, Tensor<float>,
+                                      Tensor<float>);
 template Tensor<double> gru_transition(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>, Tensor<double>,
                                        Tensor<double>);
 

@@ -37,7 +37,8 @@ Stat stat_of(const std::vector<double>& v) {
 
 std::string show(const Stat& s, int digits = 4) {
   if (s.n == 0) return "n/a";
-  return s.n > 1 ? fmt::format("{:.{}f} ± {:.{}f}", s.mean, digits, s.std, digits) : fmt::format("{:.{}f}", s.mean, digits);
+  return s.n > 1 ? fmt::format("{:.{}f} ± {:.{}f}", s.mean, digits, s.std, digits)
+                 : fmt::format("{:.{}f}", s.mean, digits);
 }
 
 }  // namespace
@@ -53,10 +54,12 @@ std::string aggregate_table(const std::vector<SweepJob>& jobs) {
   bool classification = false;
   for (const auto& [g, summaries] : groups)
     for (const auto& s : summaries) classification |= s.is_object() && s.contains("final_val_acc");
-  std::string t = classification ? "| grid point | runs | final train loss | final val loss | final val acc | steps/s | diverged |\n"
-                                   "| --- | --- | --- | --- | --- | --- | --- |\n"
-                                 : "| grid point | runs | final train loss | final val loss | steps/s | diverged |\n"
-                                   "| --- | --- | --- | --- | --- | --- |\n";
+  std::string t =
+      classification
+          ? "| grid point | runs | final train loss | final val loss | final val acc | steps/s | diverged |\n"
+            "| --- | --- | --- | --- | --- | --- | --- |\n"
+          : "| grid point | runs | final train loss | final val loss | steps/s | diverged |\n"
+            "| --- | --- | --- | --- | --- | --- |\n";
   for (const std::string& g : order) {
     std::vector<double> train, val, acc, speed;
     int done = 0, diverged = 0;

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -24,7 +25,9 @@ std::string trimmed(const std::string& text) {
   return first == std::string::npos ? "" : text.substr(first, last - first + 1);
 }
 
-std::string absolute(const std::string& path) { return path.empty() ? path : fs::absolute(path).lexically_normal().string(); }
+std::string absolute(const std::string& path) {
+  return path.empty() ? path : fs::absolute(path).lexically_normal().string();
+}
 
 // `text` with its control characters as \xNN, for a message.
 std::string escaped(const std::string& text) {
@@ -60,6 +63,22 @@ std::string chdir_directive(const std::string& dir) {
 }
 
 }  // namespace
+
+nlohmann::json slurm_options_json(const SlurmOptions& s) {
+  return {{"partition", s.partition}, {"time", s.time}, {"cpus_per_task", s.cpus_per_task},
+          {"max_parallel", s.max_parallel}, {"signal_lead_s", s.signal_lead_s}, {"extra", s.extra}};
+}
+
+SlurmOptions slurm_options_of(const nlohmann::json& j) {
+  SlurmOptions s;
+  s.partition = j.value("partition", "");
+  s.time = j.value("time", "");
+  s.cpus_per_task = j.value("cpus_per_task", 0);
+  s.max_parallel = j.value("max_parallel", 0);
+  s.signal_lead_s = j.value("signal_lead_s", 120);
+  s.extra = j.value("extra", std::vector<std::string>{});
+  return s;
+}
 
 void check_slurm_options(const SlurmOptions& o) {
   check_directive("--partition", o.partition);
@@ -99,7 +118,8 @@ std::string write_sbatch(const SweepSpec& spec, const std::vector<SweepJob>& job
     if (!indices.empty()) indices += ',';
     indices += std::to_string(j.index);
   }
-  std::string s = "#!/bin/bash\n# written by normtool sweep --launcher slurm: one array task per grid job (sweep.json)\n";
+  std::string s =
+      "#!/bin/bash\n# written by normtool sweep --launcher slurm: one array task per grid job (sweep.json)\n";
   s += fmt::format("#SBATCH --job-name=normtool-{}\n", fs::path(out).filename().string());
   s += fmt::format("#SBATCH --array={}{}\n", indices, o.max_parallel > 0 ? fmt::format("%{}", o.max_parallel) : "");
   s += fmt::format("#SBATCH --cpus-per-task={}\n", o.cpus_per_task > 0 ? o.cpus_per_task : spec.threads_per_job);
@@ -123,7 +143,8 @@ std::string write_sbatch(const SweepSpec& spec, const std::vector<SweepJob>& job
     s += fmt::format("  {}) args=({}) ;;\n", j.index, args.substr(1));  // no raw label: every user string is quoted
   }
   s += "  *) echo \"no job $SLURM_ARRAY_TASK_ID in this sweep\" >&2; exit 2 ;;\nesac\n";
-  s += R"(echo "task $SLURM_ARRAY_TASK_ID of job ${SLURM_ARRAY_JOB_ID:-?} on $(hostname), restart ${SLURM_RESTART_COUNT:-0}"
+  s += R"(echo "task $SLURM_ARRAY_TASK_ID of job ${SLURM_ARRAY_JOB_ID:-?} on $(hostname), )"
+       R"(restart ${SLURM_RESTART_COUNT:-0}"
 if [ -f "$dir/checkpoint.bin" ] && [ -f "$dir/config.json" ]; then
   cmd=("$normtool" run --resume "$dir")
 else
@@ -134,7 +155,9 @@ fi
 # task goes back to the queue to resume from that checkpoint
 "${cmd[@]}" &
 pid=$!
-trap 'kill -TERM $pid 2>/dev/null; wait $pid; code=$?; if [ $code -eq 130 ]; then scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}" || true; fi; exit $code' TERM
+trap 'kill -TERM $pid 2>/dev/null; wait $pid; code=$?; )"
+       R"(if [ $code -eq 130 ]; then scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}" || true; fi; )"
+       R"(exit $code' TERM
 wait $pid
 code=$?
 exit $code
@@ -185,10 +208,12 @@ bool job_id_digits(const std::string& id) {
 // "<id>" or "<id>;<cluster>", as sbatch --parsable prints it: {id, cluster}; nullopt otherwise.
 std::optional<std::pair<std::string, std::string>> parse_job(const std::string& job) {
   const auto semicolon = job.find(';');
-  const std::string id = job.substr(0, semicolon), cluster = semicolon == std::string::npos ? "" : job.substr(semicolon + 1);
-  const bool cluster_ok = semicolon == std::string::npos ||
-                          (!cluster.empty() && cluster.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                                         "0123456789_-.") == std::string::npos);
+  const std::string id = job.substr(0, semicolon),
+                    cluster = semicolon == std::string::npos ? "" : job.substr(semicolon + 1);
+  const bool cluster_ok =
+      semicolon == std::string::npos ||
+      (!cluster.empty() && cluster.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                     "0123456789_-.") == std::string::npos);
   if (!job_id_digits(id) || !cluster_ok) return std::nullopt;
   return std::make_pair(id, cluster);
 }

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct SlurmOptions {
   int signal_lead_s = 120;          // SIGTERM this many seconds before the time limit
   std::vector<std::string> extra;   // further sbatch arguments, one #SBATCH line each
 };
+// The options as JSON (a reproduction's manifest, reproduce.json) and back; a key missing is its default.
+nlohmann::json slurm_options_json(const SlurmOptions& s);
+SlurmOptions slurm_options_of(const nlohmann::json& j);
 
 // The site options and the working directory as they go into #SBATCH lines: a UsageError naming
 // the option when one holds a newline or another control character (it would end sbatch's
@@ -45,8 +49,9 @@ std::string write_sbatch(const SweepSpec& spec, const std::vector<SweepJob>& job
 
 // A job array whose task i runs commands[i] (argv, absolute paths), logs in <log_dir>/<name>-%a.log:
 // the reproduction's claims that train inside one process. Written to `path`.
-void write_command_array(const std::string& path, const std::string& name, const std::vector<std::vector<std::string>>& commands,
-                         const SlurmOptions& options, int cpus, const std::string& log_dir);
+void write_command_array(const std::string& path, const std::string& name,
+                         const std::vector<std::vector<std::string>>& commands, const SlurmOptions& options, int cpus,
+                         const std::string& log_dir);
 
 // Each Slurm command runs without a shell (sweep/command.h), and is stopped (its process group killed) when
 // it takes longer than its time-out or prints more than kSlurmOutputCap (stdout and stderr

@@ -198,23 +198,26 @@ std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary
   return run_sweeps({spec}, spec.jobs, binary, quiet).front();
 }
 
-std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& specs, int parallel,
-                                              const std::string& binary, bool quiet) {
-  std::vector<std::vector<SweepJob>> jobs;
-  std::vector<std::unique_ptr<DirectoryLock>> locks;
-  for (const SweepSpec& spec : specs) {
-    jobs.push_back(expand(spec));
-    locks.push_back(claim_directory(spec, jobs.back()));
-  }
-  // what is left to run, the most work first (a stable sort: equal jobs in grid order)
-  struct Pending {
-    int sweep, job;
-    bool resume;
-    double work;
-  };
+namespace {
+
+void write_sweep_json(const std::string& dir, const json& doc) {
+  write_file_atomically((fs::path(dir) / "sweep.json").string(), doc.dump(2) + "\n");
+}
+
+// A job left to run.
+struct Pending {
+  int sweep, job;
+  bool resume;
+  double work;
+};
+
+// Plans every job: a finished one is kept, the others are queued, the most work first (a stable
+// sort: equal jobs in grid order). A half-done job, or another config's, starts over: its
+// directory is removed, once no job is found busy.
+std::vector<Pending> plan_jobs(const std::vector<SweepSpec>& specs, std::vector<std::vector<SweepJob>>& jobs,
+                               bool quiet) {
   std::vector<Pending> queue;
   std::vector<std::pair<int, int>> fresh;
-  std::error_code ec;
   for (std::size_t s = 0; s < specs.size(); ++s)
     for (SweepJob& j : jobs[s]) {
       const JobPlan plan = plan_job(j);
@@ -224,26 +227,43 @@ std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& spec
       }
       if (plan == JobPlan::fresh) fresh.emplace_back(int(s), j.index);
       j.status = "pending";
-      queue.push_back({int(s), j.index, plan == JobPlan::resume,
-                       work_of(resolved_config(j))});
+      queue.push_back({int(s), j.index, plan == JobPlan::resume, work_of(resolved_config(j))});
     }
   refuse_busy_jobs(specs, jobs);
-  for (const auto& [s, index] : fresh) fs::remove_all(jobs[s][index].dir, ec);  // a half-done job, or another config's, starts over
-  // the grid's record before the first job starts, kept current as jobs end: a sweep killed at
-  // any moment leaves a sweep.json that --status and a rerun read
-  auto record = [&](std::size_t s) {
-    write_file_atomically((fs::path(specs[s].out) / "sweep.json").string(), sweep_json(specs[s], jobs[s]).dump(2) + "\n");
-  };
-  for (std::size_t s = 0; s < specs.size(); ++s) record(s);
+  std::error_code ec;
+  for (const auto& [s, index] : fresh) fs::remove_all(jobs[s][index].dir, ec);
   std::stable_sort(queue.begin(), queue.end(), [](const Pending& a, const Pending& b) { return a.work > b.work; });
+  return queue;
+}
 
-  g_stop = false;
-  struct sigaction sa {};
-  sa.sa_handler = on_sweep_interrupt;  // no SA_RESTART: waitpid returns to see the stop
-  struct sigaction old_int {}, old_term {};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+// While it lives, SIGINT and SIGTERM set g_stop (no SA_RESTART: waitpid returns to see the stop);
+// then the handlers before it come back.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    g_stop = false;
+    struct sigaction sa {};
+    sa.sa_handler = on_sweep_interrupt;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopOnSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
 
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+// Runs the queue, `parallel` jobs at a time, each sweep's sweep.json rewritten as its jobs end. A
+// SIGINT or SIGTERM stops the launching and is passed on to the running jobs, which are waited for.
+void run_queue(const std::vector<SweepSpec>& specs, std::vector<std::vector<SweepJob>>& jobs,
+               const std::vector<Pending>& queue, int parallel, const std::string& binary, bool quiet) {
+  StopOnSignals stop;
   std::map<pid_t, std::pair<int, int>> running;  // pid -> (sweep, job)
   WorkProgress progress("sweep", "jobs", int(queue.size()));  // io/console.h: redrawn on a terminal
   int finished = 0;
@@ -265,7 +285,7 @@ std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& spec
     ++finished;
     if (!quiet) progress.message(fmt::format("#{} : {} -> {}", j.index, j.label(), j.status));
     if (!quiet) progress.update(finished);
-    record(std::size_t(s));
+    write_sweep_json(specs[s].out, sweep_json(specs[s], jobs[s]));
   };
   for (const Pending& p : queue) {
     if (g_stop) break;
@@ -279,12 +299,27 @@ std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& spec
   }
   while (!running.empty()) reap_one();
   if (!quiet) progress.finish();
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
+}
+
+}  // namespace
+
+std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& specs, int parallel,
+                                              const std::string& binary, bool quiet) {
+  std::vector<std::vector<SweepJob>> jobs;
+  std::vector<std::unique_ptr<DirectoryLock>> locks;
+  for (const SweepSpec& spec : specs) {
+    jobs.push_back(expand(spec));
+    locks.push_back(claim_directory(spec, jobs.back()));
+  }
+  const std::vector<Pending> queue = plan_jobs(specs, jobs, quiet);
+  // the grid's record before the first job starts, kept current as jobs end: a sweep killed at
+  // any moment leaves a sweep.json that --status and a rerun read
+  for (std::size_t s = 0; s < specs.size(); ++s) write_sweep_json(specs[s].out, sweep_json(specs[s], jobs[s]));
+  run_queue(specs, jobs, queue, parallel, binary, quiet);
   for (std::size_t s = 0; s < specs.size(); ++s) {
     for (SweepJob& j : jobs[s])
       if (j.status.empty() || j.status == "pending") j.status = "not run";
-    write_file_atomically((fs::path(specs[s].out) / "sweep.json").string(), sweep_json(specs[s], jobs[s]).dump(2) + "\n");
+    write_sweep_json(specs[s].out, sweep_json(specs[s], jobs[s]));
     write_file_atomically((fs::path(specs[s].out) / "aggregate.md").string(),
                           aggregate_table(jobs[s]) + sweep_picture(specs[s].out, jobs[s]));
   }
@@ -322,7 +357,7 @@ SlurmSubmission submit_sweep(const SweepSpec& spec, const SlurmOptions& options,
     doc["slurm_job_id"] = s.job_id;
   }
   s.to_run = int(to_run.size());
-  write_file_atomically((fs::path(spec.out) / "sweep.json").string(), doc.dump(2) + "\n");
+  write_sweep_json(spec.out, doc);
   return s;
 }
 
@@ -330,8 +365,9 @@ void write_aggregate(const std::string& dir, const std::vector<SweepJob>& jobs) 
   json doc = read_sweep_json(dir);
   if (doc.is_object() && doc["jobs"].is_array())
     for (json& j : doc["jobs"])
-      if (j.value("index", -1) >= 0 && j.value("index", -1) < int(jobs.size())) j["status"] = jobs[j["index"].get<int>()].status;
-  write_file_atomically((fs::path(dir) / "sweep.json").string(), doc.dump(2) + "\n");
+      if (j.value("index", -1) >= 0 && j.value("index", -1) < int(jobs.size()))
+        j["status"] = jobs[j["index"].get<int>()].status;
+  write_sweep_json(dir, doc);
   write_file_atomically((fs::path(dir) / "aggregate.md").string(), aggregate_table(jobs) + sweep_picture(dir, jobs));
 }
 
@@ -349,7 +385,8 @@ std::vector<SweepJob> sweep_status(const std::string& dir, std::string* slurm_jo
     if (state == "RUNNING" || state == "COMPLETING") j.status = "running";
     else if (!state.empty()) j.status = "pending";  // PENDING, REQUEUED, CONFIGURING, ...
     // no squeue here: a task without a final result may be queued, running or requeued (interrupted)
-    else if (!slurm.known && recorded != "completed" && recorded != "diverged" && recorded != "failed") j.status = "unknown";
+    else if (!slurm.known && recorded != "completed" && recorded != "diverged" && recorded != "failed")
+      j.status = "unknown";
     else if (!recorded.empty()) j.status = recorded == "running" ? "stopped" : recorded;
     else j.status = doc.value("launcher", "") == "slurm" && !job_id.empty() ? "failed" : "not run";
   }

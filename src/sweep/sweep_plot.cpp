@@ -60,9 +60,10 @@ std::string sweep_picture(const std::string& dir, const std::vector<SweepJob>& j
                             .ylabel = "validation loss"},
                   curves);
   if (!note.empty()) return fmt::format("\nNo sweep.png: {}\n", note);
-  return fmt::format("\n![validation loss against step, one curve per grid point, the mean over {} with a band of one "
-                     "standard deviation](sweep.png)\n\nThe curves' data: `sweep.tsv` (step, mean, mean - sd, mean + sd).\n",
-                     most_seeds > 1 ? "its seeds" : "its runs");
+  return fmt::format(
+      "\n![validation loss against step, one curve per grid point, the mean over {} with a band of one "
+      "standard deviation](sweep.png)\n\nThe curves' data: `sweep.tsv` (step, mean, mean - sd, mean + sd).\n",
+      most_seeds > 1 ? "its seeds" : "its runs");
 }
 
 }  // namespace nt

@@ -63,7 +63,8 @@ double global_norm(const float* g, std::size_t n) {
   return std::sqrt(parallel_sum(int64_t(n), [&](int64_t begin, int64_t count) {
     double sum = 0;
     for (int64_t i = begin; i < begin + count; i += 4096)
-      sum += Eigen::Map<const Eigen::VectorXf>(g + i, Eigen::Index(std::min<int64_t>(4096, begin + count - i))).squaredNorm();
+      sum += Eigen::Map<const Eigen::VectorXf>(g + i, Eigen::Index(std::min<int64_t>(4096, begin + count - i)))
+                 .squaredNorm();
     return sum;
   }));
 }

@@ -38,8 +38,9 @@ json run_summary(const RunConfig& c, const std::string& status, Session& session
             {"tokens_per_s", number_or_null(steps_per_s * c.train.batch_size * (data.is_lm() ? c.data.seq_len : 1))},
             {"step_ms_mean", number_or_null(r.step_ms.empty() ? NAN : r.train_s * 1e3 / double(r.step_ms.size()))},
             {"step_ms_median", number_or_null(status == "running" ? NAN : median(r.step_ms))}, {"impl", "normtool"},
-            {"version", NORMTOOL_VERSION}, {"threads", session.threads()}, {"shards", session.shards()}, {"gemm_kernels", gemm_backend()},
-            {"params", session.params().parameter_count()}, {"train_rows", data.train_rows()}, {"val_rows", data.val_rows()},
+            {"version", NORMTOOL_VERSION}, {"threads", session.threads()}, {"shards", session.shards()},
+            {"gemm_kernels", gemm_backend()}, {"params", session.params().parameter_count()},
+            {"train_rows", data.train_rows()}, {"val_rows", data.val_rows()},
             {"memory_estimate_bytes", estimate_memory(c).total()}};
   if (data.reports_accuracy()) s["final_val_acc"] = number_or_null(r.last_val_acc);
   if (const CorpusFingerprint* f = data.fingerprint())  // seq2seq: which pairs, and how batches pad them

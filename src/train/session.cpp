@@ -154,7 +154,8 @@ StepResult Session::step_on(const Batch& batch, const std::function<void()>& ins
   if (t_ == 0) first_loss_ = r.loss;
   // a non-finite gradient norm is divergence too (clipping by it would zero every update); fp16's
   // overflow is the loss scaler's to handle (a skipped step)
-  r.diverged = !std::isfinite(r.loss) || r.loss > 1e3 * std::abs(first_loss_) || (!b.overflow && !std::isfinite(r.grad_norm));
+  r.diverged =
+      !std::isfinite(r.loss) || r.loss > 1e3 * std::abs(first_loss_) || (!b.overflow && !std::isfinite(r.grad_norm));
   r.skipped = b.overflow && !r.diverged;
   r.ms = ms_since(t0);
   if (inspect) {

@@ -17,7 +17,10 @@ bool shards_apply(const RunConfig& c, int threads) {
 }
 
 Shards::Shards(const RunConfig& c, const Dataset& data, int count)
-    : rows_(std::size_t(count)), losses_(std::size_t(count)), counted_(std::size_t(count)), errors_(std::size_t(count)) {
+    : rows_(std::size_t(count)),
+      losses_(std::size_t(count)),
+      counted_(std::size_t(count)),
+      errors_(std::size_t(count)) {
   for (int s = 1; s < count; ++s) replicas_.push_back({make_model(c, data), Graph<float>()});
 }
 

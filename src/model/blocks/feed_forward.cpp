@@ -22,8 +22,8 @@ void FeedForward::init(ParamStore<float>& params, const SublayerInit& init, Rng&
 
 Branch FeedForward::operator()(Graph<float>& g, Tensor<float> x) const {
   const Tensor<float> h = cast(g, fc1_.product(g, x), precision_);
-  const Tensor<float> a =
-      cast(g, fc1_.bias.data ? bias_activation(g, h, fc1_.bias, activation_) : activation(g, h, activation_), precision_);
+  const Tensor<float> a = cast(
+      g, fc1_.bias.data ? bias_activation(g, h, fc1_.bias, activation_) : activation(g, h, activation_), precision_);
   return {cast(g, fc2_.product(g, a), precision_), fc2_.bias};
 }
 
