@@ -204,6 +204,8 @@ void train_fields(FieldList& f, TrainConfig& t) {
       .means("sgd (with train.momentum), adam, or adamw (decoupled weight decay).");
   f.number("train.lr", t.lr, 0).means("The peak learning rate (after the warm-up, before the schedule's decay).");
   f.number("train.momentum", t.momentum, 0, 1).means("sgd: momentum.");
+  f.number("train.beta1", t.beta1, 0, 1).means("adam, adamw: the first moment's decay.");
+  f.number("train.beta2", t.beta2, 0, 1).means("adam, adamw: the second moment's decay.");
   f.number("train.adam_eps", t.adam_eps, 0).means("adam, adamw: added to the root of the second moment.");
   f.number("train.weight_decay", t.weight_decay, 0)
       .means("L2 penalty in the gradient (sgd, adam), or decoupled decay (adamw).");
@@ -244,8 +246,6 @@ std::vector<Field> fields_of(RunConfig& c) {
   name_field(f, c.name).means("Names the run and its directory (runs/<name>-<time>); empty: the config file's stem.");
   f.integer("seed", c.seed, 0, 2147483647)
       .means("One seed drives the initial weights, the data order and every random draw of the run.");
-  f.number("train.beta1", c.train.beta1, 0, 1).means("adam, adamw: the first moment's decay.");
-  f.number("train.beta2", c.train.beta2, 0, 1).means("adam, adamw: the second moment's decay.");
   data_fields(f, c.data);
   model_fields(f, c.model);
   train_fields(f, c.train);
