@@ -21,7 +21,7 @@ namespace {
 
 // ---- C4 ----
 
-constexpr int kBatches[] = {32, 16, 8, 4, 2};
+const std::vector<int> kBatches{32, 16, 8, 4, 2};
 constexpr int kImages = 60000, kEvalImages = 2560;
 
 // One batch size: the same epochs (1; quick 0.05), the learning rate scaled linearly with the batch
@@ -51,12 +51,13 @@ Reader error_at(int B, const char* norm) {
                  [](const RunRecord& r) { return 100 * (1 - summary_number(r, "final_val_acc")); });
 }
 
-std::vector<Curve> error_curves(const Evidence& ev) {
+// A curve per norm over the batch sizes: the mean of `at(B, norm)` over the seeds, its interval as the band
+std::vector<Curve> over_batches(const Evidence& ev, const std::vector<int>& batches, Reader (*at)(int, const char*)) {
   std::vector<Curve> curves;
   for (const char* norm : {"batchnorm", "layernorm"}) {
     Curve c{norm, {}, {}};
-    for (int B : kBatches) {
-      const Interval i = mean_interval(error_at(B, norm)(ev));
+    for (int B : batches) {
+      const Interval i = mean_interval(at(B, norm)(ev));
       c.points.emplace_back(double(B), i.mean);
       c.band.emplace_back(i.lo, i.hi);
     }
@@ -133,7 +134,7 @@ Reader gap(int B, const char* norm) {
   });
 }
 
-constexpr int kGapBatches[] = {2, 4, 8, 32};
+const std::vector<int> kGapBatches{2, 4, 8, 32};
 
 // LN's largest |gap| over the batch sizes, per seed
 std::vector<double> ln_largest_gap(const Evidence& ev) {
@@ -143,20 +144,6 @@ std::vector<double> ln_largest_gap(const Evidence& ev) {
     for (std::size_t s = 0; s < worst.size() && s < g.size(); ++s) worst[s] = std::max(worst[s], std::abs(g[s]));
   }
   return worst;
-}
-
-std::vector<Curve> gap_curves(const Evidence& ev) {
-  std::vector<Curve> curves;
-  for (const char* norm : {"batchnorm", "layernorm"}) {
-    Curve c{norm, {}, {}};
-    for (int B : kGapBatches) {
-      const Interval i = mean_interval(gap(B, norm)(ev));
-      c.points.emplace_back(double(B), i.mean);
-      c.band.emplace_back(i.lo, i.hi);
-    }
-    curves.push_back(std::move(c));
-  }
-  return curves;
 }
 
 std::string two_modes_table(const Evidence& ev, const std::vector<int>& batches) {
@@ -266,7 +253,7 @@ std::vector<Claim> batchnorm_claims() {
                    .xlabel = "batch size",
                    .ylabel = "validation error (%)",
                    .logx = true},
-                  error_curves}},
+                  [](const Evidence& ev) { return over_batches(ev, kBatches, error_at); }}},
        .method = "Validation error on the first 2560 test images with BN's running statistics, per seed.",
        .details = error_table},
       {.id = "C5",
@@ -387,7 +374,7 @@ std::vector<Claim> batchnorm_claims() {
                    .xlabel = "training batch size",
                    .ylabel = "gap (points)",
                    .logx = true},
-                  gap_curves}},
+                  [](const Evidence& ev) { return over_batches(ev, kGapBatches, gap); }}},
        .method = "C4's runs (one epoch at each batch size; on this claim's seeds, shared with C5); each run's final "
                  "checkpoint evaluated on the first "
                  "2560 test images in batches of its training size, with BN's running statistics (eval mode) and with "
