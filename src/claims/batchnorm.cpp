@@ -227,7 +227,8 @@ std::vector<Claim> batchnorm_claims() {
       {.id = "C4",
        .slug = "batchnorm-small-batches",
        .title = "BatchNorm degrades at small batch sizes; LN does not",
-       .source = "Wu & He 2018 Table 2 (ResNet-50 ImageNet error vs 32/GPU: +1.2 at 8, +3.7 at 4, +11.1 at 2); LN §6.6",
+       .source = "Wu & He 2018 Table 2 (ResNet-50 ImageNet error vs 32/GPU: +1.2 at 8, +3.7 at 4, +11.1 at 2); "
+                 "LN §6.6",
        .why = "Group Norm's table has BN's error 11.1 points higher at 2 images per GPU than at 32, with LN unchanged. "
               "A 3-point rise is about GN's change at 4 and far above seed noise on Fashion-MNIST (under a point); "
               "'at least 3x LN's change' makes the loss BN's own rather than the cost small batches have for every "
