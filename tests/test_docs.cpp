@@ -8,6 +8,7 @@
 
 #include "claims/claim.h"
 #include "claims/report.h"
+#include "claims/results_table.h"
 #include "config/config.h"
 #include "helpers.h"
 
@@ -54,6 +55,22 @@ TEST(Docs, ClaimsMdHoldsEveryClaimOfTheRegistry) {
     EXPECT_GE(std::string(c.why).size(), 40u) << c.id << ": its registry row needs the why of its criterion";
     EXPECT_NE(doc.find(std::string("### ") + c.id + ": " + c.title), std::string::npos) << c.id;
   }
+}
+
+// The README opens with the committed report's verdicts, one line a claim, as the reproduction
+// writes them from reports/verdicts.json: a README table that is not that file's is stale.
+TEST(Docs, ReadmeShowsTheCommittedVerdicts) {
+  const nlohmann::json verdicts = nlohmann::json::parse(read_source("reports/verdicts.json"));
+  const std::string table = results_table(verdicts, "reports/REPORT.md");
+  const std::string readme = read_source("README.md");
+  EXPECT_NE(readme.find(table), std::string::npos) << "README.md's results are stale: run `build/normtool reproduce --sync-readmes`";
+  EXPECT_LT(readme.find(table), 2000u) << "the results come first, after the two commands";
+  for (const auto& v : verdicts) {
+    const std::string row = "| [" + v["id"].get<std::string>() + "](reports/REPORT.md#";
+    EXPECT_NE(table.find(row), std::string::npos) << v["id"];
+    EXPECT_NE(table.find("**" + v["verdict"].get<std::string>() + "**"), std::string::npos);
+  }
+  EXPECT_EQ(with_results_table("no markers\n", table), "no markers\n");
 }
 
 TEST(Docs, ClaimsReferenceReplacesOnlyItsPart) {

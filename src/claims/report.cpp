@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "claims/results_table.h"
 #include "claims/statistics.h"
 #include "io/files.h"
 #include "io/json_file.h"
@@ -234,7 +235,10 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
                       c->title, to_string(r.verdict), r.setting.starts_with("quick") ? " (quick)" : "", seeds_text(r),
                       r.ran ? headline_figure(r) : r.measured, c->id);
     verdicts.push_back({{"id", c->id},
+                        {"slug", c->slug},
                         {"title", c->title},
+                        {"figure", r.ran ? headline_figure(r) : r.measured},
+                        {"quick", r.setting.starts_with("quick")},
                         {"verdict", to_string(r.verdict)},
                         {"ran", r.ran},
                         {"measured", r.measured},
@@ -266,6 +270,7 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
   // reproduction starts and reads REPORT.md (reproduce's check of its --out)
   write_file_atomically((fs::path(dir) / "REPORT.md").string(), md);
   write_file_atomically((fs::path(dir) / "verdicts.json").string(), verdicts.dump(2) + "\n");
+  sync_results_table(dir);  // the README's results, when dir is the source tree's reports/
 }
 
 std::string readme_header(const Claim& c) {

@@ -18,6 +18,7 @@
 
 #include "claims/claim.h"
 #include "claims/report.h"
+#include "claims/results_table.h"
 #include "claims/runner.h"
 #include "config/config.h"
 #include "core/errors.h"
@@ -281,6 +282,11 @@ int sync_docs() {
     write_file_atomically(doc, want);
     fmt::print("updated {}\n", doc);
   }
+  // in a source tree (docs/ beside reports/ and the README), the README's results from reports/
+  std::error_code ec;
+  const auto reports = std::filesystem::canonical(data_dir() + "/docs", ec).parent_path() / "reports";
+  if (!ec && std::filesystem::exists(reports / "verdicts.json", ec) && sync_results_table(reports.string()))
+    fmt::print("updated {}\n", (reports.parent_path() / "README.md").string());
   return 0;
 }
 

@@ -1,0 +1,87 @@
+#include "claims/results_table.h"
+
+#include <filesystem>
+#include <map>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "claims/claim.h"
+#include "io/files.h"
+#include "io/json_file.h"
+
+namespace nt {
+
+namespace {
+
+constexpr const char* kBegin =
+    "<!-- results: generated from reports/verdicts.json by `normtool reproduce`, do not edit -->";
+constexpr const char* kEnd = "<!-- end of the results -->";
+
+// The figure a row shows: the report's deciding figure, or for an older report the first clause
+// of its one-line result
+std::string figure_of(const nlohmann::json& v) {
+  std::string f = v.value("figure", "");
+  if (f.empty()) f = v.value("measured", "");
+  if (const auto cut = f.find("; "); cut != std::string::npos && !v.contains("figure")) f.resize(cut);
+  if (f.size() > 160) f = f.substr(0, 157) + "...";
+  std::string cell;
+  for (char ch : f) cell += ch == '|' ? std::string("\\|") : ch == '\n' ? std::string(" ") : std::string(1, ch);
+  return cell;
+}
+
+// "3 of 11-20": the seeds a training claim stopped at, of its list; "-" for an exact claim
+std::string seeds_of(const nlohmann::json& v) {
+  const std::vector<int> seeds = v.value("seeds", std::vector<int>{});
+  if (seeds.empty()) return "-";
+  const bool run = seeds.back() - seeds.front() + 1 == int(seeds.size());
+  return run && seeds.size() > 2 ? fmt::format("{}-{}", seeds.front(), seeds.back())
+                                 : fmt::format("{}", fmt::join(seeds, ", "));
+}
+
+}  // namespace
+
+std::string results_table(const nlohmann::json& verdicts, const std::string& report_link) {
+  std::map<std::string, int> count;
+  for (const auto& v : verdicts) ++count[v.value("verdict", "?")];
+  std::string counts;
+  for (const auto& [verdict, n] : count) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, verdict);
+  std::string t = fmt::format(
+      "{}\n{} claims ({}), from [{}]({}):\n\n| claim | verdict | seeds | deciding figure |\n"
+      "| --- | --- | --- | --- |\n",
+      kBegin, verdicts.size(), counts, report_link, report_link);
+  for (const auto& v : verdicts) {
+    const std::string id = v.value("id", "?");
+    const Claim* c = find_claim(id);
+    t += fmt::format("| [{}]({}#{}) {} | **{}**{} | {} | {} |\n", id, report_link, c ? c->id + "-" + c->slug : id,
+                     v.value("title", ""), v.value("verdict", "?"), v.value("quick", false) ? " (quick)" : "",
+                     seeds_of(v), figure_of(v));
+  }
+  return t + kEnd + "\n";
+}
+
+std::string with_results_table(const std::string& readme, const std::string& table) {
+  const auto begin = readme.find(kBegin), end = readme.find(kEnd);
+  if (begin == std::string::npos || end == std::string::npos || end < begin) return readme;
+  std::size_t rest = end + std::string(kEnd).size();
+  if (rest < readme.size() && readme[rest] == '\n') ++rest;
+  return readme.substr(0, begin) + table + readme.substr(rest);
+}
+
+bool sync_results_table(const std::string& report_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(report_dir), ec);
+  const fs::path readme = dir.parent_path() / "README.md";
+  if (ec || dir.filename() != "reports" || !fs::is_regular_file(readme, ec)) return false;
+  const std::string now = read_file(readme.string(), kMaxDocumentBytes);
+  const std::string want =
+      with_results_table(now, results_table(parse_json(read_file((dir / "verdicts.json").string(), kMaxDocumentBytes),
+                                                       (dir / "verdicts.json").string()),
+                                            "reports/REPORT.md"));
+  if (want == now) return false;
+  write_file_atomically(readme.string(), want);
+  return true;
+}
+
+}  // namespace nt

@@ -1,0 +1,20 @@
+// The README's results (issue: results first): one line per claim, its verdict and its deciding
+// figure, generated from a report's verdicts.json between two marker lines of README.md. The
+// reproduction rewrites it when it writes the report the README links (reports/ of the source
+// tree, whose parent holds the README with the markers).
+#pragma once
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace nt {
+
+// The table, marker lines included, of verdicts.json's claims; links go to `report_link`'s anchors.
+std::string results_table(const nlohmann::json& verdicts, const std::string& report_link);
+// The README with its results replaced (unchanged when it has no markers).
+std::string with_results_table(const std::string& readme, const std::string& table);
+// Rewrites <report_dir>/../README.md's results from <report_dir>/verdicts.json when that README has
+// the markers; true when it changed.
+bool sync_results_table(const std::string& report_dir);
+
+}  // namespace nt
