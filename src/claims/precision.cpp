@@ -67,7 +67,7 @@ MeasureSpec shown(std::string name, Reader read, std::string group, bool headlin
 
 std::vector<MeasureSpec> measures() {
   const std::string token = "(a) one int8 scale per token: no effect, by construction",
-                    range = "(a) fp16's range (12-layer fp32 runs)";
+                    range = "(a) fp16's range, the same runs";
   std::vector<MeasureSpec> m;
   for (const auto& [norm, short_name] : kNormed) {
     m.push_back(
@@ -108,7 +108,7 @@ PlotSpec snr_plot(const char* per, Column column) {
     return c;
   };
   return {fmt::format("int8-snr-per-{}", per),
-          {fmt::format("C12: int8 absmax SNR, one scale per {} (12 layers, last statistics step)", per), "position",
+          {fmt::format("C12: int8 absmax SNR, one scale per {} ((a) runs, last statistics step)", per), "position",
            "SNR (dB), average over sites and seeds"},
           [curve](const Evidence& ev) {
             return std::vector<Curve>{curve(ev, "LN entering the norm", "layernorm", ".in"),
