@@ -93,7 +93,8 @@ std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& na
   return sweep_runs(ctx, {SweepRequest{name, config, fixed, axes}}).front();
 }
 
-std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs, const std::map<std::string, std::string>& where) {
+std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs,
+                                     const std::map<std::string, std::string>& where) {
   std::vector<const RunRecord*> out;
   for (const RunRecord& r : runs) {
     bool ok = true;
@@ -173,8 +174,8 @@ Curve mean_curve(const std::string& title, const std::vector<const RunRecord*>& 
   return c;
 }
 
-void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style, const std::vector<Curve>& curves,
-               ClaimResult& result) {
+void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,
+               const std::vector<Curve>& curves, ClaimResult& result) {
   const std::string note = plot_curves(ctx.out, stem, style, curves);
   if (note.empty()) result.plots.push_back(stem + ".png");
   else result.details += note + "\n";

@@ -32,7 +32,8 @@ std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& na
                                   const std::vector<std::string>& fixed, const std::vector<std::string>& axes);
 
 // The runs whose overrides match all of `where` (key -> value), in the order of their seeds.
-std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs, const std::map<std::string, std::string>& where);
+std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs,
+                                     const std::map<std::string, std::string>& where);
 
 // Readers of a claim's measures (claim.h), per seed in the order of the evidence's seeds: a
 // summary field of a setting's runs, any function of each run, and per-seed arithmetic.
@@ -51,8 +52,8 @@ Curve mean_curve(const std::string& title, const std::vector<const RunRecord*>& 
 
 // Draws the plot into the claim's directory and records it in result.plots; when it cannot be
 // drawn (no gnuplot), the note goes to result.details instead.
-void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style, const std::vector<Curve>& curves,
-               ClaimResult& result);
+void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,
+               const std::vector<Curve>& curves, ClaimResult& result);
 
 // A config from configs/ with overrides, for a session inside this process: one math thread.
 RunConfig session_config(const std::string& file, std::vector<std::string> overrides);
