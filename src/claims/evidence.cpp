@@ -4,17 +4,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <system_error>
 #include <thread>
 
-#include "core/errors.h"
 #include "io/json_file.h"
 #include "io/paths.h"
 #include "io/run_files.h"
-#include "io/run_plots.h"
 #include "sweep/sweep.h"
 
 namespace nt {
@@ -29,50 +25,9 @@ RunRecord record_of(const SweepJob& j) {
   r.dir = j.dir;
   for (const auto& [k, v] : j.overrides) r.overrides[k] = v;
   r.summary = read_json_file((fs::path(j.dir) / "summary.json").string()).value();
-  for (const LossPoint& p : read_losses(j.dir)) {
-    if (p.val) {
-      r.val_loss.emplace_back(p.step, p.loss);
-      if (!std::isnan(p.acc)) r.val_acc.emplace_back(p.step, p.acc);
-    } else {
-      r.train_loss.emplace_back(p.step, p.loss);
-    }
-  }
+  LossCurves c = read_loss_curves(j.dir);
+  r.val_loss = std::move(c.val_loss), r.val_acc = std::move(c.val_acc), r.train_loss = std::move(c.train_loss);
   return r;
-}
-
-// Row `row` of a CSV table read from `file`, column `col`, as a number; an InputError naming the
-// file, the row and the column when it is not one.
-double csv_number(const CsvTable& t, const std::string& file, std::size_t row, int col) {
-  const std::string& text = t.rows[row][std::size_t(col)];
-  std::size_t used = 0;
-  double v = NAN;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size())
-    throw InputError(fmt::format("{}: data row {}, column {}: \"{}\" is not a number", file, row + 1,
-                                 t.columns[std::size_t(col)], text));
-  return v;
-}
-
-int csv_index(const CsvTable& t, const std::string& file, std::size_t row, int col) {
-  const double v = csv_number(t, file, row, col);
-  if (v != std::floor(v) || v < 0 || v > 1e9)
-    throw InputError(fmt::format("{}: data row {}, column {}: {} is not a step, layer or position", file, row + 1,
-                                 t.columns[std::size_t(col)], v));
-  return int(v);
-}
-
-// The columns of a CSV table that a reader needs; an InputError naming the file when one is missing.
-std::vector<int> csv_columns(const CsvTable& t, const std::string& file, std::initializer_list<const char*> names) {
-  std::vector<int> cols;
-  for (const char* n : names) {
-    cols.push_back(t.column(n));
-    if (cols.back() < 0) throw InputError(fmt::format("{}: no column \"{}\" in its header", file, n));
-  }
-  return cols;
 }
 
 // On Slurm: submits the sweep unless it is done or already queued (noted in ctx.pending); true
@@ -138,7 +93,8 @@ std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& na
   return sweep_runs(ctx, {SweepRequest{name, config, fixed, axes}}).front();
 }
 
-std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs, const std::map<std::string, std::string>& where) {
+std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs,
+                                     const std::map<std::string, std::string>& where) {
   std::vector<const RunRecord*> out;
   for (const RunRecord& r : runs) {
     bool ok = true;
@@ -218,57 +174,8 @@ Curve mean_curve(const std::string& title, const std::vector<const RunRecord*>& 
   return c;
 }
 
-double mean_of(const std::vector<const RunRecord*>& runs, const char* field) {
-  double sum = 0;
-  int n = 0;
-  for (const RunRecord* r : runs)
-    if (r->summary.contains(field) && r->summary[field].is_number()) sum += r->summary[field].get<double>(), ++n;
-  return n ? sum / n : NAN;
-}
-
-std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::string& dir) {
-  const std::string file = (fs::path(dir) / "stats.csv").string();
-  const CsvTable t = read_csv(file);
-  const std::vector<int> c = csv_columns(t, file, {"step", "layer", "site", "position", "mean", "std"});
-  int last = -1;
-  for (std::size_t i = 0; i < t.rows.size(); ++i) last = std::max(last, csv_index(t, file, i, c[0]));
-  std::map<std::pair<int, std::string>, PositionStats> out;
-  for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    if (csv_index(t, file, i, c[0]) != last) continue;
-    auto& v = out[{csv_index(t, file, i, c[1]), t.rows[i][std::size_t(c[2])]}];
-    const int position = csv_index(t, file, i, c[3]);
-    if (int(v.std.size()) <= position) v.mean.resize(position + 1, NAN), v.std.resize(position + 1, NAN);
-    v.mean[position] = csv_number(t, file, i, c[4]);
-    v.std[position] = csv_number(t, file, i, c[5]);
-  }
-  return out;
-}
-
-std::map<std::pair<int, std::string>, PositionRanges> ranges_at(const std::string& dir, int step) {
-  const std::string file = (fs::path(dir) / "ranges.csv").string();
-  const CsvTable t = read_csv(file);
-  const std::vector<int> c = csv_columns(t, file, {"step", "layer", "site", "position", "max_abs", "fp16_outside",
-                                                   "int8_snr_db", "int8_tensor_snr_db"});
-  int last = -1;
-  for (std::size_t i = 0; i < t.rows.size(); ++i) last = std::max(last, csv_index(t, file, i, c[0]));
-  const int wanted = step < 0 ? last : step;
-  std::map<std::pair<int, std::string>, PositionRanges> out;
-  for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    if (csv_index(t, file, i, c[0]) != wanted) continue;
-    PositionRanges& v = out[{csv_index(t, file, i, c[1]), t.rows[i][std::size_t(c[2])]}];
-    const std::size_t p = std::size_t(csv_index(t, file, i, c[3]));
-    for (auto* column : {&v.max_abs, &v.fp16_outside, &v.int8_snr_db, &v.int8_tensor_snr_db})
-      if (column->size() <= p) column->resize(p + 1, NAN);
-    v.max_abs[p] = csv_number(t, file, i, c[4]);
-    v.fp16_outside[p] = csv_number(t, file, i, c[5]);
-    v.int8_snr_db[p] = csv_number(t, file, i, c[6]);
-    v.int8_tensor_snr_db[p] = csv_number(t, file, i, c[7]);
-  }
-  return out;
-}
-
-void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style, const std::vector<Curve>& curves,
-               ClaimResult& result) {
+void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,
+               const std::vector<Curve>& curves, ClaimResult& result) {
   const std::string note = plot_curves(ctx.out, stem, style, curves);
   if (note.empty()) result.plots.push_back(stem + ".png");
   else result.details += note + "\n";

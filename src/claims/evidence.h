@@ -1,6 +1,6 @@
-// Evidence for the training claims: sweeps of runs into the claim's directory read back
-// (metrics.jsonl, stats.csv, summary.json), values per seed, curves averaged over seeds with
-// the seeds' band, per-position statistics, plots; and configs for in-process sessions.
+// Evidence for the training claims: sweeps of runs into the claim's directory read back (a run's
+// files by io/run_files.h), values per seed, curves averaged over seeds with the seeds' band,
+// plots; and configs for in-process sessions.
 #pragma once
 #include <functional>
 #include <map>
@@ -12,6 +12,7 @@
 #include "claims/claim.h"
 #include "config/config.h"
 #include "io/plot.h"
+#include "io/run_files.h"  // last_stats, ranges_at: the tables of a run
 
 namespace nt {
 
@@ -31,7 +32,8 @@ std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& na
                                   const std::vector<std::string>& fixed, const std::vector<std::string>& axes);
 
 // The runs whose overrides match all of `where` (key -> value), in the order of their seeds.
-std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs, const std::map<std::string, std::string>& where);
+std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs,
+                                     const std::map<std::string, std::string>& where);
 
 // Readers of a claim's measures (claim.h), per seed in the order of the evidence's seeds: a
 // summary field of a setting's runs, any function of each run, and per-seed arithmetic.
@@ -41,30 +43,17 @@ Reader ratio(Reader num, Reader den);
 Reader difference(Reader a, Reader b);
 
 double summary_number(const RunRecord& r, const std::string& field);  // NaN where absent or not a number
-// A summary field of each run (NaN where absent), in the runs' order; and its mean.
+// A summary field of each run (NaN where absent), in the runs' order
 std::vector<double> values_of(const std::vector<const RunRecord*>& runs, const char* field);
-double mean_of(const std::vector<const RunRecord*>& runs, const char* field);
 
 // Mean over runs at each step every run has, with the min and max as the band.
 Curve mean_curve(const std::string& title, const std::vector<const RunRecord*>& runs,
                  std::vector<std::pair<int, double>> RunRecord::*series);
 
-// stats.csv of a run: rows at the last logged step, (layer, site) -> mean and std per position.
-struct PositionStats {
-  std::vector<double> mean, std;
-};
-std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::string& dir);
-
-// ranges.csv of a run at `step` (-1: its last logged step): (layer, site) -> per position.
-struct PositionRanges {
-  std::vector<double> max_abs, fp16_outside, int8_snr_db, int8_tensor_snr_db;
-};
-std::map<std::pair<int, std::string>, PositionRanges> ranges_at(const std::string& dir, int step = -1);
-
 // Draws the plot into the claim's directory and records it in result.plots; when it cannot be
 // drawn (no gnuplot), the note goes to result.details instead.
-void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style, const std::vector<Curve>& curves,
-               ClaimResult& result);
+void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,
+               const std::vector<Curve>& curves, ClaimResult& result);
 
 // A config from configs/ with overrides, for a session inside this process: one math thread.
 RunConfig session_config(const std::string& file, std::vector<std::string> overrides);

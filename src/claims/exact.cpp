@@ -1,32 +1,23 @@
 // The exact claims E1-E8 (docs/claims.md): computed directly (no training, no seeds), mostly in
 // float64. They cannot be said as data: each keeps a function, with its criterion and setup in words.
-#include <array>
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <map>
-#include <numeric>
 
+#include "analysis/batch_statistics.h"
+#include "analysis/deepnorm_table.h"
 #include "analysis/invariance.h"
 #include "analysis/model_invariance.h"
+#include "analysis/residual_energy.h"
 #include "analysis/stats.h"
 #include "claims/claim.h"
-#include "config/arch.h"
 #include "config/config.h"
 #include "core/graph.h"
-#include "core/rng.h"
-#include "data/dataset.h"
-#include "model/model.h"
 #include "norms/norms.h"
 
 namespace nt {
 
 namespace {
-
-std::vector<double> normals(std::size_t n, Rng& rng, double scale = 1.0, double shift = 0.0) {
-  std::vector<double> v(n);
-  for (auto& x : v) x = shift + scale * rng.normal();
-  return v;
-}
 
 // An exact claim's result: PASS when `ok`, else FAIL
 ClaimResult exact_result(bool ok, std::string measured, std::string details = "") {
@@ -100,193 +91,45 @@ ClaimResult run_e4(const ClaimContext&) {
 }
 
 ClaimResult run_e5(const ClaimContext&) {
-  const int m = 8, C = 4;
-  Rng rng(5, 1);
-  std::vector<double> x = normals(m * C, rng, 2.0, 1.5), rmean(C, 0.0), rvar(C, 1.0);
-  BatchNormState<double> st{rmean.data(), rvar.data(), 0.1, nullptr};
-  Graph<double> train(true, false), eval(false, false);
-  const Tensor<double> xt{x.data(), nullptr, m, C};
-  batchnorm(train, xt, {}, {}, 1, 1e-5, st);
-  double err_stats = 0, err_eval = 0, err_ln = 0;
-  const Tensor<double> ye = batchnorm(eval, xt, {}, {}, 1, 1e-5, st);
-  for (int c = 0; c < C; ++c) {
-    double mu = 0, var = 0;
-    for (int i = 0; i < m; ++i) mu += x[i * C + c] / m;
-    for (int i = 0; i < m; ++i) var += (x[i * C + c] - mu) * (x[i * C + c] - mu) / m;
-    err_stats =
-        std::max({err_stats, std::abs(rmean[c] - 0.1 * mu), std::abs(rvar[c] - (0.9 + 0.1 * m / (m - 1.0) * var))});
-    for (int i = 0; i < m; ++i)
-      err_eval = std::max(err_eval, std::abs(ye(i, c) - (x[i * C + c] - rmean[c]) / std::sqrt(rvar[c] + 1e-5)));
-  }
-  for (bool rms : {false, true}) {
-    const Tensor<double> a = rms ? rmsnorm(train, xt, {}, 1e-5) : layernorm(train, xt, {}, {}, 1e-5);
-    const Tensor<double> b = rms ? rmsnorm(eval, xt, {}, 1e-5) : layernorm(eval, xt, {}, {}, 1e-5);
-    for (int64_t i = 0; i < a.size(); ++i) err_ln = std::max(err_ln, std::abs(a.data[i] - b.data[i]));
-  }
-  return exact_result(err_stats < 1e-12 && err_eval < 1e-12 && err_ln == 0.0,
+  const RunningStatistics r = running_statistics();
+  return exact_result(r.stats_error < 1e-12 && r.eval_error < 1e-12 && r.train_vs_eval == 0.0,
                       fmt::format("running statistics error {:.1e}, eval affine map error {:.1e}, LN/RMS train vs "
                                   "eval max difference {:.1e}",
-                                  err_stats, err_eval, err_ln));
+                                  r.stats_error, r.eval_error, r.train_vs_eval));
 }
 
 ClaimResult run_e6(const ClaimContext&) {
-  // Sequence a (T x C) batched with b1, with b2, and with b1 padded by zeros (unmasked).
-  const int T = 6, C = 8;
-  Rng rng(6, 1);
-  const auto a = normals(T * C, rng), b1 = normals(T * C, rng), b2 = normals(T * C, rng, 3.0, 1.0);
-  auto batch_of = [&](const std::vector<double>& other, int padded_rows) {
-    std::vector<double> x(a);
-    x.insert(x.end(), other.begin(), other.end());
-    for (int i = 0; i < padded_rows * C; ++i) x[T * C + (T - padded_rows) * C + i] = 0.0;  // the tail of b as padding
-    return x;
-  };
-  const std::vector<std::vector<double>> batches{batch_of(b1, 0), batch_of(b2, 0), batch_of(b1, 3)};
-  double change[3] = {0, 0, 0};  // batchnorm, layernorm, rmsnorm: the largest relative change of a's outputs
-  for (int kind = 0; kind < 3; ++kind) {
-    std::vector<std::vector<double>> outs;
-    for (auto x : batches) {
-      Graph<double> g(true, false);
-      const Tensor<double> xt{x.data(), nullptr, 2 * T, C};
-      const Tensor<double> y = kind == 0   ? batchnorm(g, xt, {}, {}, 1, 1e-5, BatchNormState<double>{})
-                               : kind == 1 ? layernorm(g, xt, {}, {}, 1e-5)
-                                           : rmsnorm(g, xt, {}, 1e-5);
-      outs.emplace_back(y.data, y.data + T * C);  // sequence a's rows only
-    }
-    double ref = 0;
-    for (double v : outs[0]) ref += v * v;
-    for (int k = 1; k < 3; ++k) {
-      double d = 0;
-      for (int i = 0; i < T * C; ++i) d += (outs[k][i] - outs[0][i]) * (outs[k][i] - outs[0][i]);
-      change[kind] = std::max(change[kind], std::sqrt(d / ref));
-    }
-  }
-  return exact_result(change[0] > 1e-3 && change[1] < 1e-6 && change[2] < 1e-6,
+  const BatchDependence c = batch_dependence();
+  return exact_result(c.batchnorm > 1e-3 && c.layernorm < 1e-6 && c.rmsnorm < 1e-6,
                       fmt::format("relative change of sequence a's outputs across batches: batchnorm {:.2e}, "
                                   "layernorm {:.1e}, rmsnorm {:.1e}",
-                                  change[0], change[1], change[2]));
-}
-
-// E||x||^2 / d of the vector entering each layer's `place` norm site, at init: averaged over
-// `inits` weight initializations (seeds 1..inits; Xiong's lemmas are expectations over the
-// init) and 2 batches of each.
-std::vector<double> residual_energy(RunConfig c, const char* place, int inits) {
-  const auto data = make_dataset(c);
-  std::vector<double> energy(c.model.n_layers, 0.0);
-  const int batches = 2;
-  for (int seed = 1; seed <= inits; ++seed) {
-    c.seed = seed;
-    const auto model = make_model(c, *data);
-    Rng rng(uint64_t(seed), 3);
-    Batch batch;
-    for (int b = 0; b < batches; ++b) {
-      data->train_batch(rng, c.train.batch_size, batch);
-      Graph<float> g(true, false);
-      model->logits(g, batch);
-      for (const SiteCapture& s : model->sites()) {
-        if (std::string(s.place) != place || s.layer >= c.model.n_layers) continue;
-        double e = 0;
-        for (int64_t i = 0; i < s.in.size(); ++i) e += double(s.in.data[i]) * s.in.data[i];
-        energy[s.layer] += e / double(s.in.size()) / (batches * inits);
-      }
-    }
-  }
-  return energy;
+                                  c.batchnorm, c.layernorm, c.rmsnorm));
 }
 
 ClaimResult run_e7(const ClaimContext&) {
-  // Xiong's setting: square FFN (d x d) with ReLU, weights N(0, 1/d), biases 0.
-  const int L = 12, d = 64, inits = 16;  // quick mode too: this costs about 2 s
-  auto at = [&](const char* placement) {
-    return load_config("{}", "e7",
-                       {"data.dataset=synthetic-lm", "data.seq_len=32", fmt::format("model.n_layers={}", L),
-                        fmt::format("model.d_model={}", d), "model.n_heads=4", fmt::format("model.d_ff={}", d),
-                        "model.activation=relu", fmt::format("model.init_std={}", 1 / std::sqrt(double(d))),
-                        "train.batch_size=16", "model.norm.eps=0", std::string("model.norm.placement=") + placement});
-  };
-  const auto post = residual_energy(at("post"), "ffn", inits), pre = residual_energy(at("pre"), "attn", inits);
-  std::vector<double> layers(L);
-  std::iota(layers.begin(), layers.end(), 0.0);
-  const LinearFit fit = linear_fit(layers, pre);
-  const auto [lo, hi] = std::minmax_element(post.begin(), post.end());
+  const ResidualEnergy e = xiong_residual_energy();  // quick mode too: this costs about 2 s
+  const auto [lo, hi] = std::minmax_element(e.post.begin(), e.post.end());
   std::string t = "| layer | Post-LN x + FFN(x) | Pre-LN x_l |\n|---|---|---|\n";
-  for (int l = 0; l < L; ++l) t += fmt::format("| {} | {:.3f} | {:.3f} |\n", l, post[l], pre[l]);
+  for (std::size_t l = 0; l < e.post.size(); ++l)
+    t += fmt::format("| {} | {:.3f} | {:.3f} |\n", l, e.post[l], e.pre[l]);
+  const LinearFit& fit = e.pre_fit;
   return exact_result(*lo >= 1.35 && *hi <= 1.65 && fit.slope >= 0.4 && fit.slope <= 1.6 && fit.r2 >= 0.95,
                       fmt::format("Post-LN E||x||^2/d at the FFN site in [{:.3f}, {:.3f}] over {} layers; Pre-LN "
                                   "residual stream slope {:.3f} per layer, R^2 {:.4f}",
-                                  *lo, *hi, L, fit.slope, fit.r2),
+                                  *lo, *hi, e.post.size(), fit.slope, fit.r2),
                       t);
 }
 
-// DeepNet's table (Figure 2; the survey seed prints it) at the depths of its experiments: 12 layers
-// for the single-stack models, 6L-6L for the encoder-decoder. Expected values are the table's
-// formulas evaluated once, to 4 decimals, not by the code under test.
-struct DeepNetRow {
-  const char *model, *formula;
-  Arch arch;
-  StackRole stack;
-  int N, M;
-  double alpha, beta;
-};
-constexpr const char* kSingle = "(2N)^(1/4), (8N)^(-1/4)";
-const DeepNetRow kDeepNet[] = {
-    {"encoder-only, N = 12", kSingle, Arch::encoder, StackRole::encoder, 12, 0, 2.2134, 0.3195},
-    {"decoder-only, N = 12", kSingle, Arch::transformer, StackRole::decoder, 12, 0, 2.2134, 0.3195},
-    {"encoder-decoder 6L-6L, encoder", "0.81 (N^4 M)^(1/16), 0.87 (N^4 M)^(-1/16)", Arch::encoder_decoder,
-     StackRole::encoder, 6, 6, 1.4179, 0.4970},
-    {"encoder-decoder 6L-6L, decoder", "(3M)^(1/4), (12M)^(-1/4)", Arch::encoder_decoder, StackRole::decoder, 6, 6,
-     2.0598, 0.3433},
-};
-
-// The constants as RunConfig::deepnorm resolves them, against the table; rows to `table`.
-bool constants_match(std::string& table) {
-  bool ok = true;
-  table = "| model | formula | alpha | beta | DeepNet's alpha | DeepNet's beta |\n|---|---|---|---|---|---|\n";
-  for (const DeepNetRow& row : kDeepNet) {
-    RunConfig c;  // the constants read the architecture and the depths only
-    c.model.norm.type = NormType::deepnorm;
-    c.model.arch = row.arch;
-    c.model.n_layers = row.N;
-    if (row.M) c.model.n_dec_layers = row.M;
-    const DeepNorm d = c.deepnorm(row.stack);
-    ok &= std::abs(d.alpha - row.alpha) < 1e-4 && std::abs(d.beta - row.beta) < 1e-4;
-    table += fmt::format("| {} | {} | {:.4f} | {:.4f} | {:.4f} | {:.4f} |\n", row.model, row.formula, d.alpha, d.beta,
-                         row.alpha, row.beta);
-  }
-  return ok;
-}
-
-// The empirical std of each weight matrix kind of a deepnorm model built by normtool's model code,
-// against DeepNet's init: Xavier normal, gain beta (its stack's) for fc1, fc2, v and out of every
-// attention, 1 for q and k. Returns the worst relative error; rows to `table`.
-double init_error(const std::vector<std::string>& overrides, std::string& table) {
-  const RunConfig c = load_config("{}", "e8", overrides);
-  const auto model = make_model(c, *make_dataset(c));
-  ParamStore<float>& ps = model->params();
-  std::map<std::string, std::array<double, 4>> sums;  // name -> sum of squares, count, rows, cols
-  for (int i = 0; i < ps.count(); ++i) {
-    const auto& info = ps.info(i);
-    const auto has = [&](const char* part) { return info.name.find(part) != std::string::npos; };
-    if (!has(".weight") || info.rows == 1 || has("emb") || info.name == "head.weight") continue;
-    const Tensor<float> t = ps.tensor(i);
-    auto& s = sums[info.name];
-    for (int64_t k = 0; k < t.size(); ++k) s[0] += double(t.data[k]) * t.data[k];
-    s[1] += double(t.size()), s[2] = info.rows, s[3] = info.cols;
-  }
-  double worst = 0;
-  for (const auto& [name, s] : sums) {
-    const double beta = c.deepnorm(name.starts_with("enc.") ? StackRole::encoder : StackRole::decoder).beta;
-    const bool gained = name.find(".q.") == std::string::npos && name.find(".k.") == std::string::npos;
-    const double expected = (gained ? beta : 1.0) * std::sqrt(2.0 / (s[2] + s[3])), got = std::sqrt(s[0] / s[1]);
-    worst = std::max(worst, std::abs(got / expected - 1));
-    table += fmt::format("| {} | {} | {:.5f} | {:.5f} | {:.4f} |\n", to_string(c.model.arch), name, got, expected,
-                         got / expected);
-  }
-  return worst;
-}
-
 ClaimResult run_e8(const ClaimContext&) {
-  std::string table, init = "| model | weight | measured std | expected std | ratio |\n|---|---|---|---|---|\n";
-  const bool constants_ok = constants_match(table);
+  bool constants_ok = true;
+  std::string table =
+      "| model | formula | alpha | beta | DeepNet's alpha | DeepNet's beta |\n|---|---|---|---|---|---|\n";
+  const std::vector<DeepNetConstants> rows = deepnet_constants();
+  for (const DeepNetConstants& r : rows) {
+    constants_ok &= std::abs(r.alpha - r.table_alpha) < 1e-4 && std::abs(r.beta - r.table_beta) < 1e-4;
+    table += fmt::format("| {} | {} | {:.4f} | {:.4f} | {:.4f} | {:.4f} |\n", r.model, r.formula, r.alpha, r.beta,
+                         r.table_alpha, r.table_beta);
+  }
   table += fmt::format(
       "\nTwo departures met in code, selectable as explicit `model.norm.alpha` / `model.norm.beta` "
       "(docs/deepnorm.md), not the contract's defaults:\n\n"
@@ -295,27 +138,20 @@ ClaimResult run_e8(const ClaimContext&) {
       "| GLM-130B's code | alpha = (2N)^(1/2) | N = 12 | {:.4f} | {:.4f} |\n",
       torchscale_encoder_beta(6, 6), deepnorm_encdec_encoder(6, 6).beta, glm130b_alpha(12),
       deepnorm_single_stack(12).alpha);
+  table +=
+      "\nInit, models built by normtool's model code (d = 256, d_ff = 1024; 12 layers, the encoder-decoder "
+      "6L-6L):\n\n| model | weight | measured std | expected std | ratio |\n|---|---|---|---|---|\n";
   double worst = 0;
-  for (std::string arch : {"transformer", "encoder", "encoder-decoder"}) {  // 12 layers; the encoder-decoder
-    const bool ed = arch == "encoder-decoder";  // 6L-6L: each stack's beta, cross-attention included
-    std::vector<std::string> o{ed ? "data.dataset=synthetic-seq2seq" : "data.dataset=synthetic-lm",
-                               "model.norm.type=deepnorm",
-                               "model.arch=" + arch,
-                               ed ? "model.n_layers=6" : "model.n_layers=12",
-                               "model.d_model=256",
-                               "model.d_ff=1024",
-                               "model.n_heads=4"};
-    if (ed) o.push_back("model.n_dec_layers=6");
-    worst = std::max(worst, init_error(o, init));
+  for (const InitStd& w : deepnorm_init_std()) {
+    worst = std::max(worst, std::abs(w.measured / w.expected - 1));
+    table += fmt::format("| {} | {} | {:.5f} | {:.5f} | {:.4f} |\n", w.arch, w.weight, w.measured, w.expected,
+                         w.measured / w.expected);
   }
   return exact_result(constants_ok && worst < 0.03,
                       fmt::format("the constants of all {} rows of DeepNet's table (encoder-only, decoder-only, "
                                   "encoder-decoder's two stacks) {}; init std within {:.2f}% of DeepNet's",
-                                  std::size(kDeepNet), constants_ok ? "match" : "DO NOT all match", 100 * worst),
-                      table +
-                          "\nInit, models built by normtool's model code (d = 256, d_ff = 1024; 12 layers, the "
-                          "encoder-decoder 6L-6L):\n\n" +
-                          init);
+                                  rows.size(), constants_ok ? "match" : "DO NOT all match", 100 * worst),
+                      table);
 }
 
 }  // namespace

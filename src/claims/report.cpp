@@ -20,12 +20,17 @@ using json = nlohmann::json;
 
 namespace {
 
+// The marker lines of the generated part: an experiment README's kBegin..kEnd, docs/claims.md's kBegin..kDocEnd
 constexpr const char* kBegin =
     "<!-- generated from src/claims/registry.cpp by `normtool reproduce --sync-readmes`: edit it there -->";
 constexpr const char* kEnd = "<!-- end of the generated header -->";
-constexpr const char* kDocBegin =
-    "<!-- generated from src/claims/registry.cpp by `normtool reproduce --sync-readmes`: edit it there -->";
 constexpr const char* kDocEnd = "<!-- end of the generated claims -->";
+
+// Where the text after the end marker found at `end` starts: past the marker and its newline
+std::size_t after_marker(const std::string& text, std::size_t end, const char* marker) {
+  std::size_t rest = end + std::string(marker).size();
+  return rest < text.size() && text[rest] == '\n' ? rest + 1 : rest;
+}
 
 // The link from a report directory to docs/claims.md: relative to where the docs are (the source
 // tree, or share/normtool/docs installed), or the plain name when they cannot be found.
@@ -46,6 +51,10 @@ std::string claims_doc_link(const std::string& report_dir) {
 
 std::string dir_name(const Claim& c) { return c.id + "-" + c.slug; }
 std::string anchor_of(const Claim& c) { return fmt::format("claim-{}", c.id); }
+// After a claim's rerun command: a training claim takes other seeds
+const char* other_seeds(const Claim& c) { return c.exact ? "" : " (other seeds: `--seeds a,b,c`)"; }
+int look_of(const ClaimResult& r) { return r.look ? r.look : int(r.seeds.size()); }
+bool quick_run(const ClaimResult& r) { return r.setting.starts_with("quick"); }
 
 json to_json(const Interval& i) { return {{"n", i.n}, {"mean", i.mean}, {"sd", i.sd}, {"lo", i.lo}, {"hi", i.hi}}; }
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
@@ -84,7 +93,7 @@ std::string headline_figure(const ClaimResult& r) {
 // "3 (1, 2, 3)": the look a training claim stopped at and its seeds
 std::string seeds_text(const ClaimResult& r) {
   if (r.seeds.empty()) return "-";
-  return fmt::format("{} ({})", r.look ? r.look : int(r.seeds.size()), fmt::join(r.seeds, ", "));
+  return fmt::format("{} ({})", look_of(r), fmt::join(r.seeds, ", "));
 }
 
 // The measures of a training claim: those that decide the verdict, then each reported group.
@@ -211,15 +220,14 @@ std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string
 
 void write_report(const std::string& dir, const std::vector<std::pair<const Claim*, ClaimResult>>& results) {
   fs::create_directories(dir);
-  const bool quick = std::any_of(results.begin(), results.end(),
-                                 [](const auto& cr) { return cr.second.setting.starts_with("quick"); });
+  const bool quick = std::any_of(results.begin(), results.end(), [](const auto& cr) { return quick_run(cr.second); });
   std::string md = fmt::format("# normtool: the claims about normalization, reproduced{}\n\n",
                                quick ? " (QUICK: shrunken settings that show the claims run; not their verdicts)" : "");
   md +=
       "Rerun everything with `normtool reproduce --jobs 2 --ablations` (without `--ablations`, every verdict "
       "but not the settings kept beside the papers' as ablations; or one claim with the command in its row; other "
-      "seeds "
-      "with `--seeds a,b,c`). Each claim's source with its own figures, the criterion and why it is what it is: " +
+      "seeds with `--seeds a,b,c`). Each claim's source with its own figures, the criterion and why it is what it "
+      "is: " +
       claims_doc_link(dir) +
       "; each claim's setup and any change with its reason: "
       "`experiments/<id>-<slug>/README.md`. A training claim's verdict comes from an interval over seeds: PASS when "
@@ -232,7 +240,7 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
   json verdicts = json::array();
   for (const auto& [c, r] : results) {
     md += fmt::format("| [{}](#{}-{}) {} | **{}**{} | {} | {} | `normtool reproduce {}` |\n", c->id, c->id, c->slug,
-                      c->title, to_string(r.verdict), r.setting.starts_with("quick") ? " (quick)" : "", seeds_text(r),
+                      c->title, to_string(r.verdict), quick_run(r) ? " (quick)" : "", seeds_text(r),
                       r.ran ? headline_figure(r) : r.measured, c->id);
     verdicts.push_back({{"id", c->id},
                         {"slug", c->slug},
@@ -257,7 +265,7 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
     if (!r.reason.empty()) md += fmt::format("INCONCLUSIVE because the {}.\n\n", r.reason);
     if (!r.seeds.empty())
       md += fmt::format("Seeds {}: the verdict stopped at the look of {} seeds{}.\n\n", fmt::join(r.seeds, ", "),
-                        r.look ? r.look : int(r.seeds.size()), r.rules.empty() ? "" : " (statistics " + r.rules + ")");
+                        look_of(r), r.rules.empty() ? "" : " (statistics " + r.rules + ")");
     if (!r.setting.empty()) md += "Run here: " + r.setting + "\n\n";
     if (!r.ablations_not_run.empty())
       md += fmt::format("Ablations not run (`normtool reproduce {} --ablations` runs them): {}.\n\n", c->id,
@@ -277,22 +285,18 @@ std::string readme_header(const Claim& c) {
   return fmt::format(
       "{}\n# {}: {}\n\n- **Source**: {}\n- **Criterion**: {}\n- **Setup**: {}\n- **Rerun**: "
       "`normtool reproduce {}`{}\n{}\n",
-      kBegin, c.id, c.title, c.source, criterion_text(c), setup_text(c), c.id,
-      c.exact ? "" : " (other seeds: `--seeds a,b,c`)", kEnd);
+      kBegin, c.id, c.title, c.source, criterion_text(c), setup_text(c), c.id, other_seeds(c), kEnd);
 }
 
 std::string with_readme_header(const Claim& c, const std::string& readme) {
   const auto end = readme.find(kEnd);
-  if (readme.rfind(kBegin, 0) == 0 && end != std::string::npos) {
-    std::size_t rest = end + std::string(kEnd).size();
-    if (rest < readme.size() && readme[rest] == '\n') ++rest;
-    return readme_header(c) + readme.substr(rest);
-  }
+  if (readme.rfind(kBegin, 0) == 0 && end != std::string::npos)
+    return readme_header(c) + readme.substr(after_marker(readme, end, kEnd));
   return readme_header(c) + "\n" + readme;
 }
 
 std::string claims_reference() {
-  std::string md = std::string(kDocBegin) + "\n## Every claim\n\n";
+  std::string md = std::string(kBegin) + "\n## Every claim\n\n";
   for (const Claim& c : all_claims()) md += fmt::format("- [{}](#{}) {}\n", c.id, anchor_of(c), c.title);
   for (const Claim& c : all_claims())
     md += fmt::format(
@@ -301,17 +305,15 @@ std::string claims_reference() {
         "- **Notes and changes**: [`experiments/{}/README.md`](../experiments/{}/README.md); rerun: "
         "`normtool reproduce {}`{}\n",
         anchor_of(c), c.id, c.title, c.source, criterion_text(c), c.why.empty() ? "(not written yet)" : c.why,
-        setup_text(c), dir_name(c), dir_name(c), c.id, c.exact ? "" : " (other seeds: `--seeds a,b,c`)");
+        setup_text(c), dir_name(c), dir_name(c), c.id, other_seeds(c));
   return md + kDocEnd + "\n";
 }
 
 std::string with_claims_reference(const std::string& doc) {
-  const auto begin = doc.find(kDocBegin), end = doc.find(kDocEnd);
+  const auto begin = doc.find(kBegin), end = doc.find(kDocEnd);
   if (begin == std::string::npos || end == std::string::npos || end < begin)
     return doc + (doc.empty() || doc.back() == '\n' ? "\n" : "\n\n") + claims_reference();
-  std::size_t rest = end + std::string(kDocEnd).size();
-  if (rest < doc.size() && doc[rest] == '\n') ++rest;
-  return doc.substr(0, begin) + claims_reference() + doc.substr(rest);
+  return doc.substr(0, begin) + claims_reference() + doc.substr(after_marker(doc, end, kDocEnd));
 }
 
 std::vector<std::string> sync_readmes(const std::string& experiments_dir) {

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
@@ -14,6 +16,7 @@
 #include "core/errors.h"
 #include "core/read_file.h"
 #include "io/json_file.h"
+#include "io/run_plots.h"
 
 namespace nt {
 
@@ -59,6 +62,99 @@ std::vector<LossPoint> read_losses(const std::string& dir) {
     points.push_back({step, val, m.get<double>("loss"), m.get_or<double>("acc", NAN)});
   }
   return points;
+}
+
+LossCurves read_loss_curves(const std::string& dir) {
+  LossCurves c;
+  for (const LossPoint& p : read_losses(dir)) {
+    if (p.val) {
+      c.val_loss.emplace_back(p.step, p.loss);
+      if (!std::isnan(p.acc)) c.val_acc.emplace_back(p.step, p.acc);
+    } else {
+      c.train_loss.emplace_back(p.step, p.loss);
+    }
+  }
+  return c;
+}
+
+namespace {
+
+// Row `row` of a CSV table read from `file`, column `col`, as a number; an InputError naming the
+// file, the row and the column when it is not one.
+double csv_number(const CsvTable& t, const std::string& file, std::size_t row, int col) {
+  const std::string& text = t.rows[row][std::size_t(col)];
+  std::size_t used = 0;
+  double v = NAN;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    throw InputError(fmt::format("{}: data row {}, column {}: \"{}\" is not a number", file, row + 1,
+                                 t.columns[std::size_t(col)], text));
+  return v;
+}
+
+int csv_index(const CsvTable& t, const std::string& file, std::size_t row, int col) {
+  const double v = csv_number(t, file, row, col);
+  if (v != std::floor(v) || v < 0 || v > 1e9)
+    throw InputError(fmt::format("{}: data row {}, column {}: {} is not a step, layer or position", file, row + 1,
+                                 t.columns[std::size_t(col)], v));
+  return int(v);
+}
+
+// The columns of a CSV table that a reader needs; an InputError naming the file when one is missing.
+std::vector<int> csv_columns(const CsvTable& t, const std::string& file, std::initializer_list<const char*> names) {
+  std::vector<int> cols;
+  for (const char* n : names) {
+    cols.push_back(t.column(n));
+    if (cols.back() < 0) throw InputError(fmt::format("{}: no column \"{}\" in its header", file, n));
+  }
+  return cols;
+}
+
+}  // namespace
+
+std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::string& dir) {
+  const std::string file = (fs::path(dir) / "stats.csv").string();
+  const CsvTable t = read_csv(file);
+  const std::vector<int> c = csv_columns(t, file, {"step", "layer", "site", "position", "mean", "std"});
+  int last = -1;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) last = std::max(last, csv_index(t, file, i, c[0]));
+  std::map<std::pair<int, std::string>, PositionStats> out;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    if (csv_index(t, file, i, c[0]) != last) continue;
+    auto& v = out[{csv_index(t, file, i, c[1]), t.rows[i][std::size_t(c[2])]}];
+    const int position = csv_index(t, file, i, c[3]);
+    if (int(v.std.size()) <= position) v.mean.resize(position + 1, NAN), v.std.resize(position + 1, NAN);
+    v.mean[position] = csv_number(t, file, i, c[4]);
+    v.std[position] = csv_number(t, file, i, c[5]);
+  }
+  return out;
+}
+
+std::map<std::pair<int, std::string>, PositionRanges> ranges_at(const std::string& dir, int step) {
+  const std::string file = (fs::path(dir) / "ranges.csv").string();
+  const CsvTable t = read_csv(file);
+  const std::vector<int> c = csv_columns(t, file, {"step", "layer", "site", "position", "max_abs", "fp16_outside",
+                                                   "int8_snr_db", "int8_tensor_snr_db"});
+  int last = -1;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) last = std::max(last, csv_index(t, file, i, c[0]));
+  const int wanted = step < 0 ? last : step;
+  std::map<std::pair<int, std::string>, PositionRanges> out;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    if (csv_index(t, file, i, c[0]) != wanted) continue;
+    PositionRanges& v = out[{csv_index(t, file, i, c[1]), t.rows[i][std::size_t(c[2])]}];
+    const std::size_t p = std::size_t(csv_index(t, file, i, c[3]));
+    for (auto* column : {&v.max_abs, &v.fp16_outside, &v.int8_snr_db, &v.int8_tensor_snr_db})
+      if (column->size() <= p) column->resize(p + 1, NAN);
+    v.max_abs[p] = csv_number(t, file, i, c[4]);
+    v.fp16_outside[p] = csv_number(t, file, i, c[5]);
+    v.int8_snr_db[p] = csv_number(t, file, i, c[6]);
+    v.int8_tensor_snr_db[p] = csv_number(t, file, i, c[7]);
+  }
+  return out;
 }
 
 RunFiles::RunFiles(std::string dir) : dir_(std::move(dir)) {

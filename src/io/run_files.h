@@ -16,8 +16,10 @@
 // .lock: the run directory's lock (io/files.h: DirectoryLock), taken by a new run here and by
 // `run --resume` before it reads the checkpoint; a second normtool in the directory is refused.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -52,6 +54,27 @@ struct LossPoint {
 // file or a line whose step, split, loss or acc has another type is an InputError naming the file,
 // the line and the key.
 std::vector<LossPoint> read_losses(const std::string& dir);
+
+// read_losses as curves of (step, value): the validation loss, the validation accuracy where it is
+// a number, the train loss.
+struct LossCurves {
+  std::vector<std::pair<int, double>> val_loss, val_acc, train_loss;
+};
+LossCurves read_loss_curves(const std::string& dir);
+
+// The tables of a run read back: a missing column, or a value that is not a number (a step,
+// layer or position that is not a whole number), is an InputError naming the file, the row and
+// the column. A position without a row is NaN.
+// <dir>/stats.csv at its last logged step: (layer, site) -> mean and std per position.
+struct PositionStats {
+  std::vector<double> mean, std;
+};
+std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::string& dir);
+// <dir>/ranges.csv at `step` (-1: its last logged step): (layer, site) -> per position.
+struct PositionRanges {
+  std::vector<double> max_abs, fp16_outside, int8_snr_db, int8_tensor_snr_db;
+};
+std::map<std::pair<int, std::string>, PositionRanges> ranges_at(const std::string& dir, int step = -1);
 
 class RunFiles {
  public:
