@@ -114,7 +114,7 @@ std::string measures_table(const ClaimResult& r) {
         // a measure without values (not defined for that system, e.g. P1's rnnsearch) shows "-"
         t += fmt::format("| {}{} | {} | {} | {} | {} | {} |\n", m.precondition ? "precondition: " : "", m.name,
                          m.values.empty() ? "-" : values_text(m, r.seeds), m.values.empty() ? "-" : show(m.interval, 4),
-                         interval_kind(m), m.criterion, m.criterion == "-" ? "-" : to_string(m.verdict));
+                         m.values.empty() ? "-" : interval_kind(m), m.criterion, m.criterion == "-" ? "-" : to_string(m.verdict));
     t += "\n";
   }
   return t;
