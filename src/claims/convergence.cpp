@@ -1,16 +1,17 @@
 // Convergence and statistics in the papers' recurrent models, as data: C1 (normalization speeds
 // convergence), C2 (RMSNorm matches LayerNorm), C6 (per-position statistics, the RMSNorm paper's
 // Table 5). Their runs are defined once and shared: each runs once, for whichever claim is first.
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <map>
-#include <numeric>
-#include <stdexcept>
 #include <string_view>
 
 #include "claims/claim.h"
 #include "claims/evidence.h"
+#include "config/config.h"
+#include "train/session.h"
+#include "train/site_stats.h"
 
 namespace nt {
 
@@ -111,10 +112,11 @@ PlotSpec loss_plot(const Compared& m, const char* stem, const char* title) {
 
 Reader final_loss(const Compared& m, const char* norm) { return field(m.normed, with_norm(norm), "final_val_loss"); }
 
-MeasureSpec rms_over_ln(const Compared& m, const char* group = "") {
-  MeasureSpec s{fmt::format("{}: final validation loss, RMS / LN (same seed)", m.label), Within{0.98, 1.02},
-                ratio(final_loss(m, "rmsnorm"), final_loss(m, "layernorm")), group, Scale::log};
-  s.headline = true, s.digits = 4;
+MeasureSpec rms_over_ln(const Compared& m, Criterion criterion, const char* group = "", double confidence = 0) {
+  MeasureSpec s{fmt::format("{}: final validation loss, RMS / LN (same seed){}", m.label,
+                            confidence ? ", equivalence (TOST, 90%)" : ""),
+                criterion, ratio(final_loss(m, "rmsnorm"), final_loss(m, "layernorm")), group, Scale::log};
+  s.headline = true, s.digits = 4, s.confidence = confidence;
   return s;
 }
 
@@ -127,6 +129,9 @@ MeasureSpec loss_of(const Compared& m, const char* norm, bool headline = false) 
 
 // ---- C6 ----
 
+// T, the validation loss at which the three norms are compared (matched quality; why in the claim)
+constexpr double kMatchedLoss = 2.0;
+
 // The RMSNorm paper's Table 5, for the baseline, LayerNorm and RMSNorm (kNorms' order): M of the
 // decoder GRU's hidden-to-hidden term at positions 1-4 and over all positions (ALL), then S.
 constexpr double kTable5[3][10] = {{-2.60, -1.19, -1.43, -1.53, -1.60, 7.35, 2.33, 2.61, 2.73, 3.04},
@@ -135,44 +140,77 @@ constexpr double kTable5[3][10] = {{-2.60, -1.19, -1.43, -1.53, -1.60, 7.35, 2.3
 
 // The decoder's first GRU reads the previous state through U_g h (gates, 2H) and U_c h
 // (candidate, H): the hidden-to-hidden mapping of Table 5, at the sites leaving their norm.
-constexpr const char* kTable5Sites[] = {"dec1.state_gates.out", "dec1.state_cand.out"};
-
-double mean_finite(const std::vector<double>& v, std::size_t from, std::size_t to) {
-  double sum = 0;
-  int n = 0;
-  for (std::size_t t = from; t < std::min(to, v.size()); ++t)
-    if (std::isfinite(v[t])) sum += v[t], ++n;
-  return n ? sum / n : NAN;
-}
-
-// M and S per position at a site of a run's stats.csv, at its last statistics step
-PositionStats at_site(const RunRecord& run, const char* site) {
-  const auto stats = last_stats(run.dir);
-  const auto it = stats.find({0, site});
-  if (it == stats.end() || it->second.std.size() < 5)
-    throw std::runtime_error(fmt::format("{}: stats.csv has no {} over 5 positions", run.dir, site));
-  return it->second;
-}
+constexpr const char* kTable5Sites[] = {"dec1.state_gates", "dec1.state_cand"};
 
 // Position 1's S over the mean of positions 2-4
-double s1_ratio(const std::vector<double>& S) { return S[0] / mean_finite(S, 1, 4); }
+double s1_ratio(const std::vector<double>& S) { return S.size() < 4 ? NAN : S[0] / finite_mean(S, 1, 4); }
+double cv_after_1(const std::vector<double>& S) { return cv_percent(S, 1); }  // over positions 2..T
 
-// The coefficient of variation (%) of S over positions 2..T
-double cv_after_1(const std::vector<double>& S) {
-  const double mean = mean_finite(S, 1, S.size());
-  std::vector<double> d2;  // squared deviations
-  for (double x : S) d2.push_back((x - mean) * (x - mean));
-  return 100 * std::sqrt(mean_finite(d2, 1, d2.size())) / mean;
+// The range of M over positions 1-4 (max - min)
+double m_range(const std::vector<double>& M) {
+  if (M.empty()) return NAN;
+  const auto [lo, hi] = std::minmax_element(M.begin(), M.begin() + std::min<std::size_t>(4, M.size()));
+  return *hi - *lo;
 }
 
-// f of S, averaged over the two sites, per seed
-Reader over_sites(const char* norm, double (*f)(const std::vector<double>&)) {
-  return per_run(kRnnSearch.normed, with_norm(norm), [f](const RunRecord& run) {
-    double x = 0;
-    for (const char* site : kTable5Sites) x += f(at_site(run, site).std) / 2;
-    return x;
-  });
+// M and S per position leaving the two Table 5 sites on `batch`, in eval mode, as JSON
+nlohmann::json table5_stats(Session& run, const Batch& batch) {
+  run.forward(batch, /*training=*/false);
+  nlohmann::json out = nlohmann::json::array();
+  std::vector<double> mean, std;
+  for (const char* place : kTable5Sites)
+    for (const SiteCapture& s : run.model().sites())
+      if (std::string_view(s.place) == place) {
+        site_statistics(s.out, batch.B, s.T ? s.T : batch.T, s.T ? s.mask : batch.real_tokens(), mean, std);
+        out.push_back({{"mean", mean}, {"std", std}});
+      }
+  return out;
 }
+
+// Trains until the validation loss is <= T at an evaluation (every train.eval_every steps) or the
+// steps run out; at each evaluation the Table 5 statistics on the first validation batch. The
+// statistics kept are the last evaluation's: at T when `reached`.
+nlohmann::json to_matched_loss(const RunConfig& c, const ClaimContext&) {
+  Session run(c);
+  Batch fixed;
+  run.data().val_batch(0, c.train.batch_size, fixed);
+  nlohmann::json j{{"steps", nlohmann::json::array()}, {"s1_ratio", nlohmann::json::array()}};
+  for (int t = 0;; t += c.train.eval_every) {
+    const double loss = run.evaluate().loss;
+    const nlohmann::json sites = table5_stats(run, fixed);
+    double ratio = 0;
+    for (const auto& site : sites) ratio += s1_ratio(site.at("std").get<std::vector<double>>()) / 2;
+    j["sites"] = sites, j["step"] = t, j["val_loss"] = loss, j["reached"] = int(loss <= kMatchedLoss);
+    j["steps"].push_back(t), j["s1_ratio"].push_back(ratio);
+    if (loss <= kMatchedLoss || t >= c.train.steps) return j;
+    for (int k = 0; k < c.train.eval_every; ++k)
+      if (run.step().diverged) return j;
+  }
+}
+
+// The matched-quality runs: LN and RMS up to N = 2000 steps (C1's), none up to 4N
+Setting to_matched(const char* name, const char* norms, int steps, int quick_steps) {
+  return {.name = name,
+          .config = "rnnsearch-tiny.json",
+          .overrides = {fmt::format("train.steps={}", steps), "train.eval_every=25", "train.eval_batches=20"},
+          .quick = {fmt::format("train.steps={}", quick_steps)},
+          .axes = {fmt::format("model.norm.type={}", norms)},
+          .session = to_matched_loss};
+}
+const char* matched_setting(const char* norm) { return std::string_view(norm) == "none" ? "to-T-none" : "to-T-normed"; }
+
+PositionStats site_of(const RunRecord& run, int site) {
+  const auto& s = run.summary.at("sites").at(site);
+  return {s.at("mean").get<std::vector<double>>(), s.at("std").get<std::vector<double>>()};
+}
+
+// f of S (or M), averaged over the two sites, per seed
+Reader over_sites(const char* norm, double (*f)(const std::vector<double>&),
+                  std::vector<double> PositionStats::*stat = &PositionStats::std) {
+  return per_run(matched_setting(norm), with_norm(norm),
+                 [f, stat](const RunRecord& run) { return (f(site_of(run, 0).*stat) + f(site_of(run, 1).*stat)) / 2; });
+}
+Reader matched(const char* norm, const char* what) { return field(matched_setting(norm), with_norm(norm), what); }
 
 // The ablation: the CV (%) over positions of the std leaving each of the transformer's sites,
 // averaged over the sites
@@ -180,45 +218,37 @@ Reader transformer_cv(const char* norm) {
   return per_run(setting_of(kTransformer, norm), with_norm(norm), [](const RunRecord& run) {
     double sum = 0;
     int n = 0;
-    for (const auto& [key, stats] : last_stats(run.dir)) {
-      if (!key.second.ends_with(".out")) continue;
-      const auto& stds = stats.std;
-      const double mean = std::accumulate(stds.begin(), stds.end(), 0.0) / stds.size();
-      double var = 0;
-      for (double s : stds) var += (s - mean) * (s - mean) / stds.size();
-      sum += std::sqrt(var) / mean, ++n;
-    }
-    return 100 * sum / n;
+    for (const auto& [key, stats] : last_stats(run.dir))
+      if (key.second.ends_with(".out")) sum += cv_percent(stats.std, 0), ++n;
+    return sum / n;
   });
 }
 
-// M and S per position at `site`, averaged over the seeds whose batch reached the position
-PositionStats seed_average(const Evidence& ev, const char* norm, const char* site) {
+// M and S per position at `site`, averaged over the seeds (the same batch: the same positions)
+PositionStats seed_average(const Evidence& ev, const char* norm, int site) {
   PositionStats a;
-  std::vector<int> n;
-  for (const RunRecord* run : ev.of(kRnnSearch.normed, with_norm(norm))) {
-    const PositionStats ps = at_site(*run, site);
-    if (a.std.size() < ps.std.size())
-      a.mean.resize(ps.std.size()), a.std.resize(ps.std.size()), n.resize(ps.std.size());
+  const auto runs = ev.of(matched_setting(norm), with_norm(norm));
+  for (const RunRecord* run : runs) {
+    const PositionStats ps = site_of(*run, site);
+    a.mean.resize(ps.mean.size()), a.std.resize(ps.std.size());
     for (std::size_t p = 0; p < ps.std.size(); ++p)
-      if (std::isfinite(ps.std[p])) a.mean[p] += ps.mean[p], a.std[p] += ps.std[p], ++n[p];
+      a.mean[p] += ps.mean[p] / runs.size(), a.std[p] += ps.std[p] / runs.size();
   }
-  for (std::size_t p = 0; p < a.std.size(); ++p)
-    a.mean[p] = n[p] ? a.mean[p] / n[p] : NAN, a.std[p] = n[p] ? a.std[p] / n[p] : NAN;
   return a;
 }
 
 // M or S by position at U_g h, one curve per norm
 PlotSpec position_plot(const char* what, std::vector<double> PositionStats::*stat) {
   return {fmt::format("position-{}", what),
-          {.title = fmt::format("C6: {} of U_g h in RNNSearch's first decoder GRU (after its norm)", what),
+          {.title = fmt::format("C6: {} of U_g h in RNNSearch's first decoder GRU at validation loss {}", what,
+                                kMatchedLoss),
            .xlabel = "target position",
            .ylabel = fmt::format("{} (average over seeds)", what),
            .logy = std::string_view(what) == "std"},
           [stat](const Evidence& ev) {
             std::vector<Curve> curves;
             for (const char* norm : kNorms) {
-              const PositionStats a = seed_average(ev, norm, kTable5Sites[0]);
+              const PositionStats a = seed_average(ev, norm, 0);
               curves.push_back({norm, {}, {}});
               for (std::size_t p = 0; p < a.std.size(); ++p)
                 if (std::isfinite(a.std[p])) curves.back().points.push_back({double(p + 1), (a.*stat)[p]});
@@ -227,22 +257,39 @@ PlotSpec position_plot(const char* what, std::vector<double> PositionStats::*sta
           }};
 }
 
+// none's S1 / mean(S2..S4) at each evaluation, a curve per seed
+PlotSpec ratio_plot() {
+  return {"none-s1-ratio",
+          {.title = "C6: no norm, S1 / mean(S2..S4) on the fixed validation batch", .ylabel = "S1 / mean(S2..S4)"},
+          [](const Evidence& ev) {
+            std::vector<Curve> curves;
+            for (const RunRecord* run : ev.of("to-T-none", with_norm("none"))) {
+              curves.push_back({fmt::format("seed {}", run->seed()), {}, {}});
+              for (std::size_t i = 0; i < run->summary["steps"].size(); ++i)
+                curves.back().points.emplace_back(run->summary["steps"][i], run->summary["s1_ratio"][i]);
+            }
+            return curves;
+          }};
+}
+
 // Ours beside the paper's: per norm, a row per site, then the paper's
 std::string table5_table(const Evidence& ev) {
-  std::string t =
-      "Mean over the seeds; ALL is the plain mean over the positions logged.\n\n"
+  std::string t = fmt::format(
+      "At the first evaluation with validation loss <= {} (else the last), on the first validation batch; mean over "
+      "the seeds; ALL is the plain mean over the positions.\n\n"
       "| norm | site | | M1 | M2 | M3 | M4 | M ALL | S1 | S2 | S3 | S4 | S ALL | S1 / mean(S2..S4) |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+      kMatchedLoss);
   for (int k = 0; k < 3; ++k) {
-    for (const char* site : kTable5Sites) {
+    for (int site = 0; site < 2; ++site) {
       const PositionStats a = seed_average(ev, kNorms[k], site);
       std::vector<double> v;  // M1..M4, M ALL, S1..S4, S ALL
       for (const std::vector<double>* x : {&a.mean, &a.std}) {
         for (std::size_t p = 0; p < 4; ++p) v.push_back(p < x->size() ? (*x)[p] : NAN);
-        v.push_back(mean_finite(*x, 0, x->size()));
+        v.push_back(finite_mean(*x, 0, x->size()));
       }
-      t += fmt::format("| {} | {} | normtool | {:.3f} | {:.2f} |\n", kNorms[k], site, fmt::join(v, " | "),
-                       v[5] / mean_finite(a.std, 1, 4));
+      t += fmt::format("| {} | {} | normtool | {:.3f} | {:.2f} |\n", kNorms[k], kTable5Sites[site], fmt::join(v, " | "),
+                       v[5] / finite_mean(a.std, 1, 4));
     }
     const double* p = kTable5[k];
     t += fmt::format("| {} | hidden-to-hidden | paper | {:.2f} | {:.2f} |\n", kNorms[k], fmt::join(p, p + 10, " | "),
@@ -256,6 +303,7 @@ std::string table5_table(const Evidence& ev) {
 std::vector<Claim> convergence_claims() {
   const char* ablation = "ablation: the Transformer and the MLP";
   const char* rms = "RMSNorm as the normalized model";
+  const char* c2 = "ablation: the LSTM LM and the Transformer";
   const char* c6 = "ablation: the decoder-only transformer of C1 (no state built from an encoder)";
   return {
       {.id = "C1",
@@ -284,35 +332,40 @@ std::vector<Claim> convergence_claims() {
        .slug = "rmsnorm-matches-layernorm",
        .title = "RMSNorm matches LayerNorm's quality",
        .source = "Zhang & Sennrich 2019 Tables 2-4 (RNNSearch on WMT14 En-De, BLEU: LN 22.6, RMS 22.4)",
-       .why = "The paper's own differences between LN and RMS are within noise (WMT14 BLEU 22.6 against 22.4, under "
-              "1%). 2% of the final validation loss is about the seed-to-seed spread of these small runs and far "
-              "below the gap to no normalization, so 'within 2%' means the same quality at this scale.",
+       .why = "Revision 2: RMS §6 calls RMSNorm 'comparable' to LN from single runs whose RMS - LN BLEU "
+              "differences span -0.6 to +0.2, and its hypothesis is that re-centring is dispensable: a "
+              "non-inferiority statement. So RMS / LN final loss is held to an upper one-sided bound <= 1.02 (2%, "
+              "about the seeds' spread in these runs, far below the gap to no norm); the earlier two-sided band was "
+              "stricter than the paper (seeds 1-3: INCONCLUSIVE because RMS ended 1.4% better). Equivalence by two "
+              "one-sided tests (the 90% interval within [0.98, 1.02]) is reported beside it.",
        .settings = {rnnsearch(), normed(kLstm, kLstmGroup), normed(kTransformer, kTransformerGroup)},
-       .measures = {rms_over_ln(kRnnSearch), rms_over_ln(kLstm, "ablation: the LSTM LM and the Transformer"),
-                    rms_over_ln(kTransformer, "ablation: the LSTM LM and the Transformer"),
+       .measures = {rms_over_ln(kRnnSearch, NonInferior{0.02}),
+                    rms_over_ln(kRnnSearch, Within{0.98, 1.02}, "equivalence", 0.90),
+                    rms_over_ln(kLstm, Within{0.98, 1.02}, c2), rms_over_ln(kTransformer, Within{0.98, 1.02}, c2),
                     loss_of(kRnnSearch, "layernorm", true), loss_of(kRnnSearch, "rmsnorm", true),
                     loss_of(kLstm, "layernorm"), loss_of(kLstm, "rmsnorm"), loss_of(kTransformer, "layernorm"),
                     loss_of(kTransformer, "rmsnorm")},
-       .method = "Per seed, RMSNorm's final validation loss over LayerNorm's; the runs are C1's."},
+       .method = "Per seed, RMSNorm's final validation loss over LayerNorm's; the runs are C1's.",
+       .seeds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20}},
       {.id = "C6",
        .slug = "per-position-statistics",
        .title = "Per-position statistics: in RNNSearch's decoder LN and RMS keep the std of the hidden-to-hidden "
                 "term flat over positions; without a norm position 1, the state built from the encoder, stands apart",
        .source = "Zhang & Sennrich 2019 Table 5 (RNNSearch in Nematus, newstest2013; S at positions 1-4: baseline "
                  "7.35, 2.33, 2.61, 2.73; LN 1.19, 1.51, 1.51, 1.51; RMS 1.27, 1.51, 1.50, 1.49)",
-       .why = "Read off the paper's own table: its baseline's S at position 1 is 2.87 times the mean of positions "
-              "2-4, LN's 0.79 and RMS's 0.85 times, and LN's and RMS's S at positions 2-4 vary by under 1%. "
-              "'Stands apart' is read as a factor of at least 1.5 (half the paper's distance from 1), 'close' as "
-              "within a factor 1.5 either way, 'flat' as a CV under 5% over the later positions. Position 1 is "
-              "where the mechanism is: the decoder's first state s0 = tanh(W mean(annotations) + b) comes from the "
-              "encoder, every later one from the decoder. The budget is 2000 steps because without a norm "
-              "RNNSearch sits on the unigram plateau (3.52 nats) until about step 1000 at this lr (measured: 3.52 "
-              "at step 400, 2.61 at 1500, seed 1), and Table 5's baseline is a trained model. The decoder-only "
-              "transformer, where this claim was first measured, has no s0: its baseline's CV was 8.2% over "
-              "positions, which the old criterion (>= 15%) failed, and which the paper's own baseline (6.6% over "
-              "positions 2-4) would fail too.",
-       .settings = {rnnsearch(), normed(kTransformer, kTransformerGroup), none(kTransformer, kTransformerGroup)},
-       .measures = {{"none: S at position 1 / mean S at positions 2-4", AtLeast{1.5}, over_sites("none", s1_ratio), "",
+       .why = "Revision 2: Table 5 is of trained models of similar quality (BLEU 21.7, 22.6) on held-out text, and "
+              "the baseline's position-1 ratio grows with training (0.18 at init, 1.39 at step 2000, paper 2.87): "
+              "reading an untrained baseline (2.28 against LN's 0.78) tested the budget. Every model is now read on "
+              "a fixed validation batch at its first evaluation with validation loss <= T = 2.0, the baseline given "
+              "4x LN's 2000 steps. T is from the committed seeds 1-3: 1.5 nats below the unigram plateau, below the "
+              "baseline's every loss there (2.28 at step 2000, falling 0.14 per 250 steps), within reach of 8000 "
+              "steps. The thresholds are read off the table as before (README).",
+       .settings = {to_matched("to-T-normed", "layernorm,rmsnorm", 2000, 50),
+                    to_matched("to-T-none", "none", 8000, 200), normed(kTransformer, kTransformerGroup),
+                    none(kTransformer, kTransformerGroup)},
+       .measures = {{"none: validation loss <= T within 4x LN's steps (1 = yes)", AtLeast{1},
+                     matched("none", "reached"), "", Scale::linear, true},
+                    {"none: S at position 1 / mean S at positions 2-4", AtLeast{1.5}, over_sites("none", s1_ratio), "",
                      Scale::log},
                     {"LN: S at position 1 / mean S at positions 2-4", Within{1 / 1.5, 1.5},
                      over_sites("layernorm", s1_ratio), "", Scale::log},
@@ -321,18 +374,26 @@ std::vector<Claim> convergence_claims() {
                     {"LN: CV of S over positions 2..T (%)", AtMost{5}, over_sites("layernorm", cv_after_1)},
                     {"RMS: CV of S over positions 2..T (%)", AtMost{5}, over_sites("rmsnorm", cv_after_1)},
                     {"none: CV of S over positions 2..T (%)", Reported{}, over_sites("none", cv_after_1), "reported"},
+                    {"RMS / none: range of M over positions 1-4 (paper: 0.34 / 1.41 = 0.24)", Reported{},
+                     ratio(over_sites("rmsnorm", m_range, &PositionStats::mean),
+                           over_sites("none", m_range, &PositionStats::mean)),
+                     "reported", Scale::log},
+                    {"none: step read (at T, else the last)", Reported{}, matched("none", "step"), "reported"},
+                    {"LN: step read", Reported{}, matched("layernorm", "step"), "reported"},
                     {"LN: CV over positions of the post-norm std (%)", AtMost{5}, transformer_cv("layernorm"), c6},
                     {"RMS: CV over positions of the post-norm std (%)", AtMost{5}, transformer_cv("rmsnorm"), c6},
                     {"none: CV over positions of the residual stream's std (%)", AtLeast{15}, transformer_cv("none"),
                      c6}},
-       .plots = {position_plot("std", &PositionStats::std), position_plot("mean", &PositionStats::mean)},
-       .method = "stats.csv at the last statistics step (its training batch): per target position, the mean over "
-                 "the real tokens of each vector's mean M and std S over the hidden dimension, at U_g h (gates, 2H) "
-                 "and U_c h (candidate, H) of the first decoder GRU after their norm (for none the terms themselves); "
-                 "position 1 is U s0, s0 built from the encoder. Ratios and CVs per seed, averaged over the two "
-                 "sites. The ablation: the CV over 64 positions of the std leaving each site (attn, ffn, final; for "
-                 "none the residual stream), averaged over the sites.",
-       .details = table5_table},
+       .plots = {ratio_plot(), position_plot("std", &PositionStats::std), position_plot("mean", &PositionStats::mean)},
+       .method = "Each model trains until its validation loss (20 batches, every 25 steps) is <= T = 2.0, LN and RMS "
+                 "for at most 2000 steps, none for 8000. At each evaluation, on the first validation batch in eval "
+                 "mode: per target position, the mean over the real tokens of each vector's mean M and std S over "
+                 "the hidden dimension, at U_g h (gates, 2H) and U_c h (candidate, H) of the first decoder GRU after "
+                 "their norm (none: the terms); position 1 is U s0, s0 from the encoder. Read at T (never reached: "
+                 "the last evaluation), per seed, averaged over the two sites. The ablation: the CV over 64 positions "
+                 "of the std leaving each site (for none the residual stream), C1's runs' stats.csv.",
+       .details = table5_table,
+       .seeds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20}},
   };
 }
 

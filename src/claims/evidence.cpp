@@ -1,5 +1,6 @@
 #include "claims/evidence.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -239,6 +240,23 @@ std::string curves_table(const std::string& label, const std::vector<Curve>& cur
     rows += "\n";
   }
   return fmt::format("{}\n{}\n{}", head, rule, rows);
+}
+
+// ---- convergence ----
+
+double finite_mean(const std::vector<double>& v, std::size_t from, std::size_t to) {
+  double sum = 0;
+  int n = 0;
+  for (std::size_t t = from; t < std::min(to, v.size()); ++t)
+    if (std::isfinite(v[t])) sum += v[t], ++n;
+  return n ? sum / n : NAN;
+}
+
+double cv_percent(const std::vector<double>& v, std::size_t from) {
+  const double mean = finite_mean(v, from, v.size());
+  std::vector<double> d2;  // squared deviations
+  for (double x : v) d2.push_back((x - mean) * (x - mean));
+  return 100 * std::sqrt(finite_mean(d2, from, d2.size())) / mean;
 }
 
 }  // namespace nt

@@ -73,4 +73,11 @@ Reader largest(std::vector<Reader> readers);
 // curve, each value in `spec` ("{:.3g}")
 std::string curves_table(const std::string& label, const std::vector<Curve>& curves, const std::string& spec);
 
+// ---- convergence ----
+
+// The mean of the finite values of v[from, to), NaN when none; their coefficient of variation in %
+// (the population std over the mean) over v[from, end)
+double finite_mean(const std::vector<double>& v, std::size_t from, std::size_t to);
+double cv_percent(const std::vector<double>& v, std::size_t from);
+
 }  // namespace nt
