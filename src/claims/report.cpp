@@ -114,7 +114,8 @@ std::string measures_table(const ClaimResult& r) {
         // a measure without values (not defined for that system, e.g. P1's rnnsearch) shows "-"
         t += fmt::format("| {}{} | {} | {} | {} | {} | {} |\n", m.precondition ? "precondition: " : "", m.name,
                          m.values.empty() ? "-" : values_text(m, r.seeds), m.values.empty() ? "-" : show(m.interval, 4),
-                         m.values.empty() ? "-" : interval_kind(m), m.criterion, m.criterion == "-" ? "-" : to_string(m.verdict));
+                         m.values.empty() ? "-" : interval_kind(m), m.criterion,
+                         m.criterion == "-" ? "-" : to_string(m.verdict));
     t += "\n";
   }
   return t;
@@ -218,62 +219,91 @@ std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string
   return results;
 }
 
+namespace {
+
+// The report's title and first paragraph: what a verdict means, the statistics, and whether this
+// report is quick or partial (it says so in its title; each row of a quick one says so too)
+std::string report_intro(const std::string& dir, const std::vector<std::pair<const Claim*, ClaimResult>>& results) {
+  const bool quick = std::any_of(results.begin(), results.end(), [](const auto& cr) { return quick_run(cr.second); });
+  std::string title = quick ? " (QUICK: shrunken settings that show the claims run; not their verdicts)" : "";
+  if (results.size() < all_claims().size())
+    title += fmt::format(" (PARTIAL: {} of the {} claims)", results.size(), all_claims().size());
+  return fmt::format(
+      "# normtool: the claims about normalization, reproduced{}\n\n"
+      "Rerun everything with `normtool reproduce --jobs 2 --ablations` (without `--ablations`, every verdict but not "
+      "the settings kept beside the papers' as ablations; or one claim with the command in its row; other seeds with "
+      "`--seeds a,b,c`). Each claim's source with its own figures, the criterion and why it is what it is: {}; each "
+      "claim's setup and any change with its reason: `experiments/<id>-<slug>/README.md`. A training claim's verdict "
+      "comes from an interval over seeds: PASS when the criterion holds across the interval, FAIL when the interval "
+      "lies entirely on the failing side, INCONCLUSIVE otherwise, or when a precondition is not met. The statistics: "
+      "{}{}. REPORT: an experiment that puts systems side by side with no criterion (P1), its figures reported with "
+      "their intervals.\n\n",
+      title, claims_doc_link(dir), rules_text(default_rules()),
+      quick ? " (a quick report takes the first look only, at the confidence of a single look)" : "");
+}
+
+json verdict_entry(const Claim& c, const ClaimResult& r) {
+  return {{"id", c.id},
+          {"slug", c.slug},
+          {"title", c.title},
+          {"figure", r.ran ? headline_figure(r) : r.measured},
+          {"quick", quick_run(r)},
+          {"verdict", to_string(r.verdict)},
+          {"ran", r.ran},
+          {"measured", r.measured},
+          {"criterion", criterion_text(c)},
+          {"source", c.source},
+          {"seeds", r.seeds},
+          {"look", r.look},
+          {"seconds", r.seconds}};
+}
+
+// How the deciding measures make the verdict, when there are several
+std::string combination(const ClaimResult& r) {
+  const auto deciding = std::count_if(r.measures.begin(), r.measures.end(),
+                                      [](const Measure& m) { return m.group.empty() && !m.precondition; });
+  return deciding < 2 ? ""
+                      : fmt::format(
+                            "The {} deciding measures combine as one criterion: PASS when every one passes, "
+                            "FAIL when one fails, INCONCLUSIVE otherwise.\n\n",
+                            deciding);
+}
+
+std::string claim_section(const Claim& c, const ClaimResult& r) {
+  std::string md = fmt::format(
+      "\n<a id=\"{}-{}\"></a>\n## {}: {}\n\n**{}** ({:.0f} s)\n\n- measured: {}\n- criterion: {}\n"
+      "- why this criterion: {}\n- source: {}\n- setup: {} (`experiments/{}/README.md`)\n"
+      "- rerun: `normtool reproduce {}`\n\n",
+      c.id, c.slug, c.id, c.title, to_string(r.verdict), r.seconds, r.measured, criterion_text(c), c.why, c.source,
+      setup_text(c), dir_name(c), c.id);
+  if (!r.reason.empty()) md += fmt::format("INCONCLUSIVE because the {}.\n\n", r.reason);
+  md += combination(r);
+  if (!r.seeds.empty())
+    md += fmt::format("Seeds {}: the verdict stopped at the look of {} seeds{}.\n\n", fmt::join(r.seeds, ", "),
+                      look_of(r), r.rules.empty() ? "" : " (statistics " + r.rules + ")");
+  if (!r.setting.empty()) md += "Run here: " + r.setting + "\n\n";
+  if (!r.ablations_not_run.empty())
+    md += fmt::format("Ablations not run (`normtool reproduce {} --ablations` runs them): {}.\n\n", c.id,
+                      fmt::join(r.ablations_not_run, "; "));
+  md += measures_table(r);
+  for (const auto& p : r.plots) md += fmt::format("![{}]({}/{})\n\n", c.id, dir_name(c), p);
+  return md + r.details + "\n";
+}
+
+}  // namespace
+
 void write_report(const std::string& dir, const std::vector<std::pair<const Claim*, ClaimResult>>& results) {
   fs::create_directories(dir);
-  const bool quick = std::any_of(results.begin(), results.end(), [](const auto& cr) { return quick_run(cr.second); });
-  std::string md = fmt::format("# normtool: the claims about normalization, reproduced{}\n\n",
-                               quick ? " (QUICK: shrunken settings that show the claims run; not their verdicts)" : "");
-  md +=
-      "Rerun everything with `normtool reproduce --jobs 2 --ablations` (without `--ablations`, every verdict "
-      "but not the settings kept beside the papers' as ablations; or one claim with the command in its row; other "
-      "seeds with `--seeds a,b,c`). Each claim's source with its own figures, the criterion and why it is what it "
-      "is: " +
-      claims_doc_link(dir) +
-      "; each claim's setup and any change with its reason: "
-      "`experiments/<id>-<slug>/README.md`. A training claim's verdict comes from an interval over seeds: PASS when "
-      "the criterion holds across the interval, FAIL when the interval lies entirely on the failing side, "
-      "INCONCLUSIVE otherwise, or when a precondition is not met. The statistics: " +
-      rules_text(default_rules()) +
-      ". REPORT: an experiment that puts systems side by side with no criterion (P1), its figures reported with "
-      "their intervals.\n\n";
+  std::string md = report_intro(dir, results);
   md += "| claim | verdict | seeds (look) | deciding figure | rerun |\n|---|---|---|---|---|\n";
   json verdicts = json::array();
   for (const auto& [c, r] : results) {
     md += fmt::format("| [{}](#{}-{}) {} | **{}**{} | {} | {} | `normtool reproduce {}` |\n", c->id, c->id, c->slug,
                       c->title, to_string(r.verdict), quick_run(r) ? " (quick)" : "", seeds_text(r),
                       r.ran ? headline_figure(r) : r.measured, c->id);
-    verdicts.push_back({{"id", c->id},
-                        {"slug", c->slug},
-                        {"title", c->title},
-                        {"figure", r.ran ? headline_figure(r) : r.measured},
-                        {"quick", r.setting.starts_with("quick")},
-                        {"verdict", to_string(r.verdict)},
-                        {"ran", r.ran},
-                        {"measured", r.measured},
-                        {"criterion", criterion_text(*c)},
-                        {"source", c->source},
-                        {"seeds", r.seeds},
-                        {"look", r.look},
-                        {"seconds", r.seconds}});
+    verdicts.push_back(verdict_entry(*c, r));
   }
-  for (const auto& [c, r] : results) {
-    md += fmt::format(
-        "\n<a id=\"{}-{}\"></a>\n## {}: {}\n\n**{}** ({:.0f} s)\n\n- measured: {}\n- criterion: {}\n"
-        "- source: {}\n- setup: {} (`experiments/{}/README.md`)\n- rerun: `normtool reproduce {}`\n\n",
-        c->id, c->slug, c->id, c->title, to_string(r.verdict), r.seconds, r.measured, criterion_text(*c), c->source,
-        setup_text(*c), dir_name(*c), c->id);
-    if (!r.reason.empty()) md += fmt::format("INCONCLUSIVE because the {}.\n\n", r.reason);
-    if (!r.seeds.empty())
-      md += fmt::format("Seeds {}: the verdict stopped at the look of {} seeds{}.\n\n", fmt::join(r.seeds, ", "),
-                        look_of(r), r.rules.empty() ? "" : " (statistics " + r.rules + ")");
-    if (!r.setting.empty()) md += "Run here: " + r.setting + "\n\n";
-    if (!r.ablations_not_run.empty())
-      md += fmt::format("Ablations not run (`normtool reproduce {} --ablations` runs them): {}.\n\n", c->id,
-                        fmt::join(r.ablations_not_run, "; "));
-    md += measures_table(r);
-    for (const auto& p : r.plots) md += fmt::format("![{}]({}/{})\n\n", c->id, dir_name(*c), p);
-    md += r.details + "\n";
-  }
+  for (const auto& [c, r] : results) md += claim_section(*c, r);
   // whole files only: on Slurm a --collect rewrites them while an array task of the same
   // reproduction starts and reads REPORT.md (reproduce's check of its --out)
   write_file_atomically((fs::path(dir) / "REPORT.md").string(), md);
