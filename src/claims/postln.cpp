@@ -3,7 +3,6 @@
 // encoder), the decoder-only transformer beside them as an ablation: C8 (warm-up), C9 (deep
 // Post-LN against DeepNorm). C7 (gradients at init) is in postln_gradients.cpp, C10 (the early
 // model update) in postln_update.cpp.
-#include <array>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -77,20 +76,28 @@ std::vector<Setting> warmup_settings() {
 }
 Reader loss(const Arch& a, int k) { return per_run(a.name + kSuffix[k], {}, final_loss); }
 
-// Steps to `target`: the first evaluation after step 0 where the run's validation loss is <= target; a run
-// that never reaches it counts as its steps plus one evaluation interval (censored; the table names it)
+// BERT, per seed: the steps of Pre-LN (no warm-up) and Post-LN (warm-up) to Post-LN's final loss, each the
+// first evaluation after step 0 where the run's validation loss is <= it; a run that never reaches it counts
+// as its steps plus one evaluation interval (`never`: censored, the table says so)
 double never(const Evidence& ev) { return ev.ctx->quick ? 110 : 1100; }
-double steps_to(const RunRecord& r, double target, const Evidence& ev) {
-  for (const auto& [step, v] : r.val_loss)
-    if (step > 0 && v <= target) return step;
-  return never(ev);
-}
-// Per seed, BERT: Pre-LN's (no warm-up) steps to Post-LN's (warm-up) final loss, over Post-LN's own
-std::vector<double> steps_ratio(const Evidence& ev) {
+std::vector<std::pair<double, double>> steps_to_target(const Evidence& ev) {
   const auto pre = ev.of("bert-pre"), post = ev.of("bert-warmup");
+  std::vector<std::pair<double, double>> v;
+  for (std::size_t i = 0; i < pre.size() && i < post.size(); ++i) {
+    double steps[2] = {never(ev), never(ev)};
+    for (int k : {0, 1})
+      for (const auto& [step, x] : (k ? post : pre)[i]->val_loss)
+        if (step > 0 && x <= final_loss(*post[i])) {
+          steps[k] = step;
+          break;
+        }
+    v.emplace_back(steps[0], steps[1]);
+  }
+  return v;
+}
+std::vector<double> steps_ratio(const Evidence& ev) {
   std::vector<double> v;
-  for (std::size_t i = 0; i < pre.size() && i < post.size(); ++i)
-    v.push_back(steps_to(*pre[i], final_loss(*post[i]), ev) / steps_to(*post[i], final_loss(*post[i]), ev));
+  for (const auto& [pre, post] : steps_to_target(ev)) v.push_back(pre / post);
   return v;
 }
 
@@ -133,19 +140,12 @@ std::string warmup_table(const Evidence& ev) {
       t += fmt::format(" {} |", ev.runs.count(a.name + kSuffix[k]) ? show(mean_interval(loss(a, k)(ev)), 3) : "-");
     t += "\n";
   }
-  t += "\nFinal validation loss, mean [95% interval] over the seeds (a diverged run counts as ln 256).\n";
-  if (!ev.runs.count("bert-pre")) return t;
-  const auto pre = ev.of("bert-pre"), post = ev.of("bert-warmup");
   std::vector<std::string> seeds;
-  for (std::size_t i = 0; i < pre.size() && i < post.size(); ++i) {
-    const double target = final_loss(*post[i]), a = steps_to(*pre[i], target, ev);
-    seeds.push_back(
-        fmt::format("{}{} / {:g}", a, a == never(ev) ? " (never: censored)" : "", steps_to(*post[i], target, ev)));
-  }
-  return t + fmt::format(
-                 "\nBERT-style encoder, steps to Post-LN's (warm-up) final loss, Pre-LN no warm-up / Post-LN, "
-                 "per seed: {}.\n",
-                 fmt::join(seeds, "; "));
+  for (const auto& [pre, post] : steps_to_target(ev))
+    seeds.push_back(fmt::format("{}{} / {}", pre, pre == never(ev) ? " (never: censored)" : "", post));
+  return t + "\nFinal validation loss, mean [95% interval] over the seeds (a diverged run counts as ln 256).\n\n" +
+         fmt::format("BERT, steps to Post-LN's (warm-up) final loss, Pre-LN no warm-up / Post-LN, per seed: {}.\n",
+                     fmt::join(seeds, "; "));
 }
 
 // ---- C9 ----
