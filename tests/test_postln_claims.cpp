@@ -3,6 +3,7 @@
 // contract's constants and a second session's outputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -123,6 +124,37 @@ TEST(PostLnClaims, TheModelUpdateIsOverTheRealTargetTokensOnly) {
     EXPECT_GT(std::abs(every_row - expected), 1e-3 * expected) << "t = " << t << ": padding changes nothing here";
     ++k;
   }
+}
+
+// C8's BERT steps to target, per seed: Pre-LN's first evaluation after step 0 at or below Post-LN's
+// final loss, over Post-LN's own first; a Pre-LN run that never reaches it counts as 1100 (censored).
+TEST(PostLnClaims, TheStepsToTargetAreEachRunsFirstEvaluationAtPostLnsFinalLossCensoredAt1100) {
+  auto run = [](int seed, std::vector<std::pair<int, double>> val) {
+    RunRecord r;
+    r.overrides["seed"] = std::to_string(seed);
+    r.summary = {{"final_val_loss", val.back().second}, {"diverged", false}};
+    r.val_loss = std::move(val);
+    return r;
+  };
+  const ClaimContext ctx;
+  Evidence ev{&ctx, {1, 2, 3}, {}};
+  ev.runs["bert-warmup"] = {run(1, {{0, 5.0}, {500, 3.1}, {1000, 3.0}}), run(2, {{0, 5.0}, {900, 3.0}, {1000, 3.0}}),
+                            run(3, {{0, 5.0}, {800, 2.9}, {1000, 3.0}})};
+  ev.runs["bert-pre"] = {run(1, {{0, 5.0}, {500, 3.01}, {600, 2.99}, {1000, 2.8}}),
+                         run(2, {{0, 2.9}, {900, 3.2}, {1000, 3.1}}), run(3, {{0, 5.0}, {400, 3.0}, {1000, 2.9}})};
+  const Claim* c8 = find_claim("C8");
+  ASSERT_NE(c8, nullptr);
+  const auto m = std::find_if(c8->measures.begin(), c8->measures.end(),
+                              [](const MeasureSpec& x) { return x.name.find("steps to") != std::string::npos; });
+  ASSERT_NE(m, c8->measures.end());
+  // 600 / 1000; never (step 0 does not count): 1100 / 900; 400 / 800 (Post-LN reached its final loss early)
+  const std::vector<double> v = m->read(ev);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_DOUBLE_EQ(v[0], 0.6);
+  EXPECT_DOUBLE_EQ(v[1], 1100.0 / 900.0);
+  EXPECT_DOUBLE_EQ(v[2], 0.5);
+  EXPECT_EQ(m->scale, Scale::log);
+  EXPECT_TRUE(std::holds_alternative<AtMost>(m->criterion));
 }
 
 }  // namespace

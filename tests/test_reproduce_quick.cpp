@@ -60,8 +60,9 @@ TEST(ReproduceQuick, EveryClaimHasAVerdictAndTheExactClaimsPass) {
   std::cout << r.output;  // the verdicts, in the CI log
 }
 
-// Without --ablations a claim decides on the papers' settings alone: C9's decoder-only runs are
-// not made, no measure of an ablation is reported, and the report names what was left out.
+// Without --ablations a claim decides on the papers' settings alone: C9's runs without warm-up
+// (encoder-decoder and decoder-only) are not made, no measure of an ablation is reported, and the
+// report names what was left out.
 TEST(ReproduceQuick, WithoutAblationsOnlyTheDecidingSettingsRunAndTheReportSaysWhatWasLeftOut) {
   TempDir d;
   const auto r = run_normtool("reproduce C9 --quick --jobs 2 --out " + d.str());
@@ -69,13 +70,14 @@ TEST(ReproduceQuick, WithoutAblationsOnlyTheDecidingSettingsRunAndTheReportSaysW
   const auto result = read_json(d / "C9-deep-post-ln-vs-deepnorm/result.json");
   ASSERT_FALSE(result["measures"].empty());
   for (const auto& m : result["measures"]) EXPECT_EQ(m["group"].get<std::string>().rfind("ablation", 0), std::string::npos) << m.dump();
-  EXPECT_EQ(result["ablations_not_run"],
-            nlohmann::json::array({"ablation: decoder-only, depths 6/18/36 (quick 6/12)"}));
-  EXPECT_TRUE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/encdec-1"));
-  EXPECT_FALSE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/lm-1"));
+  EXPECT_EQ(result["ablations_not_run"], nlohmann::json::array({"ablation: encoder-decoder without warm-up",
+                                                                 "ablation: decoder-only, depths 6/18/36"}));
+  EXPECT_TRUE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/encdec-warmup"));
+  EXPECT_FALSE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/encdec"));
+  EXPECT_FALSE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/lm"));
   EXPECT_NE(read_text(d / "REPORT.md")
-                .find("Ablations not run (`normtool reproduce C9 --ablations` runs them): ablation: decoder-only, "
-                      "depths 6/18/36 (quick 6/12)."),
+                .find("Ablations not run (`normtool reproduce C9 --ablations` runs them): ablation: encoder-decoder "
+                      "without warm-up; ablation: decoder-only, depths 6/18/36."),
             std::string::npos);
 }
 

@@ -14,21 +14,9 @@ class Dataset;
 
 inline constexpr const char* kSmallInit = "ablation: model.init normal, N(0, 0.02) (normtool's default)";
 
-inline std::string seed_override(int seed) { return fmt::format("seed={}", seed); }
-
 // A depth as the tables name it: "6L-6L" in the encoder-decoder (layers per stack), "6 layers" else.
 inline std::string depth_label(bool encoder_decoder, int depth) {
   return encoder_decoder ? fmt::format("{0}L-{0}L", depth) : fmt::format("{} layers", depth);
-}
-
-// model.norm.type of a Post-LN claim's run, as the tables name it.
-inline const char* norm_label(const std::string& norm) { return norm == "deepnorm" ? "DeepNorm" : "Post-LN"; }
-
-// a[i] / b[i], over the shorter of the two
-inline std::vector<double> ratio(const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> v;
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) v.push_back(a[i] / b[i]);
-  return v;
 }
 
 // The dataset of the encoder-decoder claims: gettext-de (the catalog pairs, Xiong's and DeepNet's
