@@ -52,7 +52,15 @@ std::string claims_doc_link(const std::string& report_dir) {
 std::string dir_name(const Claim& c) { return c.id + "-" + c.slug; }
 std::string anchor_of(const Claim& c) { return fmt::format("claim-{}", c.id); }
 // After a claim's rerun command: a training claim takes other seeds
-const char* other_seeds(const Claim& c) { return c.exact ? "" : " (other seeds: `--seeds a,b,c`)"; }
+// " (seeds 11-20, looked at after 3, 6 and 10; other seeds: `--seeds a,b,c`)" for a claim that trains
+std::string other_seeds(const Claim& c) {
+  if (c.run) return "";
+  const std::vector<int> looks = looks_for(default_rules(), int(c.seeds.size()));
+  std::string why = c.seeds_why;
+  if (!why.empty() && why.back() == '.') why.pop_back();
+  return fmt::format(" (seeds {}-{}, looked at after {}{}; other seeds: `--seeds a,b,c`)", c.seeds.front(),
+                     c.seeds.back(), fmt::join(looks, ", "), why.empty() ? "" : ": " + why);
+}
 int look_of(const ClaimResult& r) { return r.look ? r.look : int(r.seeds.size()); }
 bool quick_run(const ClaimResult& r) { return r.setting.starts_with("quick"); }
 
