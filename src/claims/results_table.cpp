@@ -68,8 +68,15 @@ std::string with_results_table(const std::string& readme, const std::string& tab
   return readme.substr(0, begin) + table + readme.substr(rest);
 }
 
+std::string source_reports_dir(const std::string& docs_dir) {
+  std::error_code ec;
+  const auto reports = std::filesystem::canonical(docs_dir, ec).parent_path() / "reports";
+  return !ec && std::filesystem::exists(reports / "verdicts.json", ec) ? reports.string() : "";
+}
+
 bool sync_results_table(const std::string& report_dir) {
   namespace fs = std::filesystem;
+  if (report_dir.empty()) return false;
   std::error_code ec;
   const fs::path dir = fs::weakly_canonical(fs::absolute(report_dir), ec);
   const fs::path readme = dir.parent_path() / "README.md";

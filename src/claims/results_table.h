@@ -16,5 +16,8 @@ std::string with_results_table(const std::string& readme, const std::string& tab
 // Rewrites <report_dir>/../README.md's results from <report_dir>/verdicts.json when that README has
 // the markers; true when it changed.
 bool sync_results_table(const std::string& report_dir);
+// The reports/ beside a source tree's docs/ (following the links of an installed data directory);
+// "" when there is none.
+std::string source_reports_dir(const std::string& docs_dir);
 
 }  // namespace nt

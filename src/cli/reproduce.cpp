@@ -283,10 +283,7 @@ int sync_docs() {
     fmt::print("updated {}\n", doc);
   }
   // in a source tree (docs/ beside reports/ and the README), the README's results from reports/
-  std::error_code ec;
-  const auto reports = std::filesystem::canonical(data_dir() + "/docs", ec).parent_path() / "reports";
-  if (!ec && std::filesystem::exists(reports / "verdicts.json", ec) && sync_results_table(reports.string()))
-    fmt::print("updated {}\n", (reports.parent_path() / "README.md").string());
+  if (sync_results_table(source_reports_dir(data_dir() + "/docs"))) fmt::print("updated README.md\n");
   return 0;
 }
 
