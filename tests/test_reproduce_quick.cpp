@@ -17,7 +17,8 @@ int expect_intervals_follow_from_values(const std::filesystem::path& report) {
   int checked = 0;
   for (const auto& entry : std::filesystem::directory_iterator(report)) {
     if (!std::filesystem::exists(entry.path() / "result.json")) continue;
-    for (const auto& m : read_json(entry.path() / "result.json")["measures"]) {
+    const nlohmann::json result = read_json(entry.path() / "result.json");  // kept: the loop reads into it
+    for (const auto& m : result["measures"]) {
       std::vector<double> values;
       for (const auto& v : m["values"]) values.push_back(v.is_null() ? NAN : v.get<double>());
       const auto& i = m["interval"];

@@ -229,12 +229,12 @@ TEST(SlurmTools, ASweepFollowedWithoutSqueueIsNotReportedFailed) {
 TEST(SlurmTools, ACollectionWithoutSqueueCountsTheClaimPending) {
   TempDir d;
   fs::create_directories(d / "r");
-  std::ofstream(d / "r/reproduce.json") << nlohmann::json{{"launcher", "slurm"}, {"ids", {"C5"}}, {"claims_job_id", "123"},
-                                                          {"claims_tasks", {"C5"}}}.dump();
+  std::ofstream(d / "r/reproduce.json") << nlohmann::json{{"launcher", "slurm"}, {"ids", {"C11"}}, {"claims_job_id", "123"},
+                                                          {"claims_tasks", {"C11"}}}.dump();
   fs::create_directories(d / "bin");
   const CommandResult r = run_shell("PATH=" + (d / "bin") + " " + NORMTOOL_BINARY + " reproduce --collect " + (d / "r"));
   EXPECT_EQ(r.exit_code, 75) << r.output;
-  EXPECT_TRUE(has(r.output, "C5  PENDING       task 0 of Slurm job 123: squeue is not on this machine's PATH")) << r.output;
+  EXPECT_TRUE(has(r.output, "C11 PENDING       task 0 of Slurm job 123: squeue is not on this machine's PATH")) << r.output;
   EXPECT_FALSE(has(r.output, "FAILED")) << r.output;
 }
 

@@ -24,19 +24,18 @@ std::string figure_of(const nlohmann::json& v) {
   std::string f = v.value("figure", "");
   if (f.empty()) f = v.value("measured", "");
   if (const auto cut = f.find("; "); cut != std::string::npos && !v.contains("figure")) f.resize(cut);
-  if (f.size() > 160) f = f.substr(0, 157) + "...";
+  if (f.size() > 64) f = f.substr(0, 61) + "...";
   std::string cell;
   for (char ch : f) cell += ch == '|' ? std::string("\\|") : ch == '\n' ? std::string(" ") : std::string(1, ch);
   return cell;
 }
 
-// "3 of 11-20": the seeds a training claim stopped at, of its list; "-" for an exact claim
-std::string seeds_of(const nlohmann::json& v) {
-  const std::vector<int> seeds = v.value("seeds", std::vector<int>{});
-  if (seeds.empty()) return "-";
-  const bool run = seeds.back() - seeds.front() + 1 == int(seeds.size());
-  return run && seeds.size() > 2 ? fmt::format("{}-{}", seeds.front(), seeds.back())
-                                 : fmt::format("{}", fmt::join(seeds, ", "));
+// A claim's title up to its first clause, and at most 48 characters
+std::string short_title(std::string t) {
+  for (const char* cut : {"; ", ": "})
+    if (const auto at = t.find(cut); at != std::string::npos && at >= 15) t.resize(at);
+  if (t.size() > 48) t = t.substr(0, t.rfind(' ', 45)) + "...";
+  return t;
 }
 
 }  // namespace
@@ -47,15 +46,15 @@ std::string results_table(const nlohmann::json& verdicts, const std::string& rep
   std::string counts;
   for (const auto& [verdict, n] : count) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, verdict);
   std::string t = fmt::format(
-      "{}\n{} claims ({}), from [{}]({}):\n\n| claim | verdict | seeds | deciding figure |\n"
-      "| --- | --- | --- | --- |\n",
+      "{}\n{} claims ({}), from [{}]({}):\n\n| claim | verdict | deciding figure |\n"
+      "| --- | --- | --- |\n",
       kBegin, verdicts.size(), counts, report_link, report_link);
   for (const auto& v : verdicts) {
     const std::string id = v.value("id", "?");
     const Claim* c = find_claim(id);
-    t += fmt::format("| [{}]({}#{}) {} | **{}**{} | {} | {} |\n", id, report_link, c ? c->id + "-" + c->slug : id,
-                     v.value("title", ""), v.value("verdict", "?"), v.value("quick", false) ? " (quick)" : "",
-                     seeds_of(v), figure_of(v));
+    t += fmt::format("| [{}]({}#{}) {} | **{}**{} | {} |\n", id, report_link, c ? c->id + "-" + c->slug : id,
+                     short_title(v.value("title", "")), v.value("verdict", "?"),
+                     v.value("quick", false) ? " (quick)" : "", figure_of(v));
   }
   return t + kEnd + "\n";
 }

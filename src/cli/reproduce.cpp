@@ -1,9 +1,8 @@
-// `normtool reproduce`: run each claim's experiment and write the report (REPORT.md,
-// verdicts.json, the plots and the runs). Claims run one after another, so a timing claim (C3)
-// never runs beside another experiment. --launcher slurm submits them to Slurm instead and
-// --collect DIR assembles the report once they ran. Exit status 0 when every claim ran, whatever
-// its verdict (or was submitted); 1 when an experiment failed to run; 2 on bad usage; 75
-// (--collect) while claims are still pending on Slurm.
+// `normtool reproduce`: run each claim's experiment and write the report (REPORT.md, verdicts.json,
+// the plots and the runs). Claims run one after another, so a timing claim (C3) never runs beside
+// another experiment. --launcher slurm submits them to Slurm instead and --collect DIR assembles the
+// report once they ran. Exit status 0 when every claim ran, whatever its verdict (or was
+// submitted); 1 when an experiment failed to run; 2 on bad usage; 75 (--collect) while pending.
 #include "cli/reproduce.h"
 
 #include <fmt/core.h>
@@ -14,6 +13,7 @@
 #include <fmt/ranges.h>
 #include <sstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "claims/claim.h"
@@ -39,7 +39,7 @@ struct ReproduceOptions {
   bool ablations = false;
   int jobs = 2;
   std::string out;
-  std::string seeds;  // "": each claim's own
+  std::optional<std::string> seeds;  // none: each claim's own
   bool sync_readmes = false;
   bool list = false;
   std::string launcher = "local";  // local | slurm
@@ -251,8 +251,10 @@ void check_report_dir(const std::string& out) {
 }
 
 // --seeds; empty when not given (each claim's own)
-std::vector<int> parse_seeds(const std::string& text) {
-  if (text.empty()) return {};
+std::vector<int> parse_seeds(const std::optional<std::string>& given) {
+  if (!given) return {};
+  const std::string& text = *given;
+  if (text.empty()) throw UsageError("--seeds: an empty list (expected integers >= 0 such as 1,2,3)");
   std::vector<int> seeds;
   std::stringstream list(text);
   for (std::string v; std::getline(list, v, ',');) {
