@@ -40,7 +40,17 @@ TEST(Compose, LaterFilesOverrideEarlierKeyByKey) {
   EXPECT_DOUBLE_EQ(c.train.lr, 0.2);
   EXPECT_EQ(c.train.steps, 7);
   EXPECT_EQ(c.name, "b");  // the last file's stem
-  EXPECT_EQ(origins, (ConfigOrigins{{"seed", a}, {"train.lr", b}, {"train.steps", a}}));
+  // a 7-step run's intervals, unset, are scaled to its steps: every step (1 = max(1, 7 / 50), ...)
+  const std::string scaled = "scaled to train.steps";
+  EXPECT_EQ(origins, (ConfigOrigins{{"seed", a},
+                                    {"train.eval_every", scaled},
+                                    {"train.log_every", scaled},
+                                    {"train.lr", b},
+                                    {"train.stats_every", scaled},
+                                    {"train.steps", a}}));
+  EXPECT_EQ(c.train.log_every, 1);
+  EXPECT_EQ(c.train.eval_every, 1);
+  EXPECT_EQ(c.train.stats_every, 1);
 }
 
 TEST(Compose, SetWinsOverPositionalWhateverTheOrder) {
@@ -50,7 +60,14 @@ TEST(Compose, SetWinsOverPositionalWhateverTheOrder) {
   const RunConfig c = load_configs({{a}, {"train.lr=3e-4", "seed=5"}, {"train.lr=1e-3"}}, &origins);
   EXPECT_DOUBLE_EQ(c.train.lr, 1e-3);
   EXPECT_EQ(c.seed, 5);
-  EXPECT_EQ(origins, (ConfigOrigins{{"seed", "override"}, {"train.lr", "--set"}}));
+  // the default 500 steps: 10 evaluations and statistics steps (every 50, not the defaults' 100), and
+  // the default log_every (10 = 500 / 50)
+  EXPECT_EQ(origins, (ConfigOrigins{{"seed", "override"},
+                                    {"train.eval_every", "scaled to train.steps"},
+                                    {"train.lr", "--set"},
+                                    {"train.stats_every", "scaled to train.steps"}}));
+  EXPECT_EQ(c.train.eval_every, 50);
+  EXPECT_EQ(c.train.log_every, 10);
 }
 
 TEST(Compose, DeepNormWithPreGivenIsAContradictionNamingBoth) {

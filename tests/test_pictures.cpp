@@ -9,10 +9,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "helpers.h"
+#include "io/palette.h"
+#include "io/plot.h"
 #include "io/run_plots.h"
+#include "norms/norms.h"
 
 namespace nt {
 namespace {
@@ -157,8 +161,8 @@ TEST(Pictures, ATransformerRunsPicturesHoldItsRunFilesValues) {
 }
 
 // sweep.tsv: per grid point, the mean over its seeds' validation losses at each step, and the band
-// mean -+ one sample standard deviation, recomputed from the jobs' metrics.jsonl.
-TEST(Pictures, ASweepDrawsTheMeanAndSpreadOverSeedsOfItsRunsValidationLoss) {
+// of every picture, the 95% Student-t interval of that mean, recomputed from the jobs' metrics.jsonl.
+TEST(Pictures, ASweepDrawsTheMeanAndItsIntervalOverSeedsOfItsRunsValidationLoss) {
   TempDir tmp;
   const std::string out = tmp / "sweep";
   const auto r = run_normtool("sweep --config " + smoke("lm-layernorm-pre.json") +
@@ -176,7 +180,8 @@ TEST(Pictures, ASweepDrawsTheMeanAndSpreadOverSeedsOfItsRunsValidationLoss) {
   for (const auto& [step, v] : rms) {
     ASSERT_EQ(v.size(), 2u);
     const double m = (v[0] + v[1]) / 2, sd = std::abs(v[0] - v[1]) / std::sqrt(2.0);
-    mean[step] = m, lo[step] = m - sd, hi[step] = m + sd;
+    const double half = 12.706204736 * sd / std::sqrt(2.0);  // t_{0.975, 1 df} sd / sqrt(n)
+    mean[step] = m, lo[step] = m - half, hi[step] = m + half;
   }
   const auto drawn = read_tsv(out + "/sweep.tsv");
   const auto& curve = drawn.at("model.norm.type=rmsnorm (2 runs)");
@@ -187,8 +192,8 @@ TEST(Pictures, ASweepDrawsTheMeanAndSpreadOverSeedsOfItsRunsValidationLoss) {
     lows.push_back({row[0], row[2]});
     highs.push_back({row[0], row[3]});
   }
-  expect_points(lows, lo, "sweep.tsv, mean - sd");
-  expect_points(highs, hi, "sweep.tsv, mean + sd");
+  expect_points(lows, lo, "sweep.tsv, the interval's low");
+  expect_points(highs, hi, "sweep.tsv, the interval's high");
   expect_picture(fs::path(out) / "sweep.png");
 }
 
@@ -251,6 +256,64 @@ TEST(Pictures, CompareReadsAnyToolsRunDirectoryAndRefusesAMissingOne) {
   const auto empty = run_normtool("compare " + (tmp / "empty") + " --out " + out);
   EXPECT_EQ(empty.exit_code, 2);
   EXPECT_NE(empty.output.find("config.json"), std::string::npos) << empty.output;
+}
+
+// One colour-blind-safe palette (Okabe & Ito), a fixed colour per norm: LayerNorm is blue and
+// RMSNorm vermillion in every plot, so that the two can be told apart at a glance.
+TEST(Palette, EveryNormHasItsOwnColourOfThePalette) {
+  const std::set<std::string> okabe_ito{"#000000", "#E69F00", "#56B4E9", "#009E73",
+                                        "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999"};
+  std::set<std::string> seen;
+  for (NormType k : all_norm_types()) {
+    const NormDesc& d = norm_desc(k);
+    ASSERT_NE(d.color, nullptr) << d.name << " has no colour (norms/norms.h: NormDesc::color)";
+    EXPECT_TRUE(okabe_ito.count(d.color)) << d.name << ": " << d.color;
+    EXPECT_TRUE(seen.insert(d.color).second) << d.name << " shares its colour " << d.color;
+  }
+  EXPECT_EQ(norm_desc(NormType::layernorm).color, std::string("#0072B2"));
+  EXPECT_EQ(norm_desc(NormType::rmsnorm).color, std::string("#D55E00"));
+}
+
+TEST(Palette, ACurveNamingOneNormIsDrawnInItsColour) {
+  EXPECT_EQ(norm_named_in("rmsnorm"), "rmsnorm");
+  EXPECT_EQ(norm_named_in("model.norm.type=rmsnorm seed=2"), "rmsnorm");
+  EXPECT_EQ(norm_named_in("none (3 runs)"), "none");
+  EXPECT_EQ(norm_named_in("layernorm over rmsnorm"), "");  // two norms: neither
+  EXPECT_EQ(norm_named_in("Post-LN, warm-up"), "");
+  const auto pens = pens_for({"none", "layernorm", "rmsnorm", "validation"});
+  EXPECT_EQ(pens[0].color, "#000000");
+  EXPECT_EQ(pens[1].color, "#0072B2");
+  EXPECT_EQ(pens[2].color, "#D55E00");
+  EXPECT_EQ(pens[3].color, "#009E73");  // the palette's first colour the plot does not use yet
+  // two curves of one norm are told apart by the palette, not both drawn in the norm's colour
+  const auto two = pens_for({"layernorm pre", "layernorm post"});
+  EXPECT_NE(two[0].color, two[1].color);
+  // past the eight colours, dashes; an explicit colour is kept
+  std::vector<std::string> many;
+  for (int i = 0; i < 9; ++i) many.push_back(fmt::format("curve {}", i));
+  const auto nine = pens_for(many, {"", "", "", "", "", "", "", "", "#123456"});
+  EXPECT_EQ(nine[8].color, "#123456");
+  std::set<std::string> first_eight;
+  for (std::size_t i = 0; i < 8; ++i) {
+    first_eight.insert(nine[i].color);
+    EXPECT_EQ(nine[i].dash, 1);
+  }
+  EXPECT_EQ(first_eight.size(), 8u);
+}
+
+// The script gnuplot gets: the key outside the data, the norms' colours, integer ticks on a layer axis
+TEST(Palette, APlotsScriptPutsItsKeyOutsideAndColoursByNorm) {
+  TempDir tmp;
+  const std::vector<Curve> curves{{"layernorm", {{1, 1.0}, {2, 2.0}, {24, 3.0}}, {}},
+                                  {"rmsnorm", {{1, 1.5}, {2, 2.5}, {24, 3.5}}, {}}};
+  std::filesystem::create_directories(tmp.path);
+  plot_curves(tmp.str(), "p", PlotStyle{.title = "t", .xlabel = "layer"}, curves);
+  std::ifstream in(tmp / "p.gp");
+  const std::string gp((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(gp.find("set key outside"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("linecolor rgb '#0072B2'"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("linecolor rgb '#D55E00'"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set xtics 2\n"), std::string::npos) << gp;  // 24 layers: a tick every 2
 }
 
 TEST(Version, NamesTheCommit) {

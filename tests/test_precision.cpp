@@ -284,7 +284,7 @@ TEST(PrecisionRun, TrainsLogsRangesAndSkippedSteps) {
   EXPECT_EQ(header, "step,layer,site,position,max_abs,fp16_outside,int8_snr_db,int8_tensor_snr_db");
   int rows = 0;
   while (std::getline(ranges, line)) ++rows;
-  EXPECT_EQ(rows, 2 /*steps 0, 30*/ * 5 /*sites*/ * 2 /*in, out*/ * 32 /*positions*/);
+  EXPECT_EQ(rows, 3 /*steps 0, 30 and the last, 59*/ * 5 /*sites*/ * 2 /*in, out*/ * 32 /*positions*/);
 
   r = run_normtool(base + " train.precision=fp16 model.init_std=1.0 --out " + (tmp / "fp16"));
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -215,25 +215,26 @@ TEST(Train, RunDirectoryHoldsEveryFileOfTheSpec) {
   EXPECT_EQ(train_steps, (std::vector<int>{0, 5, 10, 11}));
   EXPECT_EQ(val_steps, (std::vector<int>{0, 5, 10, 12}));
 
-  // layers.jsonl: every parameter tensor at steps 0 and 10
+  // layers.jsonl: every parameter tensor at steps 0 and 10, and at the last step, 11
   const auto layers = read_jsonl(d / "layers.jsonl");
   std::map<int, int> per_step;
   for (const auto& l : layers) {
     ++per_step[l["step"].get<int>()];
     EXPECT_GT(l["update_norm"].get<double>(), 0.0) << l.dump();
   }
-  EXPECT_EQ(per_step.size(), 2u);
+  EXPECT_EQ(per_step.size(), 3u);
+  EXPECT_EQ(per_step.count(11), 1u);
   const auto data = make_dataset(c);
   EXPECT_EQ(per_step[0], make_model(c, *data)->params().count());
 
-  // stats.csv: sites attn/ffn in and out for 2 layers, 16 positions, at steps 0 and 10
+  // stats.csv: sites attn/ffn in and out for 2 layers, 16 positions, at steps 0, 10 and 11
   std::ifstream stats(d / "stats.csv");
   std::string header, line;
   std::getline(stats, header);
   EXPECT_EQ(header, "step,layer,site,position,mean,std");
   int rows = 0;
   while (std::getline(stats, line)) ++rows;
-  EXPECT_EQ(rows, 2 * 2 * 2 * 2 * 16);
+  EXPECT_EQ(rows, 3 * 2 * 2 * 2 * 16);
 }
 
 TEST(Train, LayerNormOutputStatisticsAreStandardized) {  // post placement: every site leaves LN with std ~1

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <thread>
 
+#include "analysis/seed_band.h"
 #include "io/json_file.h"
 #include "io/paths.h"
 #include "io/run_files.h"
@@ -160,19 +161,12 @@ std::vector<double> values_of(const std::vector<const RunRecord*>& runs, const c
 
 Curve mean_curve(const std::string& title, const std::vector<const RunRecord*>& runs,
                  std::vector<std::pair<int, double>> RunRecord::*series) {
-  Curve c{title, {}, {}};
-  if (runs.empty()) return c;
-  for (const auto& [step, v0] : runs.front()->*series) {
-    double sum = 0, lo = INFINITY, hi = -INFINITY;
-    int n = 0;
-    for (const RunRecord* r : runs)
-      for (const auto& [s, v] : r->*series)
-        if (s == step) sum += v, lo = std::min(lo, v), hi = std::max(hi, v), ++n;
-    if (n != int(runs.size())) continue;  // a step not every run reached (one diverged)
-    c.points.emplace_back(step, sum / n);
-    c.band.emplace_back(lo, hi);
+  std::vector<std::map<double, double>> per_seed;
+  for (const RunRecord* r : runs) {
+    std::map<double, double>& m = per_seed.emplace_back();
+    for (const auto& [step, v] : r->*series) m[step] = v;
   }
-  return c;
+  return mean_over_seeds(title, per_seed);
 }
 
 void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,

@@ -46,7 +46,7 @@ double summary_number(const RunRecord& r, const std::string& field);  // NaN whe
 // A summary field of each run (NaN where absent), in the runs' order
 std::vector<double> values_of(const std::vector<const RunRecord*>& runs, const char* field);
 
-// Mean over runs at each step every run has, with the min and max as the band.
+// Mean over runs at each step every run has, with its 95% interval as the band (analysis/seed_band.h).
 Curve mean_curve(const std::string& title, const std::vector<const RunRecord*>& runs,
                  std::vector<std::pair<int, double>> RunRecord::*series);
 

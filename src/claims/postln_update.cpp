@@ -202,7 +202,7 @@ std::vector<Claim> postln_update_claims() {
       .measures = c10_measures(),
       .plots = {{"model-update",
                  {"C10: ||F(x, theta_t) - F(x, theta_0)|| per token, the deep models, Xavier, warm-up 500", "step t",
-                  "model update", true, true, "bottom right"},
+                  "model update", true, true},
                  [](const Evidence& ev) {
                    return traces(ev, {kNets[1], kNets[5]});
                  }}},

@@ -182,7 +182,7 @@ std::vector<Claim> precision_claims() {
       .plots = {snr_plot("token", kToken),
                 snr_plot("tensor", kTensor),
                 {"val-loss",
-                 {.title = "C12: validation loss by norm and format, 4 layers (mean over seeds, band = seeds)",
+                 {.title = "C12: validation loss by norm and format, 4 layers (mean over seeds, band: 95% interval over seeds)",
                   .ylabel = "validation loss"},
                  loss_curves}},
       .method = "(a) The 12-layer runs in fp32, from ranges.csv at the last statistics step (sites attn, ffn and "

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "analysis/seed_band.h"
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "io/json_file.h"
@@ -94,27 +95,11 @@ std::map<int, double> grad_norm_at_init(const std::string& dir, bool recurrent) 
   return sum2;
 }
 
-// The mean over seeds of per-seed maps x -> value, as a curve (x where every seed has a value),
-// the seeds' min and max as the band.
+// The mean over seeds of per-seed maps x -> value (analysis/seed_band.h)
 Curve seeds_curve(const std::string& title, const std::vector<std::map<int, double>>& per_seed) {
-  Curve c{title, {}, {}};
-  if (per_seed.empty()) return c;
-  for (const auto& [x, _] : per_seed.front()) {
-    double sum = 0, lo = INFINITY, hi = -INFINITY;
-    bool all = true;
-    for (const auto& m : per_seed) {
-      auto it = m.find(x);
-      if (it == m.end() || std::isnan(it->second)) {
-        all = false;
-        break;
-      }
-      sum += it->second, lo = std::min(lo, it->second), hi = std::max(hi, it->second);
-    }
-    if (!all) continue;
-    c.points.emplace_back(double(x), sum / double(per_seed.size()));
-    c.band.emplace_back(lo, hi);
-  }
-  return c;
+  std::vector<std::map<double, double>> by_x;
+  for (const auto& m : per_seed) by_x.emplace_back(m.begin(), m.end());
+  return mean_over_seeds(title, by_x);
 }
 
 Profile std_entering(const RunRecord& r) { return profile(last_stats(r.dir), ".in", &PositionStats::std); }
@@ -182,7 +167,7 @@ std::vector<PlotSpec> plots() {
   };
   return {
       {"val-loss",
-       {"P1: validation loss, each preset on its task (mean over seeds, band = seeds)", "step", "validation loss"},
+       {"P1: validation loss, each preset on its task (mean over seeds, band: 95% interval over seeds)", "step", "validation loss"},
        loss},
       by_layer(
           "std-by-position", "std of the vector entering the norms, by position (last statistics step)", std_y,

@@ -49,8 +49,8 @@ std::optional<std::string> name_problem(const std::string& name) {
   return std::nullopt;
 }
 
-// The name a config file gives its run when it names none: its stem, with every character a
-// name cannot hold replaced by _.
+}  // namespace
+
 std::string name_from_file(const std::string& source) {
   std::string stem = std::filesystem::path(source).stem().string(), name;
   for (char ch : stem) name += name_char(ch) ? ch : '_';
@@ -59,6 +59,8 @@ std::string name_from_file(const std::string& source) {
   while (!name.empty() && name.back() == ' ') name.pop_back();
   return name.empty() ? "run" : name;
 }
+
+namespace {
 
 // The run's name: a string that name_problem accepts.
 Field& name_field(FieldList& f, std::string& ref) {
@@ -216,13 +218,15 @@ void train_fields(FieldList& f, TrainConfig& t) {
   f.integer("train.warmup_steps", t.warmup_steps, 0)
       .means("A linear warm-up from 0 to train.lr over this many steps, before the schedule.");
   f.number("train.grad_clip", t.grad_clip, 0).means("Clip the global gradient norm to this value; 0: off.");
-  f.integer("train.log_every", t.log_every, 1).means("Steps between train lines of metrics.jsonl (and layers.jsonl).");
+  f.integer("train.log_every", t.log_every, 1)
+      .means("Steps between train lines of metrics.jsonl (and layers.jsonl). Unset: the default, or steps / 50 when "
+             "that is smaller (at least 1), as for eval_every (steps / 10) and stats_every (steps / 10).");
   f.integer("train.eval_every", t.eval_every, 1)
       .means("Steps between validation losses; the last step is always evaluated.");
   f.integer("train.eval_batches", t.eval_batches, 1)
       .means("Validation batches per evaluation: the first eval_batches x batch_size validation rows, in order.");
   f.integer("train.stats_every", t.stats_every, 0)
-      .means("Steps between per-position statistics (stats.csv, ranges.csv); 0: none.");
+      .means("Steps between per-position statistics (stats.csv, ranges.csv), which the last step also gets; 0: none.");
   f.integer("train.checkpoint_every", t.checkpoint_every, 0)
       .means("Steps between checkpoints (checkpoint.bin); 0: only when the run stops (end, SIGINT, SIGTERM).");
   f.integer("train.threads", t.threads, 0, 1024).means("Math threads; 0: all cores.");
@@ -241,6 +245,8 @@ void train_fields(FieldList& f, TrainConfig& t) {
           "fp16 with dynamic loss scaling).");
 }
 
+}  // namespace
+
 std::vector<Field> fields_of(RunConfig& c) {
   FieldList f;
   name_field(f, c.name).means("Names the run and its directory (runs/<name>-<time>); empty: the config file's stem.");
@@ -252,7 +258,6 @@ std::vector<Field> fields_of(RunConfig& c) {
   return std::move(f.fields);
 }
 
-}  // namespace
 
 DeepNorm deepnorm_single_stack(int N) { return {std::pow(2.0 * N, 0.25), std::pow(8.0 * N, -0.25)}; }
 DeepNorm deepnorm_encdec_encoder(int N, int M) {
@@ -280,101 +285,6 @@ ConfigError::ConfigError(std::vector<std::string> problems)
         return s;
       }()),
       problems_(std::move(problems)) {}
-
-namespace {
-
-// A layer of a config: a file's JSON or the overrides of one kind, and what its errors name.
-struct Layer {
-  json value;
-  std::string source;
-};
-
-// A config file's text as a layer; its problem, if any, goes to `problems`.
-std::optional<Layer> file_layer(const std::string& text, const std::string& source,
-                                std::vector<std::string>& problems) {
-  UserJson parsed = parse_user_json(text);
-  if (!parsed.problem.empty()) {
-    problems.push_back(parsed.syntax ? fmt::format("{}: {}", source, parsed.problem)
-                                     : fmt::format("{} ({})", parsed.problem, source));
-    return std::nullopt;
-  }
-  json& user = parsed.value;
-  if (!user.is_object()) {
-    problems.push_back(fmt::format("{}: expected a JSON object at the top", source));
-    return std::nullopt;
-  }
-  // "_sources" at the top is a config's citations (configs/presets/, cli/presets.h): never read as config
-  if (auto it = user.find("_sources"); it != user.end()) {
-    if (!it->is_object()) {
-      problems.push_back(fmt::format("_sources: expected an object of citations, got {} ({})", describe(*it), source));
-      return std::nullopt;
-    }
-    user.erase(it);
-  }
-  return Layer{std::move(user), source};
-}
-
-// The overrides of one kind ("override", "--set") as a layer, a later one of a key winning.
-Layer override_layer(const std::vector<std::string>& overrides, const std::string& kind,
-                     std::vector<std::string>& problems) {
-  Layer layer{json::object(), kind};
-  for (const auto& o : overrides) {
-    std::string path;
-    if (auto err = apply_override(layer.value, o, path, kind)) problems.push_back(*err);
-  }
-  return layer;
-}
-
-// The layers walked in order over the defaults, then the checks across keys.
-RunConfig resolve(const std::vector<Layer>& layers, std::vector<std::string> problems, const std::string& name_source,
-                  ConfigOrigins* origins) {
-  RunConfig c;
-  auto fields = fields_of(c);
-  Parser parser(fields);
-  parser.problems() = std::move(problems);  // an override that is not key.path=value, then the keys' own
-  for (const Layer& l : layers) parser.walk(l.value, l.source);
-  if (parser.problems().empty()) validate_combinations(c, parser);
-  if (!parser.problems().empty()) throw ConfigError(parser.problems());
-  if (c.name.empty()) c.name = name_source.empty() ? "run" : name_from_file(name_source);
-  if (origins) *origins = parser.origins();
-  return c;
-}
-
-std::string read_config_file(const std::string& path) {
-  try {
-    return read_file(path, kMaxDocumentBytes);  // a FIFO or /dev/zero is refused, not read forever
-  } catch (const InputError& e) {               // "<path>: <why>"
-    const std::string what = e.what(), why = what.rfind(path + ": ", 0) == 0 ? what.substr(path.size() + 2) : what;
-    throw ConfigError({fmt::format("{}: cannot read the config file: {}", path, why)});
-  }
-}
-
-}  // namespace
-
-RunConfig load_config(const std::string& text, const std::string& source, const std::vector<std::string>& overrides) {
-  std::vector<std::string> problems;
-  std::vector<Layer> layers;
-  if (auto l = file_layer(text, source, problems)) layers.push_back(std::move(*l));
-  if (!problems.empty()) throw ConfigError(problems);  // the file's own problem first, alone
-  layers.push_back(override_layer(overrides, "override", problems));
-  return resolve(layers, problems, source, nullptr);
-}
-
-RunConfig load_config_file(const std::string& path, const std::vector<std::string>& overrides) {
-  if (path.empty()) return load_configs({{}, overrides, {}});
-  return load_config(read_config_file(path), path, overrides);
-}
-
-RunConfig load_configs(const ConfigInputs& in, ConfigOrigins* origins) {
-  std::vector<std::string> problems;
-  std::vector<Layer> layers;
-  for (const std::string& f : in.files)
-    if (auto l = file_layer(read_config_file(f), f, problems)) layers.push_back(std::move(*l));
-  if (!problems.empty()) throw ConfigError(problems);
-  layers.push_back(override_layer(in.overrides, "override", problems));
-  layers.push_back(override_layer(in.sets, "--set", problems));
-  return resolve(layers, problems, in.files.empty() ? "" : in.files.back(), origins);
-}
 
 json config_to_json(const RunConfig& config) {
   RunConfig copy = config;

@@ -43,4 +43,10 @@ struct FieldList {
                       std::span<const char* const> names);
 };
 
+// The table of every config key of `c` (config.cpp), in docs/config.md's order, each reading into `c`
+std::vector<Field> fields_of(RunConfig& c);
+// The name a config file gives its run when it names none: its stem, with every character a
+// name cannot hold replaced by _.
+std::string name_from_file(const std::string& source);
+
 }  // namespace nt

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "io/files.h"
+#include "io/palette.h"
 
 namespace nt {
 
@@ -123,33 +124,75 @@ std::string draw(const std::string& dir, const std::string& stem, const std::str
   return "";
 }
 
+// "set yrange [lo:hi]" over the points (and bands) in the second half of the x range, with a margin
+std::string y_range_of_last_half(const std::vector<Curve>& curves, bool logy) {
+  double x0 = INFINITY, x1 = -INFINITY, lo = INFINITY, hi = -INFINITY;
+  for (const Curve& c : curves)
+    for (const auto& [x, y] : c.points) x0 = std::min(x0, x), x1 = std::max(x1, x);
+  const double from = (x0 + x1) / 2;
+  for (const Curve& c : curves)
+    for (std::size_t i = 0; i < c.points.size(); ++i) {
+      if (c.points[i].first < from || !std::isfinite(c.points[i].second)) continue;
+      lo = std::min(lo, c.points[i].second), hi = std::max(hi, c.points[i].second);
+      if (i < c.band.size()) lo = std::min(lo, c.band[i].first), hi = std::max(hi, c.band[i].second);
+    }
+  if (!(lo < hi)) return "set autoscale y\n";
+  if (logy && lo > 0) return fmt::format("set yrange [{:.6g}:{:.6g}]\n", lo / std::pow(hi / lo, 0.1), hi * std::pow(hi / lo, 0.1));
+  const double margin = (hi - lo) * 0.1;
+  return fmt::format("set yrange [{:.6g}:{:.6g}]\n", lo - margin, hi + margin);
+}
+
+// The axes of one graph: labels, log scales, integer ticks on a layer axis
+std::string axes_of(const PlotStyle& style, const std::vector<Curve>& curves) {
+  std::string gp = "set title " + gnuplot_string(style.title) + "\nset xlabel " + gnuplot_string(style.xlabel) +
+                   "\nset ylabel " + gnuplot_string(style.ylabel) + "\n" +
+                   (style.logx ? "set logscale x 2\n" : "unset logscale x\n") +
+                   (style.logy ? "set logscale y\n" : "unset logscale y\n") + "set autoscale y\n";
+  double hi = 0;
+  for (const Curve& c : curves)
+    for (const auto& [x, y] : c.points) hi = std::max(hi, x);
+  if (style.zoom_last_half) gp += y_range_of_last_half(curves, style.logy);
+  const bool integers = style.integer_x || style.xlabel.find("layer") != std::string::npos;
+  return gp + (integers && !style.logx ? fmt::format("set xtics {}\n", std::max(1.0, std::ceil(hi / 12)))
+                                        : "set xtics autofreq\n");
+}
+
+// The plot command of one graph: each curve with points in its pen, its band (if any) under it;
+// `block` counts the blocks of <stem>.tsv (write_block).
+std::string plot_command(const std::string& stem, const std::vector<Curve>& curves, std::size_t& block) {
+  std::vector<std::string> titles, colors;
+  for (const Curve& c : curves) titles.push_back(c.title), colors.push_back(c.color);
+  const std::vector<Pen> pens = pens_for(titles, colors);
+  std::string gp = "plot ";
+  bool first = true;
+  auto add = [&](const std::string& part) { gp += (first ? "" : ", \\\n     ") + part, first = false; };
+  for (std::size_t i = 0; i < curves.size(); ++i) {
+    const Curve& c = curves[i];
+    if (!has_points(c)) continue;
+    const std::string src = gnuplot_string(stem + ".tsv") + fmt::format(" index {}", block++);
+    const std::string pen = fmt::format("linecolor rgb '{}' dashtype {}", pens[i].color, pens[i].dash);
+    if (!c.band.empty()) add(src + " using 1:3:4 with filledcurves " + pen + " notitle");
+    add(src + (c.thin ? " using 1:2 with lines linewidth 0.6 " + pen + " notitle"
+                      : " using 1:2 with linespoints pointsize 0.45 linewidth 1.5 " + pen + " title " +
+                            gnuplot_string(c.title)));
+  }
+  if (first) gp += "NaN notitle";  // no curve has a point: an empty graph, not a gnuplot error
+  return gp + "\n";
+}
+
 }  // namespace
 
 std::string plot_curves(const std::string& dir, const std::string& stem, const PlotStyle& style,
                         const std::vector<Curve>& curves) {
   std::ostringstream data;
   for (const Curve& c : curves) write_block(data, c.title, c);
-  std::ostringstream gp;
-  gp << "set terminal pngcairo size 800,500 noenhanced\n"
-     << "set output " << gnuplot_string(stem + ".png.tmp") << "\n"
-     << "set title " << gnuplot_string(style.title) << "\n"
-     << "set xlabel " << gnuplot_string(style.xlabel) << "\nset ylabel " << gnuplot_string(style.ylabel) << "\n"
-     << "set grid\nset key " << style.key << "\nset style fill transparent solid 0.2 noborder\n"
-     << (style.logx ? "set logscale x 2\n" : "") << (style.logy ? "set logscale y\n" : "") << "plot ";
-  bool first = true;
-  for (std::size_t i = 0, block = 0; i < curves.size(); ++i) {
-    if (!has_points(curves[i])) continue;
-    const std::string src = gnuplot_string(stem + ".tsv") + fmt::format(" index {}", block++);
-    if (!curves[i].band.empty())
-      gp << (first ? "" : ", \\\n     ") << src << " using 1:3:4 with filledcurves linecolor " << i + 1 << " notitle",
-          first = false;
-    gp << (first ? "" : ", \\\n     ") << src << " using 1:2 with linespoints pointsize 0.5 linecolor " << i + 1
-       << " title " << gnuplot_string(curves[i].title);
-    first = false;
-  }
-  if (first) gp << "NaN notitle";  // no curve has a point: an empty graph, not a gnuplot error
-  gp << "\n";
-  return draw(dir, stem, data.str(), gp.str());
+  std::size_t block = 0;
+  const std::string gp = "set terminal pngcairo size 1000,520 noenhanced font ',10'\nset output " +
+                         gnuplot_string(stem + ".png.tmp") +
+                         "\nset grid\nset key outside right top vertical Left reverse samplen 2 font ',9'\n"
+                         "set style fill transparent solid 0.2 noborder\n" +
+                         axes_of(style, curves) + plot_command(stem, curves, block);
+  return draw(dir, stem, data.str(), gp);
 }
 
 std::string plot_panels(const std::string& dir, const std::string& stem, const std::string& title,
@@ -173,28 +216,7 @@ std::string plot_panels(const std::string& dir, const std::string& stem, const s
         "graph 0.05\n"
      << "set key outside right top vertical Left reverse samplen 2 spacing 0.9 font ',8'\n";
   std::size_t block = 0;
-  for (const Panel& p : panels) {
-    gp << "set title " << gnuplot_string(p.style.title) << "\nset xlabel " << gnuplot_string(p.style.xlabel)
-       << "\nset ylabel " << gnuplot_string(p.style.ylabel) << "\n"
-       << (p.style.logx ? "set logscale x 2\n" : "unset logscale x\n")
-       << (p.style.logy ? "set logscale y\n" : "unset logscale y\n") << "plot ";
-    bool first = true;
-    for (std::size_t i = 0; i < p.curves.size(); ++i) {
-      const Curve& c = p.curves[i];
-      if (!has_points(c)) continue;
-      const std::string src = gnuplot_string(stem + ".tsv") + fmt::format(" index {}", block++);
-      const int color = int(i % 8) + 1, dash = int(i / 8) + 1;
-      if (!c.band.empty())
-        gp << (first ? "" : ", \\\n     ") << src << " using 1:3:4 with filledcurves linecolor " << color << " notitle",
-            first = false;
-      gp << (first ? "" : ", \\\n     ") << src
-         << fmt::format(" using 1:2 with linespoints pointsize 0.4 linecolor {} dashtype {} title ", color, dash)
-         << gnuplot_string(c.title);
-      first = false;
-    }
-    if (first) gp << "NaN notitle";  // an empty panel keeps its place
-    gp << "\n";
-  }
+  for (const Panel& p : panels) gp << axes_of(p.style, p.curves) << plot_command(stem, p.curves, block);
   gp << "unset multiplot\n";
   return draw(dir, stem, data.str(), gp.str());
 }

@@ -22,16 +22,25 @@ struct Curve {
   std::string title;
   std::vector<std::pair<double, double>> points;  // (x, y)
   std::vector<std::pair<double, double>> band;    // (low, high) per point, e.g. over seeds; may be empty
+  std::string color = {};                         // "#rrggbb"; "" the palette's (io/palette.h)
+  bool thin = false;                              // a thin line without points, e.g. one seed beside the mean
 };
 
 struct PlotStyle {
   std::string title, xlabel = "step", ylabel = "loss";
   bool logx = false, logy = false;
-  std::string key = "top right";  // gnuplot's key position: where the curves leave room
+  // Integer ticks on x, at most a dozen (layers, depths); on by default when xlabel names layers
+  bool integer_x = false;
+  // The y axis fitted to the second half of the x range (bands included), where curves that start
+  // together part: the early steps run off the top
+  bool zoom_last_half = false;
 };
 
 std::string plot_curves(const std::string& dir, const std::string& stem, const PlotStyle& style,
                         const std::vector<Curve>& curves);
+
+// A plot's curves are coloured by io/palette.h (a norm always in its colour), its key sits outside
+// the data on the right, and an x axis of layers has integer ticks.
 
 // One graph of a figure with several: its axes and curves.
 struct Panel {

@@ -137,6 +137,7 @@ constexpr NormDesc kLayerNorm = {
     .f32 = {fused<float>, composite<float>},
     .f64 = {fused<double>, composite<double>},
     .invariances = kInvariances,
+    .color = "#0072B2",
 };
 
 // DeepNet's x = LN(alpha x + f(x)) (model/transformer.cpp): the norm itself is LayerNorm, so a
@@ -145,6 +146,7 @@ constexpr NormDesc deepnorm_of(NormDesc layernorm) {
   layernorm.name = "deepnorm";
   layernorm.own_row = false;
   layernorm.scaled_residual = true;
+  layernorm.color = "#009E73";
   return layernorm;
 }
 }  // namespace

@@ -31,6 +31,7 @@ extern const NormDesc kNoneDesc = {
         .data_recenter = {false, "without a norm the output shifts by W c"},
         .case_rescale = {false, "without a norm case 0's output scales by delta"},
     },
+    .color = "#000000",
 };
 
 #define NT_NORM_DESC_DECLARE(id, desc) extern const NormDesc desc;

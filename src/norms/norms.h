@@ -156,6 +156,9 @@ struct NormDesc {
   // Its own residual wiring, whatever model.norm.placement says: Post-LN with the residual scaled
   // by alpha, x_{l+1} = LN(alpha x_l + f(x_l)) (DeepNorm), in a Transformer stack only.
   bool scaled_residual = false;
+  // Its colour in every picture (io/palette.h), from the palette, its own: a norm looks the same in
+  // every plot. nullptr: the next free colour of the palette.
+  const char* color = nullptr;
 
   template <class T>
   const NormFns<T>& fns() const {

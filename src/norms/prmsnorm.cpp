@@ -129,6 +129,7 @@ extern const NormDesc kPRMSNormDesc = {
         // small partial mean square shows eps's effect 10x above the full RMS's. Still far below "changed" (1e-2).
         .float32_invariant_below = 1e-3,
     },
+    .color = "#CC79A7",
 };
 
 }  // namespace nt

@@ -124,6 +124,7 @@ extern const NormDesc kScaleNormDesc = {
         .data_recenter = {false, "x + c adds W c to the summed inputs; ScaleNorm has no mean to absorb it"},
         .case_rescale = {true, "ScaleNorm normalizes each case by its own norm, so a per-case scale cancels"},
     },
+    .color = "#56B4E9",
 };
 
 }  // namespace nt

@@ -1,5 +1,6 @@
 // sweep.png: validation loss against step, one curve per grid point, the mean over its seeds with
-// a band of one standard deviation; data beside it in sweep.tsv (io/plot.h). Drawn where
+// its 95% interval as the band (analysis/seed_band.h), the y axis fitted to the last half of the
+// steps; data beside it in sweep.tsv (io/plot.h). Drawn where
 // aggregate.md is written, which links to it.
 #pragma once
 #include <string>

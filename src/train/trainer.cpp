@@ -154,7 +154,8 @@ TrainOutcome train(const RunConfig& c, Session& session, RunFiles& files, Progre
       if (tr.checkpoint_every > 0 && step > first_step && step % tr.checkpoint_every == 0) run.checkpoint(top);
       if (step % tr.eval_every == 0) run.evaluate(step);
       if (interrupt_requested()) break;  // the checkpoint below cuts the evaluation's line off again
-      const bool statistics_step = tr.stats_every > 0 && step % tr.stats_every == 0;
+      // every stats_every steps and at the last, so that the pictures reach the end of the run
+      const bool statistics_step = tr.stats_every > 0 && (step % tr.stats_every == 0 || step == tr.steps - 1);
       const auto inspect = [&] { statistics.before_update(step, session, files); };
       const StepResult r = statistics_step ? session.step(inspect) : session.step();
       if (statistics_step && !r.diverged) statistics.after_update(step, session.params(), files);
