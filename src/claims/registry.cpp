@@ -13,7 +13,7 @@ std::vector<Claim> exact_claims();             // exact.cpp: E1-E8
 std::vector<Claim> convergence_claims();       // convergence.cpp: C1, C2, C6
 std::vector<Claim> speed_claims();             // speed.cpp: C3
 std::vector<Claim> batchnorm_claims();         // batchnorm.cpp: C4, C5, C11, C13
-std::vector<Claim> postln_gradients_claims();  // postln_gradients.cpp: C7
+std::vector<Claim> postln_gradients_claims();  // postln_gradients.cpp: C7, C16
 std::vector<Claim> postln_claims();            // postln.cpp: C8, C9
 std::vector<Claim> postln_update_claims();     // postln_update.cpp: C10
 std::vector<Claim> precision_claims();         // precision.cpp: C12
