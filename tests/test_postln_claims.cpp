@@ -157,5 +157,65 @@ TEST(PostLnClaims, TheStepsToTargetAreEachRunsFirstEvaluationAtPostLnsFinalLossC
   EXPECT_TRUE(std::holds_alternative<AtMost>(m->criterion));
 }
 
+const MeasureSpec& measure_named(const Claim& c, const std::string& name) {
+  const auto m = std::find_if(c.measures.begin(), c.measures.end(), [&](const MeasureSpec& x) { return x.name == name; });
+  if (m == c.measures.end()) throw std::runtime_error(c.id + " has no measure " + name);
+  return *m;
+}
+
+// C16, per seed: Post-LN's max/min over the depths of the last layer's ||grad W2||, and Pre-LN's
+// least-squares slope of its log against log L, from each depth's run (the profile's last entry)
+TEST(PostLnClaims, TheLastLayersGradientAgainstDepthIsReadOffEachDepthsLastLayer) {
+  const std::vector<int> depths{2, 4, 6, 8, 12, 16};
+  auto run = [](int seed, const char* placement, int L, double last) {
+    RunRecord r;
+    r.overrides = {{"seed", std::to_string(seed)}, {"model.norm.placement", placement},
+                   {"model.n_layers", std::to_string(L)}};
+    r.summary = {{"", std::vector<double>{9.0, last}}};  // layer 0's value is not the last layer's
+    return r;
+  };
+  const ClaimContext ctx;
+  Evidence ev{&ctx, {1, 2}, {}};
+  for (int seed : {1, 2})
+    for (int L : depths) {
+      ev.runs["depths"].push_back(run(seed, "post", L, seed == 1 ? 1.0 + 0.01 * L : 2.0));  // 1.02 .. 1.16
+      ev.runs["depths"].push_back(run(seed, "pre", L, 3.0 * std::pow(L, seed == 1 ? -0.5 : -0.3)));
+    }
+  const Claim* c16 = find_claim("C16");
+  ASSERT_NE(c16, nullptr);
+  const auto spread = measure_named(*c16, "decoder-only, Post-LN: last layer's ||grad W2||, max / min over L").read(ev);
+  ASSERT_EQ(spread.size(), 2u);
+  EXPECT_NEAR(spread[0], 1.16 / 1.02, 1e-12);
+  EXPECT_NEAR(spread[1], 1.0, 1e-12);
+  const auto slope =
+      measure_named(*c16, "decoder-only, Pre-LN: log-log slope of the last layer's ||grad W2|| over L").read(ev);
+  ASSERT_EQ(slope.size(), 2u);
+  EXPECT_NEAR(slope[0], -0.5, 1e-12);
+  EXPECT_NEAR(slope[1], -0.3, 1e-12);
+}
+
+// C17, per seed: the median over blocks of ||LN input|| / sqrt(d), after the run over at step 0, and
+// Post-LN's over DeepNorm's at the last step, from what each run's probe recorded
+TEST(PostLnClaims, TheNormInputsGrowthIsTheMedianOverBlocksAfterOverBefore) {
+  auto run = [](int seed, const char* norm, double before, double after) {
+    RunRecord r;
+    r.overrides = {{"seed", std::to_string(seed)}, {"model.norm.type", norm}};
+    r.summary = {{"median0", before}, {"median", after}};
+    return r;
+  };
+  const ClaimContext ctx;
+  Evidence ev{&ctx, {1, 2}, {}};
+  ev.runs["no-warmup"] = {run(1, "layernorm", 1.5, 6.0), run(1, "deepnorm", 2.0, 2.5), run(2, "layernorm", 1.0, 3.0),
+                          run(2, "deepnorm", 2.0, 2.0)};
+  const Claim* c17 = find_claim("C17");
+  ASSERT_NE(c17, nullptr);
+  EXPECT_EQ(measure_named(*c17, "Post-LN: median over blocks of ||LN input|| / sqrt(d), last step / step 0").read(ev),
+            (std::vector<double>{4.0, 3.0}));
+  EXPECT_EQ(measure_named(*c17, "Post-LN / DeepNorm: that median at the last step").read(ev),
+            (std::vector<double>{2.4, 1.5}));
+  EXPECT_EQ(measure_named(*c17, "DeepNorm: median over blocks of ||LN input|| / sqrt(d), last step / step 0").read(ev),
+            (std::vector<double>{1.25, 1.0}));
+}
+
 }  // namespace
 }  // namespace nt::test

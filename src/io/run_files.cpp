@@ -59,7 +59,9 @@ std::vector<LossPoint> read_losses(const std::string& dir) {
     const int step = m.get<int>("step");
     const bool val = m.get_or<std::string>("split", "train") == "val";
     if (!m.has("loss") || m.value()["loss"].is_null()) continue;
-    points.push_back({step, val, m.get<double>("loss"), m.get_or<double>("acc", NAN)});
+    const bool grad = m.has("grad_norm") && m.value()["grad_norm"].is_number();
+    points.push_back({step, val, m.get<double>("loss"), m.get_or<double>("acc", NAN),
+                      grad ? m.get<double>("grad_norm") : NAN});
   }
   return points;
 }

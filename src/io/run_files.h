@@ -16,6 +16,7 @@
 // .lock: the run directory's lock (io/files.h: DirectoryLock), taken by a new run here and by
 // `run --resume` before it reads the checkpoint; a second normtool in the directory is refused.
 #pragma once
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,6 +49,7 @@ struct LossPoint {
   int step;
   bool val;
   double loss, acc;
+  double grad_norm = NAN;  // a train line's gradient norm before clipping (NaN where absent)
 };
 // Every line of <dir>/metrics.jsonl with a loss, in file order (a diverged or skipped step's null
 // loss left out); empty when there is no such file. Read by io/json_file.h: a FIFO, an oversized
