@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "claims/report_html.h"
 #include "claims/results_table.h"
 #include "claims/statistics.h"
 #include "io/files.h"
@@ -315,6 +316,7 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
   // whole files only: on Slurm a --collect rewrites them while an array task of the same
   // reproduction starts and reads REPORT.md (reproduce's check of its --out)
   write_file_atomically((fs::path(dir) / "REPORT.md").string(), md);
+  write_file_atomically((fs::path(dir) / "REPORT.html").string(), report_html(md, dir));  // the same text
   write_file_atomically((fs::path(dir) / "verdicts.json").string(), verdicts.dump(2) + "\n");
   sync_results_table(dir);  // the README's results, when dir is the source tree's reports/
 }
