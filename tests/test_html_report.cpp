@@ -76,7 +76,7 @@ fs::path write_test_report(const std::string& png) {
   const Claim *e1 = find_claim("E1"), *c8 = find_claim("C8");
   ClaimResult a, b;
   a.verdict = ClaimVerdict::fail;
-  a.measured = "12 of 42 cells <agree> & \"disagree\"";
+  a.measured = "12 of 42 cells <agree> & \"disagree\", max |ratio - 1| = 2";  // a | inside the table's cell
   a.plots = {"val-loss.png"};
   b.verdict = ClaimVerdict::pass;
   b.measured = "Post-LN without / with warm-up: 1.31 ['quick']";
@@ -112,7 +112,8 @@ TEST(HtmlReport, ChromiumRendersTheVerdictTableTheSectionsAndThePictures) {
   for (const char* row :
        {"<td><a href=\"#E1-invariance-table\">E1</a>", "<td><a href=\"#C8-post-ln-needs-warmup\">C8</a>",
         "<strong class=\"FAIL\">FAIL</strong>", "<strong class=\"PASS\">PASS</strong>",
-        "<td>Post-LN loss &lt;no warm-up&gt; / warm-up</td>", "<td>a&amp;b</td>",
+        "<td>Post-LN loss &lt;no warm-up&gt; / warm-up</td>",
+        "<td>12 of 42 cells &lt;agree&gt; &amp; \"disagree\", max |ratio - 1| = 2</td>", "<td>a&amp;b</td>",
         "<a id=\"C8-post-ln-needs-warmup\"></a>", "<img src=\"data:image/png;base64,iVBOR"})
     EXPECT_NE(view.dom.find(row), std::string::npos) << row << "\n" << view.dom;
   const Picture screen = screenshot_of(kPages / "report.png");
