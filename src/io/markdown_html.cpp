@@ -1,5 +1,6 @@
 #include "io/markdown_html.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@ constexpr auto npos = std::string_view::npos;
 // Bold and link text are rendered inside one another at most this deep; deeper, they are text
 // (a result.json's details of a million '[' must not recurse a million deep).
 constexpr int kMaxInlineDepth = 4;
+constexpr std::size_t kMaxTarget = 4096;  // a link's or a picture's target, in bytes
 
 bool blank(std::string_view line) { return line.find_first_not_of(" \t\r") == npos; }
 
@@ -39,9 +41,11 @@ std::string render_inline(std::string_view s, const PictureSource& picture, int 
 std::size_t link(std::string_view s, std::size_t i, const PictureSource& picture, int depth, std::string& out) {
   const bool image = s[i] == '!';
   const std::size_t open = i + (image ? 1 : 0);
-  const auto mid = s.find(']', open + 1);
-  if (mid == npos || mid + 1 >= s.size() || s[mid + 1] != '(') return 0;
-  const auto close = s.find(')', mid + 2);
+  // the text up to the first bracket, the target up to ')' within kMaxTarget: a hostile line of
+  // brackets costs linear time, never a search to its end from every bracket
+  const auto mid = s.find_first_of("[]", open + 1);
+  if (mid == npos || s[mid] != ']' || mid + 1 >= s.size() || s[mid + 1] != '(') return 0;
+  const auto close = s.substr(0, std::min(s.size(), mid + 2 + kMaxTarget)).find(')', mid + 2);
   if (close == npos) return 0;
   const std::string_view text = s.substr(open + 1, mid - open - 1), url = s.substr(mid + 2, close - mid - 2);
   if (image) {
