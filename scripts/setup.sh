@@ -16,6 +16,7 @@ packages=(
   libc-l10n git libgtk2.0-common libglib2.0-data xkb-data shared-mime-info wget xz-utils procps
   man-db login
   gnuplot-nox                                            # loss-curve plots (optional at run time)
+  chromium                                               # the HTML pages' test (REPORT.html, a run's index.html)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -10,6 +10,12 @@
 namespace nt::test {
 namespace {
 
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
 // Every interval in the report's result.json files follows from its per-seed values and the kind
 // recorded beside it (scale, confidence, sides), to 1e-3: a reader can recompute every verdict.
 // Returns the number of intervals checked.
@@ -23,8 +29,8 @@ int expect_intervals_follow_from_values(const std::filesystem::path& report) {
       for (const auto& v : m["values"]) values.push_back(v.is_null() ? NAN : v.get<double>());
       const auto& i = m["interval"];
       if (values.size() < 2 || i["lo"].is_null()) continue;
-      const Estimate e = estimate(values, i["scale"] == "log" ? Scale::log : Scale::linear, i["confidence"].get<double>(),
-                                  i["sides"].get<int>());
+      const Estimate e = estimate(values, i["scale"] == "log" ? Scale::log : Scale::linear,
+                                  i["confidence"].get<double>(), i["sides"].get<int>());
       SCOPED_TRACE(entry.path().string() + ": " + m["name"].get<std::string>());
       const double tolerance = 1e-3 * std::max(1.0, std::abs(i["mean"].get<double>()));
       EXPECT_NEAR(e.interval.mean, i["mean"].get<double>(), tolerance);
@@ -57,6 +63,10 @@ TEST(ReproduceQuick, EveryClaimHasAVerdictAndTheExactClaimsPass) {
   }
   EXPECT_TRUE(std::filesystem::exists(d / "REPORT.md"));
   EXPECT_EQ(read_text(d / "REPORT.md").find("Ablations not run"), std::string::npos);
+  // REPORT.html beside it: every claim's section, every plot of the report inline
+  const std::string html = read_text(d / "REPORT.html"), md = read_text(d / "REPORT.md");
+  EXPECT_EQ(count(html, "<a id=\""), count(md, "<a id=\""));
+  EXPECT_EQ(count(html, "<img src=\"data:image/png;base64,"), count(md, "\n!["));
   EXPECT_GT(expect_intervals_follow_from_values(d.path), 50);
   std::cout << r.output;  // the verdicts, in the CI log
 }
@@ -70,9 +80,10 @@ TEST(ReproduceQuick, WithoutAblationsOnlyTheDecidingSettingsRunAndTheReportSaysW
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto result = read_json(d / "C9-deep-post-ln-vs-deepnorm/result.json");
   ASSERT_FALSE(result["measures"].empty());
-  for (const auto& m : result["measures"]) EXPECT_EQ(m["group"].get<std::string>().rfind("ablation", 0), std::string::npos) << m.dump();
+  for (const auto& m : result["measures"])
+    EXPECT_EQ(m["group"].get<std::string>().rfind("ablation", 0), std::string::npos) << m.dump();
   EXPECT_EQ(result["ablations_not_run"], nlohmann::json::array({"ablation: encoder-decoder without warm-up",
-                                                                 "ablation: decoder-only, depths 6/18/36"}));
+                                                                "ablation: decoder-only, depths 6/18/36"}));
   EXPECT_TRUE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/encdec-warmup"));
   EXPECT_FALSE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/encdec"));
   EXPECT_FALSE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/lm"));
@@ -92,7 +103,8 @@ TEST(ReproduceQuick, InProcessClaimsGiveTheSameFiguresAtAnyJobsAndDecideWithoutA
   r = run_normtool("reproduce C7 C8 C10 --quick --jobs 2 --out " + two.str());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* dir : {"C7-post-ln-gradients-at-init", "C10-post-ln-model-update"}) {
-    const auto a = read_json(one / (std::string(dir) + "/result.json")), b = read_json(two / (std::string(dir) + "/result.json"));
+    const auto a = read_json(one / (std::string(dir) + "/result.json")),
+               b = read_json(two / (std::string(dir) + "/result.json"));
     EXPECT_EQ(a["measures"], b["measures"]) << dir;
     EXPECT_EQ(a["measured"], b["measured"]) << dir;
   }

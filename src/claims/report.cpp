@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "claims/report_html.h"
 #include "claims/results_table.h"
 #include "claims/statistics.h"
 #include "io/files.h"
@@ -60,6 +61,15 @@ std::string other_seeds(const Claim& c) {
   if (!why.empty() && why.back() == '.') why.pop_back();
   return fmt::format(" (seeds {}-{}, looked at after {}{}; other seeds: `--seeds a,b,c`)", c.seeds.front(),
                      c.seeds.back(), fmt::join(looks, ", "), why.empty() ? "" : ": " + why);
+}
+// Text in a table cell with its own | escaped, so that it does not end the cell (E2's "max |ratio - 1|")
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '|') out += '\\';
+    out += ch;
+  }
+  return out;
 }
 int look_of(const ClaimResult& r) { return r.look ? r.look : int(r.seeds.size()); }
 bool quick_run(const ClaimResult& r) { return r.setting.starts_with("quick"); }
@@ -120,10 +130,10 @@ std::string measures_table(const ClaimResult& r) {
     for (const Measure& m : r.measures)
       if (m.group == g)
         // a measure without values (not defined for that system, e.g. P1's rnnsearch) shows "-"
-        t += fmt::format("| {}{} | {} | {} | {} | {} | {} |\n", m.precondition ? "precondition: " : "", m.name,
-                         m.values.empty() ? "-" : values_text(m, r.seeds), m.values.empty() ? "-" : show(m.interval, 4),
-                         m.values.empty() ? "-" : interval_kind(m), m.criterion,
-                         m.criterion == "-" ? "-" : to_string(m.verdict));
+        t += fmt::format("| {}{} | {} | {} | {} | {} | {} |\n", m.precondition ? "precondition: " : "", cell(m.name),
+                         m.values.empty() ? "-" : cell(values_text(m, r.seeds)),
+                         m.values.empty() ? "-" : show(m.interval, 4), m.values.empty() ? "-" : interval_kind(m),
+                         cell(m.criterion), m.criterion == "-" ? "-" : to_string(m.verdict));
     t += "\n";
   }
   return t;
@@ -307,14 +317,15 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
   json verdicts = json::array();
   for (const auto& [c, r] : results) {
     md += fmt::format("| [{}](#{}-{}) {} | **{}**{} | {} | {} | `normtool reproduce {}` |\n", c->id, c->id, c->slug,
-                      c->title, to_string(r.verdict), quick_run(r) ? " (quick)" : "", seeds_text(r),
-                      r.ran ? headline_figure(r) : r.measured, c->id);
+                      cell(c->title), to_string(r.verdict), quick_run(r) ? " (quick)" : "", seeds_text(r),
+                      cell(r.ran ? headline_figure(r) : r.measured), c->id);
     verdicts.push_back(verdict_entry(*c, r));
   }
   for (const auto& [c, r] : results) md += claim_section(*c, r);
   // whole files only: on Slurm a --collect rewrites them while an array task of the same
   // reproduction starts and reads REPORT.md (reproduce's check of its --out)
   write_file_atomically((fs::path(dir) / "REPORT.md").string(), md);
+  write_file_atomically((fs::path(dir) / "REPORT.html").string(), report_html(md, dir));  // the same text
   write_file_atomically((fs::path(dir) / "verdicts.json").string(), verdicts.dump(2) + "\n");
   sync_results_table(dir);  // the README's results, when dir is the source tree's reports/
 }

@@ -1,5 +1,5 @@
-// `normtool reproduce`: run each claim's experiment and write the report (REPORT.md, verdicts.json,
-// the plots and the runs). Claims run one after another, so a timing claim (C3) never runs beside
+// `normtool reproduce`: run each claim's experiment and write the report (REPORT.md, REPORT.html,
+// verdicts.json, the plots and the runs). Claims run one after another, so a timing claim (C3) never runs beside
 // another experiment. --launcher slurm submits them to Slurm instead and --collect DIR assembles the
 // report once they ran. Exit status 0 when every claim ran, whatever its verdict (or was
 // submitted); 1 when an experiment failed to run; 2 on bad usage; 75 (--collect) while pending.

@@ -190,6 +190,10 @@ RunFiles::RunFiles(std::string dir) : dir_(std::move(dir)) {
 }
 
 RunFiles::RunFiles(std::string dir, const LogSizes& sizes) : dir_(std::move(dir)) {
+  try {  // the page's config: read back (run --resume has just loaded it); without it, only the figures
+    page_config_ = run_page_config(read_json_file(path("config.json")).value());
+  } catch (const std::exception&) {
+  }
   hold_reserve();
   try {
     open_logs(&sizes);
@@ -228,6 +232,7 @@ void RunFiles::release_reserve() {
 }
 
 void RunFiles::write_config(const nlohmann::json& config) {
+  page_config_ = run_page_config(config);
   write_file_atomically(path("config.json"),
                         config.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
@@ -264,6 +269,7 @@ void RunFiles::write_summary(const nlohmann::json& summary) {
   flush_stats();
   write_file_atomically(path("summary.json"),
                         summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_run_page(dir_, summary, page_config_);
 }
 
 LogSizes RunFiles::sizes() {

@@ -5,6 +5,7 @@
 //   ranges.csv     step,layer,site,position,max_abs,fp16_outside,int8_snr_db,int8_tensor_snr_db
 //                  (train/site_stats.h)
 //   summary.json   rewritten whole and atomically at every update (io/files.h)
+//   index.html     a page of the run, rewritten with summary.json (io/run_page.h)
 // The logs grow by whole records only (io/files.h: AppendFile), so a run stopped at any moment,
 // or by a full disk, leaves files that parse and end at a whole line. A failed write throws
 // WriteError naming the file.
@@ -26,6 +27,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "io/files.h"
+#include "io/run_page.h"
 
 namespace nt {
 
@@ -92,14 +94,14 @@ class RunFiles {
 
   const std::string& dir() const { return dir_; }
   std::string path(const char* name) const;
-  void write_config(const nlohmann::json& config);
+  void write_config(const nlohmann::json& config);  // and the config's part of index.html
   void metric(const nlohmann::json& record);
   void layer(const nlohmann::json& record);
   void stat(int step, int layer, const char* site, int position, double mean, double std);  // buffered
   void range(int step, int layer, const char* site, int position, double max_abs, double fp16_outside,
              double int8_snr_db, double int8_tensor_snr_db);  // buffered, like stat()
   void flush_stats();           // stats.csv and ranges.csv
-  void write_summary(const nlohmann::json& summary);
+  void write_summary(const nlohmann::json& summary);  // and index.html from it
   LogSizes sizes();  // after flushing the statistics
 
   void release_reserve();  // after a failed write: room for the last summary
@@ -109,6 +111,7 @@ class RunFiles {
   std::unique_ptr<DirectoryLock> lock_;  // a new run's; released last
   AppendFile metrics_, layers_, stats_, ranges_;
   std::string stats_buffer_, ranges_buffer_;
+  RunPageConfig page_config_;  // from write_config, or a resumed run's config.json
   void open_logs(const LogSizes* sizes);
   void hold_reserve();
 };
