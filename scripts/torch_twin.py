@@ -11,7 +11,8 @@ Needs Debian's python3-torch (and python3-numpy); run it with /usr/bin/python3.
 What it implements, from docs/config.md, docs/data.md and docs/usage.md ("Model families"), every
 model.arch of normtool:
 - transformer, the decoder-only LM (pre: x + f(norm(x)) and a final norm; post: norm(x + f(x));
-  deepnorm: LN(alpha x + f(x)) with gain beta on the feed-forward, value and output projections);
+  deepnorm: LN(alpha x + f(x)) with gain beta on the feed-forward, value and output projections;
+  peri: x + norm_out(f(norm(x))) and a final norm; depth_scaling: block l's input norms / sqrt(l));
 - encoder, the same stack bidirectional over the real tokens, BERT's masked LM (mask_prob; MASK
   byte 1 80%, a random byte 10%, kept 10%; the loss over the chosen positions);
 - encoder-decoder (n_layers encoder blocks, n_dec_layers decoder blocks with causal self-attention
@@ -67,7 +68,7 @@ DEFAULTS = {
               "activation": "gelu", "init": "normal", "init_std": 0.02,
               "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
                        "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625,
-                       "impl": "fused"},
+                       "impl": "fused", "depth_scaling": False},
               "final_norm": True, "embed_norm": False, "bias": True, "n_dec_layers": None, "cell": "gru",
               "d_emb": None},
     "train": {"steps": 500, "batch_size": 16, "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "beta1": 0.9,
@@ -122,7 +123,7 @@ CHOICES = {  # docs/config.md
     "model.arch": ("transformer", "mlp", "encoder", "encoder-decoder", "rnn", "rnnsearch"),
     "model.activation": tuple(ACT), "model.init": ("normal", "xavier", "nematus"),
     "model.norm.type": ("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm"),
-    "model.norm.placement": ("pre", "post"), "model.norm.bn_axes": ("batch_time", "batch"),
+    "model.norm.placement": ("pre", "post", "peri"), "model.norm.bn_axes": ("batch_time", "batch"),
     "model.norm.impl": ("fused", "composite"), "model.cell": ("gru", "lstm"),
     "train.optimizer": ("sgd", "adam", "adamw"), "train.schedule": ("constant", "linear", "cosine", "inverse_sqrt"),
     "train.precision": ("fp32", "bf16", "fp16"),
@@ -177,6 +178,13 @@ def validate(c):
         d["catalogs"] = list(GETTEXT_CATALOGS)
     if arch not in ("mlp",) + RECURRENT and m["d_model"] % m["n_heads"]:
         raise ConfigError(f"model.n_heads: must divide model.d_model = {m['d_model']}, got {m['n_heads']}")
+    if n["placement"] == "peri" and (arch in ("mlp",) + RECURRENT or n["type"] not in ("none", "layernorm", "rmsnorm")):
+        raise ConfigError("model.norm.placement: peri (Peri-LN) wraps a Transformer stack's sub-layers, norm types "
+                          f"none|layernorm|rmsnorm, got {arch!r} with {n['type']!r}")
+    if n["depth_scaling"] and (arch in ("mlp",) + RECURRENT or n["placement"] == "post"
+                               or n["type"] not in ("layernorm", "rmsnorm")):
+        raise ConfigError("model.norm.depth_scaling: a Transformer stack's pre or peri placement with layernorm or "
+                          f"rmsnorm, got {arch!r}, {n['placement']!r}, {n['type']!r}")
     if n["type"] == "deepnorm":
         if arch == "mlp":
             raise ConfigError("model.norm.type: deepnorm is a transformer residual scheme, not for mlp")
@@ -539,9 +547,11 @@ class FeedForward(torch.nn.Module):
 
 class Block(torch.nn.Module):
     """Self-attention, (cross-attention,) feed-forward, each placed: pre x + f(norm(x)); post norm(x + f(x));
-    deepnorm norm(alpha x + f(x)), with v, out, fc1, fc2 Xavier with gain beta and q, k with gain 1."""
+    deepnorm norm(alpha x + f(x)), with v, out, fc1, fc2 Xavier with gain beta and q, k with gain 1; peri
+    x + norm_out(f(norm(x))), each output norm its own (Peri-LN). depth_scaling: block l = i + 1's input norms
+    times 1 / sqrt(l) (LayerNorm Scaling)."""
 
-    def __init__(self, c, positions, causal, cross, alpha, beta):
+    def __init__(self, c, positions, causal, cross, alpha, beta, i=0):
         super().__init__()
         m = c["model"]
         deep = m["norm"]["type"] == "deepnorm"
@@ -551,19 +561,27 @@ class Block(torch.nn.Module):
         self.cross = Attention(m, gains) if cross else None
         self.cross_norm = Norm(c, m["d_model"], positions) if cross else None
         self.ffn_norm, self.ffn = Norm(c, m["d_model"], positions), FeedForward(m, beta if deep else None)
+        self.scale = 1 / math.sqrt(i + 1) if m["norm"]["depth_scaling"] else 1.0
+        peri = self.placement == "peri" and not deep
+        self.attn_out_norm = Norm(c, m["d_model"], positions) if peri else None
+        self.cross_out_norm = Norm(c, m["d_model"], positions) if peri and cross else None
+        self.ffn_out_norm = Norm(c, m["d_model"], positions) if peri else None
 
-    def _place(self, x, f, norm, mask, B, T):
-        if self.placement == "pre":
-            return x + f(norm(x, mask, B, T))
+    def _place(self, x, f, norm, mask, B, T, out_norm=None):
+        if self.placement == "peri" and out_norm is not None:
+            return x + out_norm(f(self.scale * norm(x, mask, B, T)), mask, B, T)
+        if self.placement in ("pre", "peri"):
+            return x + f(self.scale * norm(x, mask, B, T))
         return norm(self.alpha * x + f(x), mask, B, T)
 
     def forward(self, x, real, key_mask, B, T, mem=None, mem_mask=None):
         x = self._place(x, lambda h: self.attn(h, B, T, key_mask=key_mask, causal=self.causal), self.attn_norm,
-                        real, B, T)
+                        real, B, T, self.attn_out_norm)
         if self.cross is not None:
             S = mem_mask.shape[1]
-            x = self._place(x, lambda h: self.cross(h, B, T, mem, S, mem_mask), self.cross_norm, real, B, T)
-        return self._place(x, self.ffn, self.ffn_norm, real, B, T)
+            x = self._place(x, lambda h: self.cross(h, B, T, mem, S, mem_mask), self.cross_norm, real, B, T,
+                            self.cross_out_norm)
+        return self._place(x, self.ffn, self.ffn_norm, real, B, T, self.ffn_out_norm)
 
 
 class Stack(torch.nn.Module):
@@ -578,8 +596,8 @@ class Stack(torch.nn.Module):
         for e in (self.tok_emb, self.pos_emb):
             _normal(e.weight, _embedding_std(m))
         self.emb_norm = Norm(c, C, positions) if m["embed_norm"] else None
-        self.blocks = torch.nn.ModuleList(Block(c, positions, causal, cross, alpha, beta) for _ in range(n))
-        pre = m["norm"]["placement"] == "pre"
+        self.blocks = torch.nn.ModuleList(Block(c, positions, causal, cross, alpha, beta, i) for i in range(n))
+        pre = m["norm"]["placement"] in ("pre", "peri")
         self.final_norm = Norm(c, C, positions) if pre and m["final_norm"] else None
 
     def encode(self, tokens, real, key_mask, mem=None, mem_mask=None):
@@ -792,7 +810,8 @@ def normtool_names(model):
         for name in ("tok_emb", "pos_emb", "emb_norm"):
             add(getattr(s, name), prefix + name, 0)
         for i, b in enumerate(s.blocks):
-            for name in ("attn_norm", "cross_norm", "ffn_norm", "attn", "cross", "ffn"):
+            for name in ("attn_norm", "attn_out_norm", "cross_norm", "cross_out_norm", "ffn_norm", "ffn_out_norm",
+                         "attn", "cross", "ffn"):
                 add(getattr(b, name), prefix + name, i)
         add(s.final_norm, prefix + "final_norm", len(s.blocks))
 

@@ -43,8 +43,8 @@ enum class RnnCell { gru, lstm };
 inline constexpr const char* kCellNames[] = {"gru", "lstm"};
 enum class Init { normal, xavier, nematus };
 inline constexpr const char* kInitNames[] = {"normal", "xavier", "nematus"};
-enum class Placement { pre, post };
-inline constexpr const char* kPlacementNames[] = {"pre", "post"};
+enum class Placement { pre, post, peri };
+inline constexpr const char* kPlacementNames[] = {"pre", "post", "peri"};
 enum class BnAxes { batch_time, batch };
 inline constexpr const char* kBnAxesNames[] = {"batch_time", "batch"};
 enum class NormImpl { fused, composite };
@@ -87,6 +87,7 @@ struct NormConfig {
   std::optional<double> beta;            // deepnorm init gain; unset = (8N)^(-1/4)
   double p = 0.0625;                     // prmsnorm: the share of the features its RMS reads
   NormImpl impl = NormImpl::fused;       // composite: composed from primitive ops (a framework without fused kernels)
+  bool depth_scaling = false;            // pre, peri: block l's input norms times 1 / sqrt(l) (LayerNorm Scaling)
 };
 
 struct ModelConfig {

@@ -11,7 +11,9 @@
 //     pre       x + f(norm(x))
 //     post      norm(x + f(x))
 //     deepnorm  norm(alpha * x + f(x))                     (LayerNorm; DeepNet, Wang et al. 2022)
-//   pre with final_norm: x = norm(x)
+//     peri      x + norm_out(f(norm(x)))                   (Peri-LN, Kim et al. 2025)
+//   depth_scaling: block l's input norms times 1 / sqrt(l) (LayerNorm Scaling, Sun et al. 2025)
+//   pre or peri with final_norm: x = norm(x)
 //   logits = head(x)
 // train.precision bf16/fp16: every value passed between ops is stored in the run's format
 // (ops/cast.cpp); inside an op (attention's scores, a norm's statistics, the loss) fp32.
