@@ -12,7 +12,8 @@ What it implements, from docs/config.md, docs/data.md and docs/usage.md ("Model 
 model.arch of normtool:
 - transformer, the decoder-only LM (pre: x + f(norm(x)) and a final norm; post: norm(x + f(x));
   deepnorm: LN(alpha x + f(x)) with gain beta on the feed-forward, value and output projections;
-  peri: x + norm_out(f(norm(x))) and a final norm; depth_scaling: block l's input norms / sqrt(l));
+  peri: x + norm_out(f(norm(x))) and a final norm; depth_scaling: block l's input norms / sqrt(l);
+  postln-init: xavier, block l's v, out, fc1, fc2 divided by N - l + 1; init_mean on every Linear weight);
 - encoder, the same stack bidirectional over the real tokens, BERT's masked LM (mask_prob; MASK
   byte 1 80%, a random byte 10%, kept 10%; the loss over the chosen positions);
 - encoder-decoder (n_layers encoder blocks, n_dec_layers decoder blocks with causal self-attention
@@ -65,7 +66,7 @@ DEFAULTS = {
     "data": {"dataset": "fortunes", "path": "", "seq_len": 64, "layout": "packed", "val_fraction": 0.05,
              "max_len": 48, "catalogs": None, "mask_prob": 0.15},
     "model": {"arch": "transformer", "d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 256, "hidden": 256,
-              "activation": "gelu", "init": "normal", "init_std": 0.02,
+              "activation": "gelu", "init": "normal", "init_std": 0.02, "init_mean": 0.0,
               "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
                        "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625,
                        "impl": "fused", "depth_scaling": False},
@@ -121,7 +122,7 @@ CHOICES = {  # docs/config.md
                      "synthetic-seq2seq"),
     "data.layout": ("packed", "padded"),
     "model.arch": ("transformer", "mlp", "encoder", "encoder-decoder", "rnn", "rnnsearch"),
-    "model.activation": tuple(ACT), "model.init": ("normal", "xavier", "nematus"),
+    "model.activation": tuple(ACT), "model.init": ("normal", "xavier", "nematus", "postln-init"),
     "model.norm.type": ("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm"),
     "model.norm.placement": ("pre", "post", "peri"), "model.norm.bn_axes": ("batch_time", "batch"),
     "model.norm.impl": ("fused", "composite"), "model.cell": ("gru", "lstm"),
@@ -185,6 +186,10 @@ def validate(c):
                                or n["type"] not in ("layernorm", "rmsnorm")):
         raise ConfigError("model.norm.depth_scaling: a Transformer stack's pre or peri placement with layernorm or "
                           f"rmsnorm, got {arch!r}, {n['placement']!r}, {n['type']!r}")
+    if m["init"] == "postln-init" and (arch in ("mlp",) + RECURRENT or n["placement"] != "post"
+                                       or n["type"] == "deepnorm"):
+        raise ConfigError("model.init: postln-init is DeepNet's init for a Post-LN Transformer stack, got "
+                          f"{arch!r}, {n['placement']!r}, {n['type']!r}")
     if n["type"] == "deepnorm":
         if arch == "mlp":
             raise ConfigError("model.norm.type: deepnorm is a transformer residual scheme, not for mlp")
@@ -484,7 +489,7 @@ def _init_weight(w, m, gain=None, recurrent=False):
     recurrent (k H, H) one orthogonal, any other N(0, 0.01^2). `gain`: DeepNorm's Xavier with that gain."""
     out_f, in_f = w.shape
     xavier = math.sqrt(2.0 / (in_f + out_f))
-    if gain is not None or m["init"] == "xavier":
+    if gain is not None or m["init"] in ("xavier", "postln-init"):
         return _normal(w, (1.0 if gain is None else gain) * xavier)
     if m["init"] == "normal":
         return _normal(w, m["init_std"])
@@ -499,7 +504,7 @@ def _init_weight(w, m, gain=None, recurrent=False):
 
 
 def _embedding_std(m):
-    return {"xavier": 1.0, "nematus": 0.01}.get(m["init"], m["init_std"])
+    return {"xavier": 1.0, "postln-init": 1.0, "nematus": 0.01}.get(m["init"], m["init_std"])
 
 
 def linear(m, i, o, bias=True, gain=None, recurrent=False):
@@ -597,6 +602,12 @@ class Stack(torch.nn.Module):
             _normal(e.weight, _embedding_std(m))
         self.emb_norm = Norm(c, C, positions) if m["embed_norm"] else None
         self.blocks = torch.nn.ModuleList(Block(c, positions, causal, cross, alpha, beta, i) for i in range(n))
+        if m["init"] == "postln-init":  # DeepNet §3: block l = i + 1 of n, v, out, fc1, fc2 divided by n - i
+            with torch.no_grad():
+                for i, b in enumerate(self.blocks):
+                    for lin in (b.attn.v, b.attn.out, b.ffn.fc1, b.ffn.fc2) + (
+                            (b.cross.v, b.cross.out) if b.cross is not None else ()):
+                        lin.weight.div_(n - i)
         pre = m["norm"]["placement"] in ("pre", "peri")
         self.final_norm = Norm(c, C, positions) if pre and m["final_norm"] else None
 
@@ -792,6 +803,17 @@ class RnnSearch(torch.nn.Module):
         return self.head(o)
 
 
+def make_model(c, *args):
+    """The model of the config, model.init_mean added to every Linear weight after every other init rule
+    (RMS §6.1 Fig. 4); embeddings, biases and norm gains keep theirs."""
+    model = MODELS[c["model"]["arch"]](c, *args)
+    with torch.no_grad():
+        for mod in model.modules():
+            if isinstance(mod, torch.nn.Linear):
+                mod.weight.add_(c["model"]["init_mean"])
+    return model
+
+
 MODELS = {"transformer": Transformer, "encoder": Transformer, "encoder-decoder": EncoderDecoder, "mlp": Mlp,
           "rnn": Rnn, "rnnsearch": RnnSearch}
 
@@ -886,7 +908,7 @@ def run(c, out):
     arch = c["model"]["arch"]
     lm = arch in ("transformer", "encoder", "rnn")  # byte rows of seq_len (summary's tokens_per_s)
     acc = arch not in ("transformer", "rnn")  # classification, masked LM and seq2seq lines carry "acc"
-    data, model = make_data(c), MODELS[arch](c)
+    data, model = make_data(c), make_model(c)
     tr, B = c["train"], c["train"]["batch_size"]
     eval_batches = min(tr["eval_batches"], data.val_rows() // B)
     if eval_batches < 1:

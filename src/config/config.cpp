@@ -179,8 +179,13 @@ void model_fields(FieldList& f, ModelConfig& m) {
           "(the setting of Xiong et al. 2020 and DeepNet); nematus (rnn, rnnsearch): non-square weights and the "
           "embeddings N(0, 0.01^2), "
           "square ones orthogonal, each H x H block of a recurrent matrix orthogonal (Nematus). "
-          "deepnorm keeps its gain beta on the feed-forward, value and output projections either way.");
+          "deepnorm keeps its gain beta on the feed-forward, value and output projections either way. "
+          "postln-init (Post-LN, DeepNet §3): xavier, then block l = 1..N of each stack has fc1, fc2 and every "
+          "attention's v and out divided by N - l + 1.");
   f.number("model.init_std", m.init_std, 0, kInf, true).means("The standard deviation of model.init normal.");
+  f.number("model.init_mean", m.init_mean, -kInf)
+      .means("Added to every Linear weight after every other init rule (RMS §6.1 Fig. 4: 0.2); embeddings, "
+             "biases and norm gains keep theirs.");
   norm_fields(f, m.norm);
   f.boolean("model.final_norm", m.final_norm)
       .means(

@@ -128,6 +128,12 @@ void validate_later_norms(const RunConfig& c, Parser& p) {
   else if (n.depth_scaling && !ln_or_rms)
     p.problem("model.norm.depth_scaling", fmt::format("takes model.norm.type layernorm|rmsnorm, got {}",
                                                       to_string(n.type)));
+  if (c.model.init == Init::postln_init && !a.has_stacks())
+    p.problem("model.init", fmt::format("postln-init is for model.arch {}, got \"{}\"", stacked, a.name));
+  else if (c.model.init == Init::postln_init && (n.placement != Placement::post || norm_desc(n.type).scaled_residual))
+    p.problem("model.init", fmt::format("postln-init is DeepNet's init for Post-LN: it needs model.norm.placement "
+                                        "post and a model.norm.type other than deepnorm, got {} {}",
+                                        to_string(n.placement), to_string(n.type)));
 }
 
 }  // namespace

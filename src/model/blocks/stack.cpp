@@ -37,9 +37,11 @@ Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
 }
 
 void Stack::init(ParamStore<float>& params, const ModelConfig& m, Rng& rng) {
-  const SublayerInit sublayer{m, deepnorm_, beta_};
   embed_.init(params, m, rng);
-  for (Block& b : blocks_) {
+  const int n = int(blocks_.size());
+  for (int l = 0; l < n; ++l) {  // postln-init: block l (from 0) of n divided by k = n - l
+    Block& b = blocks_[std::size_t(l)];
+    const SublayerInit sublayer{m, deepnorm_, beta_, m.init == Init::postln_init ? double(n - l) : 1.0};
     b.attn_res.init(params);
     if (b.cross_res) b.cross_res->init(params);
     b.ffn_res.init(params);
