@@ -9,10 +9,12 @@
 //     with cross: x = placement(x, cross_attention(x, memory))   site "<stack>cross"
 //     x = placement(x, feed_forward)                      site "<stack>ffn"
 //   pre or peri with final_norm: x = norm(x)              site "<stack>final"
-// placement(x, f) is Residual's (peri: its output norms at "<stack>attn_out", "cross_out", "ffn_out") (model/blocks/residual.h), with the stack's DeepNorm alpha; DeepNorm
-// draws the sub-layers with the stack's beta (SublayerInit). Parameters are declared, and drawn, in
-// this order: the embeddings; per block its norms (peri: each input norm, then its output norm), then its sub-layers (self-attention,
-// cross-attention, feed-forward); the final norm, layer n.
+// placement(x, f) is Residual's (model/blocks/residual.h; peri: its output norms at sites
+// "<stack>attn_out", "cross_out", "ffn_out"), with the stack's DeepNorm alpha; DeepNorm draws the
+// sub-layers with the stack's beta, postln-init divides them per block (SublayerInit). Parameters
+// are declared, and drawn, in this order: the embeddings; per block its norms (peri: each input
+// norm, then its output norm), then its sub-layers (self-attention, cross-attention, feed-forward);
+// the final norm, layer n.
 #pragma once
 #include <memory>
 #include <optional>
