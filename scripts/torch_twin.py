@@ -11,7 +11,9 @@ Needs Debian's python3-torch (and python3-numpy); run it with /usr/bin/python3.
 What it implements, from docs/config.md, docs/data.md and docs/usage.md ("Model families"), every
 model.arch of normtool:
 - transformer, the decoder-only LM (pre: x + f(norm(x)) and a final norm; post: norm(x + f(x));
-  deepnorm: LN(alpha x + f(x)) with gain beta on the feed-forward, value and output projections);
+  deepnorm: LN(alpha x + f(x)) with gain beta on the feed-forward, value and output projections;
+  peri: x + norm_out(f(norm(x))) and a final norm; depth_scaling: block l's input norms / sqrt(l);
+  postln-init: xavier, block l's v, out, fc1, fc2 divided by N - l + 1; init_mean on every Linear weight);
 - encoder, the same stack bidirectional over the real tokens, BERT's masked LM (mask_prob; MASK
   byte 1 80%, a random byte 10%, kept 10%; the loss over the chosen positions);
 - encoder-decoder (n_layers encoder blocks, n_dec_layers decoder blocks with causal self-attention
@@ -64,10 +66,10 @@ DEFAULTS = {
     "data": {"dataset": "fortunes", "path": "", "seq_len": 64, "layout": "packed", "val_fraction": 0.05,
              "max_len": 48, "catalogs": None, "mask_prob": 0.15},
     "model": {"arch": "transformer", "d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 256, "hidden": 256,
-              "activation": "gelu", "init": "normal", "init_std": 0.02,
+              "activation": "gelu", "init": "normal", "init_std": 0.02, "init_mean": 0.0,
               "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
                        "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625,
-                       "impl": "fused"},
+                       "impl": "fused", "depth_scaling": False},
               "final_norm": True, "embed_norm": False, "bias": True, "n_dec_layers": None, "cell": "gru",
               "d_emb": None},
     "train": {"steps": 500, "batch_size": 16, "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "beta1": 0.9,
@@ -120,9 +122,9 @@ CHOICES = {  # docs/config.md
                      "synthetic-seq2seq"),
     "data.layout": ("packed", "padded"),
     "model.arch": ("transformer", "mlp", "encoder", "encoder-decoder", "rnn", "rnnsearch"),
-    "model.activation": tuple(ACT), "model.init": ("normal", "xavier", "nematus"),
+    "model.activation": tuple(ACT), "model.init": ("normal", "xavier", "nematus", "postln-init"),
     "model.norm.type": ("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm"),
-    "model.norm.placement": ("pre", "post"), "model.norm.bn_axes": ("batch_time", "batch"),
+    "model.norm.placement": ("pre", "post", "peri"), "model.norm.bn_axes": ("batch_time", "batch"),
     "model.norm.impl": ("fused", "composite"), "model.cell": ("gru", "lstm"),
     "train.optimizer": ("sgd", "adam", "adamw"), "train.schedule": ("constant", "linear", "cosine", "inverse_sqrt"),
     "train.precision": ("fp32", "bf16", "fp16"),
@@ -177,6 +179,17 @@ def validate(c):
         d["catalogs"] = list(GETTEXT_CATALOGS)
     if arch not in ("mlp",) + RECURRENT and m["d_model"] % m["n_heads"]:
         raise ConfigError(f"model.n_heads: must divide model.d_model = {m['d_model']}, got {m['n_heads']}")
+    if n["placement"] == "peri" and (arch in ("mlp",) + RECURRENT or n["type"] not in ("none", "layernorm", "rmsnorm")):
+        raise ConfigError("model.norm.placement: peri (Peri-LN) wraps a Transformer stack's sub-layers, norm types "
+                          f"none|layernorm|rmsnorm, got {arch!r} with {n['type']!r}")
+    if n["depth_scaling"] and (arch in ("mlp",) + RECURRENT or n["placement"] == "post"
+                               or n["type"] not in ("layernorm", "rmsnorm")):
+        raise ConfigError("model.norm.depth_scaling: a Transformer stack's pre or peri placement with layernorm or "
+                          f"rmsnorm, got {arch!r}, {n['placement']!r}, {n['type']!r}")
+    if m["init"] == "postln-init" and (arch in ("mlp",) + RECURRENT or n["placement"] != "post"
+                                       or n["type"] == "deepnorm"):
+        raise ConfigError("model.init: postln-init is DeepNet's init for a Post-LN Transformer stack, got "
+                          f"{arch!r}, {n['placement']!r}, {n['type']!r}")
     if n["type"] == "deepnorm":
         if arch == "mlp":
             raise ConfigError("model.norm.type: deepnorm is a transformer residual scheme, not for mlp")
@@ -476,7 +489,7 @@ def _init_weight(w, m, gain=None, recurrent=False):
     recurrent (k H, H) one orthogonal, any other N(0, 0.01^2). `gain`: DeepNorm's Xavier with that gain."""
     out_f, in_f = w.shape
     xavier = math.sqrt(2.0 / (in_f + out_f))
-    if gain is not None or m["init"] == "xavier":
+    if gain is not None or m["init"] in ("xavier", "postln-init"):
         return _normal(w, (1.0 if gain is None else gain) * xavier)
     if m["init"] == "normal":
         return _normal(w, m["init_std"])
@@ -491,7 +504,7 @@ def _init_weight(w, m, gain=None, recurrent=False):
 
 
 def _embedding_std(m):
-    return {"xavier": 1.0, "nematus": 0.01}.get(m["init"], m["init_std"])
+    return {"xavier": 1.0, "postln-init": 1.0, "nematus": 0.01}.get(m["init"], m["init_std"])
 
 
 def linear(m, i, o, bias=True, gain=None, recurrent=False):
@@ -539,9 +552,11 @@ class FeedForward(torch.nn.Module):
 
 class Block(torch.nn.Module):
     """Self-attention, (cross-attention,) feed-forward, each placed: pre x + f(norm(x)); post norm(x + f(x));
-    deepnorm norm(alpha x + f(x)), with v, out, fc1, fc2 Xavier with gain beta and q, k with gain 1."""
+    deepnorm norm(alpha x + f(x)), with v, out, fc1, fc2 Xavier with gain beta and q, k with gain 1; peri
+    x + norm_out(f(norm(x))), each output norm its own (Peri-LN). depth_scaling: block l = i + 1's input norms
+    times 1 / sqrt(l) (LayerNorm Scaling)."""
 
-    def __init__(self, c, positions, causal, cross, alpha, beta):
+    def __init__(self, c, positions, causal, cross, alpha, beta, i=0):
         super().__init__()
         m = c["model"]
         deep = m["norm"]["type"] == "deepnorm"
@@ -551,19 +566,27 @@ class Block(torch.nn.Module):
         self.cross = Attention(m, gains) if cross else None
         self.cross_norm = Norm(c, m["d_model"], positions) if cross else None
         self.ffn_norm, self.ffn = Norm(c, m["d_model"], positions), FeedForward(m, beta if deep else None)
+        self.scale = 1 / math.sqrt(i + 1) if m["norm"]["depth_scaling"] else 1.0
+        peri = self.placement == "peri" and not deep
+        self.attn_out_norm = Norm(c, m["d_model"], positions) if peri else None
+        self.cross_out_norm = Norm(c, m["d_model"], positions) if peri and cross else None
+        self.ffn_out_norm = Norm(c, m["d_model"], positions) if peri else None
 
-    def _place(self, x, f, norm, mask, B, T):
-        if self.placement == "pre":
-            return x + f(norm(x, mask, B, T))
+    def _place(self, x, f, norm, mask, B, T, out_norm=None):
+        if self.placement == "peri" and out_norm is not None:
+            return x + out_norm(f(self.scale * norm(x, mask, B, T)), mask, B, T)
+        if self.placement in ("pre", "peri"):
+            return x + f(self.scale * norm(x, mask, B, T))
         return norm(self.alpha * x + f(x), mask, B, T)
 
     def forward(self, x, real, key_mask, B, T, mem=None, mem_mask=None):
         x = self._place(x, lambda h: self.attn(h, B, T, key_mask=key_mask, causal=self.causal), self.attn_norm,
-                        real, B, T)
+                        real, B, T, self.attn_out_norm)
         if self.cross is not None:
             S = mem_mask.shape[1]
-            x = self._place(x, lambda h: self.cross(h, B, T, mem, S, mem_mask), self.cross_norm, real, B, T)
-        return self._place(x, self.ffn, self.ffn_norm, real, B, T)
+            x = self._place(x, lambda h: self.cross(h, B, T, mem, S, mem_mask), self.cross_norm, real, B, T,
+                            self.cross_out_norm)
+        return self._place(x, self.ffn, self.ffn_norm, real, B, T, self.ffn_out_norm)
 
 
 class Stack(torch.nn.Module):
@@ -578,8 +601,14 @@ class Stack(torch.nn.Module):
         for e in (self.tok_emb, self.pos_emb):
             _normal(e.weight, _embedding_std(m))
         self.emb_norm = Norm(c, C, positions) if m["embed_norm"] else None
-        self.blocks = torch.nn.ModuleList(Block(c, positions, causal, cross, alpha, beta) for _ in range(n))
-        pre = m["norm"]["placement"] == "pre"
+        self.blocks = torch.nn.ModuleList(Block(c, positions, causal, cross, alpha, beta, i) for i in range(n))
+        if m["init"] == "postln-init":  # DeepNet §3: block l = i + 1 of n, v, out, fc1, fc2 divided by n - i
+            with torch.no_grad():
+                for i, b in enumerate(self.blocks):
+                    for lin in (b.attn.v, b.attn.out, b.ffn.fc1, b.ffn.fc2) + (
+                            (b.cross.v, b.cross.out) if b.cross is not None else ()):
+                        lin.weight.div_(n - i)
+        pre = m["norm"]["placement"] in ("pre", "peri")
         self.final_norm = Norm(c, C, positions) if pre and m["final_norm"] else None
 
     def encode(self, tokens, real, key_mask, mem=None, mem_mask=None):
@@ -774,6 +803,17 @@ class RnnSearch(torch.nn.Module):
         return self.head(o)
 
 
+def make_model(c, *args):
+    """The model of the config, model.init_mean added to every Linear weight after every other init rule
+    (RMS §6.1 Fig. 4); embeddings, biases and norm gains keep theirs."""
+    model = MODELS[c["model"]["arch"]](c, *args)
+    with torch.no_grad():
+        for mod in model.modules():
+            if isinstance(mod, torch.nn.Linear):
+                mod.weight.add_(c["model"]["init_mean"])
+    return model
+
+
 MODELS = {"transformer": Transformer, "encoder": Transformer, "encoder-decoder": EncoderDecoder, "mlp": Mlp,
           "rnn": Rnn, "rnnsearch": RnnSearch}
 
@@ -792,7 +832,8 @@ def normtool_names(model):
         for name in ("tok_emb", "pos_emb", "emb_norm"):
             add(getattr(s, name), prefix + name, 0)
         for i, b in enumerate(s.blocks):
-            for name in ("attn_norm", "cross_norm", "ffn_norm", "attn", "cross", "ffn"):
+            for name in ("attn_norm", "attn_out_norm", "cross_norm", "cross_out_norm", "ffn_norm", "ffn_out_norm",
+                         "attn", "cross", "ffn"):
                 add(getattr(b, name), prefix + name, i)
         add(s.final_norm, prefix + "final_norm", len(s.blocks))
 
@@ -867,7 +908,7 @@ def run(c, out):
     arch = c["model"]["arch"]
     lm = arch in ("transformer", "encoder", "rnn")  # byte rows of seq_len (summary's tokens_per_s)
     acc = arch not in ("transformer", "rnn")  # classification, masked LM and seq2seq lines carry "acc"
-    data, model = make_data(c), MODELS[arch](c)
+    data, model = make_data(c), make_model(c)
     tr, B = c["train"], c["train"]["batch_size"]
     eval_batches = min(tr["eval_batches"], data.val_rows() // B)
     if eval_batches < 1:

@@ -42,9 +42,12 @@ struct Allows {
   bool bias_off;        // model.bias false
   bool recurrent;       // model.d_emb (the embedding width) and model.init nematus
 };
-// Every placement, norm, precision and bias setting.
+// pre and post, every norm, precision and bias setting.
 inline constexpr Allows kEverything{bits(Placement::pre, Placement::post),
                                     bits(Precision::fp32, Precision::bf16, Precision::fp16), true, true, false};
+// A Transformer stack's: every placement, peri too (x + norm_out(f(norm_in(x))), Peri-LN).
+inline constexpr Allows kStacked{bits(Placement::pre, Placement::post, Placement::peri), kEverything.precisions, true,
+                                 true, false};
 // Nematus's layout: norm sites fixed, norms over each row, its biases kept, fp32; its own embedding
 // width and init.
 inline constexpr Allows kNematus{bits(Placement::pre), bits(Precision::fp32), false, false, true};
@@ -52,10 +55,10 @@ inline constexpr Allows kNematus{bits(Placement::pre), bits(Precision::fp32), fa
 // X(id, spelling, task, stacks, allows): one line per family, in the order messages and
 // docs/config.md list them.
 #define NT_FAMILIES(X)                                                                       \
-  X(transformer, "transformer", Task::causal_lm, Stacks::decoder, kEverything)               \
+  X(transformer, "transformer", Task::causal_lm, Stacks::decoder, kStacked)                  \
   X(mlp, "mlp", Task::classify, Stacks::none, kEverything)                                   \
-  X(encoder, "encoder", Task::masked_lm, Stacks::encoder, kEverything)                       \
-  X(encoder_decoder, "encoder-decoder", Task::seq2seq, Stacks::encoder_decoder, kEverything) \
+  X(encoder, "encoder", Task::masked_lm, Stacks::encoder, kStacked)                          \
+  X(encoder_decoder, "encoder-decoder", Task::seq2seq, Stacks::encoder_decoder, kStacked)    \
   X(rnn, "rnn", Task::causal_lm, Stacks::none, kNematus)                                     \
   X(rnnsearch, "rnnsearch", Task::seq2seq, Stacks::none, kNematus)                           \
   /* a new family: one line above */

@@ -113,7 +113,10 @@ void norm_fields(FieldList& f, NormConfig& n) {
           "The normalization at every norm site; deepnorm is LayerNorm in DeepNet's residual x = LN(alpha x + f(x)), "
           "transformer only.");
   f.choice("model.norm.placement", n.placement, kPlacementNames)
-      .means("Transformer: pre is x + f(norm(x)) with a final norm; post is norm(x + f(x)). deepnorm is always post.");
+      .means(
+          "Transformer: pre is x + f(norm(x)) with a final norm; post is norm(x + f(x)); peri is "
+          "x + norm_out(f(norm_in(x))) with a final norm, each output norm its own (Peri-LN, Kim et al. 2025; "
+          "Gemma 2), for none, layernorm and rmsnorm. deepnorm is always post.");
   f.number("model.norm.eps", n.eps, 0).means("Added to the variance (or mean square) inside the square root.");
   f.boolean("model.norm.affine", n.affine)
       .means("A learnable gain after the norm (and a bias, except for rmsnorm and prmsnorm).");
@@ -145,6 +148,11 @@ void norm_fields(FieldList& f, NormConfig& n) {
       .means(
           "fused: normtool's kernels; composite: the norm composed from primitive ops, "
           "as a framework without fused kernels runs it (same values, other speed; not for batchnorm).");
+  f.boolean("model.norm.depth_scaling", n.depth_scaling)
+      .means(
+          "LayerNorm Scaling (Sun et al. 2025): block l = 1..N of each stack multiplies the output of its input "
+          "norms (attn, cross, ffn; not peri's output norms, embed or final) by 1 / sqrt(l). Transformer families, "
+          "pre or peri, layernorm or rmsnorm.");
 }
 
 void model_fields(FieldList& f, ModelConfig& m) {
@@ -173,8 +181,13 @@ void model_fields(FieldList& f, ModelConfig& m) {
           "(the setting of Xiong et al. 2020 and DeepNet); nematus (rnn, rnnsearch): non-square weights and the "
           "embeddings N(0, 0.01^2), "
           "square ones orthogonal, each H x H block of a recurrent matrix orthogonal (Nematus). "
-          "deepnorm keeps its gain beta on the feed-forward, value and output projections either way.");
+          "deepnorm keeps its gain beta on the feed-forward, value and output projections either way. "
+          "postln-init (Post-LN, DeepNet §3): xavier, then block l = 1..N of each stack has fc1, fc2 and every "
+          "attention's v and out divided by N - l + 1.");
   f.number("model.init_std", m.init_std, 0, kInf, true).means("The standard deviation of model.init normal.");
+  f.number("model.init_mean", m.init_mean, -kInf)
+      .means("Added to every Linear weight after every other init rule (RMS §6.1 Fig. 4: 0.2); embeddings, "
+             "biases and norm gains keep theirs.");
   norm_fields(f, m.norm);
   f.boolean("model.final_norm", m.final_norm)
       .means(
@@ -258,23 +271,6 @@ std::vector<Field> fields_of(RunConfig& c) {
   return std::move(f.fields);
 }
 
-
-DeepNorm deepnorm_single_stack(int N) { return {std::pow(2.0 * N, 0.25), std::pow(8.0 * N, -0.25)}; }
-DeepNorm deepnorm_encdec_encoder(int N, int M) {
-  const double nm = std::pow(double(N), 4) * M;
-  return {0.81 * std::pow(nm, 1.0 / 16), 0.87 * std::pow(nm, -1.0 / 16)};
-}
-DeepNorm deepnorm_encdec_decoder(int, int M) { return {std::pow(3.0 * M, 0.25), std::pow(12.0 * M, -0.25)}; }
-double torchscale_encoder_beta(int N, int M) { return 1.15 * std::pow(std::pow(double(N), 4) * M, -1.0 / 16); }
-double glm130b_alpha(int N) { return std::sqrt(2.0 * N); }
-
-DeepNorm RunConfig::deepnorm(StackRole stack) const {
-  const int N = model.n_layers, M = model.dec_layers();
-  const DeepNorm paper = arch_desc(model.arch).stacks != Stacks::encoder_decoder ? deepnorm_single_stack(N)
-                         : stack == StackRole::encoder                           ? deepnorm_encdec_encoder(N, M)
-                                                                                 : deepnorm_encdec_decoder(N, M);
-  return {model.norm.alpha ? *model.norm.alpha : paper.alpha, model.norm.beta ? *model.norm.beta : paper.beta};
-}
 
 ConfigError::ConfigError(std::vector<std::string> problems)
     : InputError([&] {

@@ -41,10 +41,10 @@ enum class Layout { packed, padded };
 inline constexpr const char* kLayoutNames[] = {"packed", "padded"};
 enum class RnnCell { gru, lstm };
 inline constexpr const char* kCellNames[] = {"gru", "lstm"};
-enum class Init { normal, xavier, nematus };
-inline constexpr const char* kInitNames[] = {"normal", "xavier", "nematus"};
-enum class Placement { pre, post };
-inline constexpr const char* kPlacementNames[] = {"pre", "post"};
+enum class Init { normal, xavier, nematus, postln_init };
+inline constexpr const char* kInitNames[] = {"normal", "xavier", "nematus", "postln-init"};
+enum class Placement { pre, post, peri };
+inline constexpr const char* kPlacementNames[] = {"pre", "post", "peri"};
 enum class BnAxes { batch_time, batch };
 inline constexpr const char* kBnAxesNames[] = {"batch_time", "batch"};
 enum class NormImpl { fused, composite };
@@ -87,6 +87,7 @@ struct NormConfig {
   std::optional<double> beta;            // deepnorm init gain; unset = (8N)^(-1/4)
   double p = 0.0625;                     // prmsnorm: the share of the features its RMS reads
   NormImpl impl = NormImpl::fused;       // composite: composed from primitive ops (a framework without fused kernels)
+  bool depth_scaling = false;            // pre, peri: block l's input norms times 1 / sqrt(l) (LayerNorm Scaling)
 };
 
 struct ModelConfig {
@@ -99,6 +100,7 @@ struct ModelConfig {
   Activation activation = Activation::gelu;
   Init init = Init::normal;  // normal: N(0, init_std) everywhere; xavier: Glorot normal, embeddings N(0, 1)
   double init_std = 0.02;
+  double init_mean = 0.0;    // added to every Linear weight after its init (RMS §6.1 Fig. 4)
   NormConfig norm;
   bool final_norm = true;    // a norm before the output layer in pre placement (of each stack)
   bool embed_norm = false;   // a norm of the summed embeddings before the first block (BERT, BLOOM)

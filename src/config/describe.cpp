@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <array>
+
 #include "config/arch.h"
 #include "norms/norm_kind.h"
 
@@ -29,7 +31,7 @@ std::string norm_phrase(const RunConfig& c) {
   const std::string kind = to_string(n.type);
   if (kind == "none") return "no norm";
   const bool placed = arch_desc(c.model.arch).has_stacks();
-  return fmt::format("{}{}{}", placed ? (n.placement == Placement::pre ? "Pre-LN " : "Post-LN ") : "", kind,
+  return fmt::format("{}{}{}", placed ? std::array{"Pre-LN ", "Post-LN ", "Peri-LN "}[int(n.placement)] : "", kind,
                      kind == "prmsnorm" ? fmt::format(" p {:g}", n.p) : "");
 }
 

@@ -105,10 +105,42 @@ void validate_family(RunConfig& c, Parser& p) {
     p.problem("model.n_heads", fmt::format("must divide model.d_model = {}, got {}", m.d_model, m.n_heads));
 }
 
+// The options of "Normalization after the seed papers", each where its paper defines it: peri
+// (Peri-LN) and depth_scaling (LayerNorm Scaling) with LayerNorm or RMSNorm (peri: none too) in a
+// Transformer stack, postln-init (DeepNet's Post-LN-init) in Post-LN. Before deepnorm's placement
+// resolves to post, so that peri given with deepnorm is refused.
+void validate_later_norms(const RunConfig& c, Parser& p) {
+  const ArchDesc& a = arch_desc(c.model.arch);
+  const NormConfig& n = c.model.norm;
+  const bool ln_or_rms = n.type == NormType::layernorm || n.type == NormType::rmsnorm;
+  const std::string stacked = families_where([](const ArchDesc& f) { return f.has_stacks(); });
+  if (n.placement == Placement::peri && a.has_stacks() && !ln_or_rms && n.type != NormType::none)
+    p.problem("model.norm.placement", fmt::format("peri (Peri-LN) takes model.norm.type none|layernorm|rmsnorm, "
+                                                  "got {}", to_string(n.type)));
+  if (n.depth_scaling && !a.has_stacks())
+    p.problem("model.norm.depth_scaling", fmt::format("scales the norms of Transformer blocks (model.arch {}), "
+                                                      "got \"{}\"", stacked, a.name));
+  else if (n.depth_scaling && (n.placement == Placement::post || norm_desc(n.type).scaled_residual))
+    p.problem("model.norm.depth_scaling", fmt::format("scales the input norms of pre and peri placements, got {}",
+                                                      norm_desc(n.type).scaled_residual
+                                                          ? fmt::format("model.norm.type {}", to_string(n.type))
+                                                          : std::string("model.norm.placement post")));
+  else if (n.depth_scaling && !ln_or_rms)
+    p.problem("model.norm.depth_scaling", fmt::format("takes model.norm.type layernorm|rmsnorm, got {}",
+                                                      to_string(n.type)));
+  if (c.model.init == Init::postln_init && !a.has_stacks())
+    p.problem("model.init", fmt::format("postln-init is for model.arch {}, got \"{}\"", stacked, a.name));
+  else if (c.model.init == Init::postln_init && (n.placement != Placement::post || norm_desc(n.type).scaled_residual))
+    p.problem("model.init", fmt::format("postln-init is DeepNet's init for Post-LN: it needs model.norm.placement "
+                                        "post and a model.norm.type other than deepnorm, got {} {}",
+                                        to_string(n.placement), to_string(n.type)));
+}
+
 }  // namespace
 
 void validate_combinations(RunConfig& c, Parser& p) {
   validate_family(c, p);
+  validate_later_norms(c, p);
   const ArchDesc& a = arch_desc(c.model.arch);
   const NormDesc& norm = norm_desc(c.model.norm.type);
   if (a.allows.batch_norms && a.data() == DataKind::seq2seq && norm.reduction == Reduction::batch &&

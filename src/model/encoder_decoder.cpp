@@ -108,6 +108,8 @@ ModelShape encoder_decoder_shape(const RunConfig& c, int vocab, int) {
   // target and its k, v (2C) on the source; attention P and dS per head; embeddings and logits
   s.activations = B * S * (N * 2 * (9 * C + 2 * F) + 3 * C) + B * T * (M * 2 * (14 * C + 2 * F) + 6 * C + 3 * V) +
                   M * 2 * B * S * 2 * C + 2 * B * H * (N * S * S + M * (T * T + T * S));
+  if (m.norm.placement == Placement::peri)  // each sub-layer's f + b and norm_out, with their gradients
+    s.activations += B * S * N * 2 * 4 * C + B * T * M * 2 * 6 * C;
   // per sequence: the encoder's blocks over S; the decoder's over T with the cross-attention's q and
   // out on T and its k and v on S; scores and their use; the head over T
   const double c2 = double(C * C), cf = double(C * F);

@@ -8,7 +8,12 @@
 //   nematus (rnn, rnnsearch; Nematus's norm_weight and ortho_weight) every non-square weight and
 //           the embeddings N(0, 0.01^2), a square weight orthogonal, and each square H x H block
 //           of a recurrent matrix (U_g, U_c, W_h of (kH, H)) orthogonal
+//   postln-init (a Transformer stack in Post-LN; DeepNet §3's Post-LN-init) xavier, then in block
+//           l = 1..N of each stack fc1, fc2 and every attention's v and out divided by k_l = N - l + 1
+//           (SublayerInit::divisor); q, k and the head untouched
 // Biases 0 and norm gains 1 either way; DeepNorm draws its sub-layers as SublayerInit says.
+// model.init_mean is added to every Linear weight (recurrent matrices, heads, DeepNorm's and
+// Nematus's orthogonal blocks too) after every other rule; embeddings, biases, gains keep theirs.
 #pragma once
 #include <cmath>
 
@@ -31,38 +36,59 @@ inline void init_xavier_normal(Tensor<float> w, double gain, Rng& rng) {
 // diagonal is positive (Gram-Schmidt in double; init.cpp).
 void init_orthogonal(Tensor<float> w, Rng& rng);
 
-// A Linear weight W (out, in) as model.init says.
-inline void init_linear_weight(Tensor<float> w, const ModelConfig& m, Rng& rng) {
-  if (m.init == Init::xavier) init_xavier_normal(w, 1.0, rng);
+inline bool xavier_init(const ModelConfig& m) { return m.init == Init::xavier || m.init == Init::postln_init; }
+
+// model.init_mean: the last step of every Linear weight's init.
+inline void shift_init_mean(Tensor<float> w, const ModelConfig& m) {
+  if (m.init_mean != 0.0)
+    for (int64_t i = 0; i < w.size(); ++i) w.data[i] += float(m.init_mean);
+}
+
+// A Linear weight W (out, in) as model.init says, before init_mean.
+inline void draw_linear_weight(Tensor<float> w, const ModelConfig& m, Rng& rng) {
+  if (xavier_init(m)) init_xavier_normal(w, 1.0, rng);
   else if (m.init == Init::nematus && w.rows == w.cols) init_orthogonal(w, rng);
   else init_normal(w, m.init == Init::nematus ? 0.01 : m.init_std, rng);
 }
 
-// A recurrent matrix (k H, H) as model.init says: nematus, each H x H block orthogonal.
+// A Linear weight W (out, in) as model.init and model.init_mean say.
+inline void init_linear_weight(Tensor<float> w, const ModelConfig& m, Rng& rng) {
+  draw_linear_weight(w, m, rng);
+  shift_init_mean(w, m);
+}
+
+// A recurrent matrix (k H, H) as model.init says: nematus, each H x H block orthogonal; then init_mean.
 inline void init_recurrent_weight(Tensor<float> w, const ModelConfig& m, Rng& rng) {
   if (m.init != Init::nematus) return init_linear_weight(w, m, rng);
   for (int r = 0; r < w.rows; r += w.cols)
     init_orthogonal(Tensor<float>{w.data + int64_t(r) * w.cols, nullptr, w.cols, w.cols}, rng);
+  shift_init_mean(w, m);
 }
 
 // An embedding table as model.init says.
 inline void init_embedding(Tensor<float> table, const ModelConfig& m, Rng& rng) {
-  init_normal(table, m.init == Init::xavier ? 1.0 : m.init == Init::nematus ? 0.01 : m.init_std, rng);
+  init_normal(table, xavier_init(m) ? 1.0 : m.init == Init::nematus ? 0.01 : m.init_std, rng);
 }
 
 // The Linear weights of a Transformer's sub-layers: model.init, or DeepNet's recipe for DeepNorm
-// whatever model.init says (Xavier normal, gain 1 for q and k, gain beta for v, out, fc1, fc2).
+// whatever model.init says (Xavier normal, gain 1 for q and k, gain beta for v, out, fc1, fc2);
+// postln-init divides v, out, fc1, fc2 of block l by `divisor` = N - l + 1. Then init_mean.
 struct SublayerInit {
   const ModelConfig& m;
   bool deepnorm;
   double beta;  // DeepNorm's beta (RunConfig::deepnorm_beta)
+  double divisor = 1.0;  // postln-init's k_l
   // q and k: they set the attention pattern, DeepNet leaves them at gain 1
   void query_key(Tensor<float> w, Rng& rng) const {
-    deepnorm ? init_xavier_normal(w, 1.0, rng) : init_linear_weight(w, m, rng);
+    deepnorm ? init_xavier_normal(w, 1.0, rng) : draw_linear_weight(w, m, rng);
+    shift_init_mean(w, m);
   }
   // v, out, fc1, fc2: the path the residual carries, scaled down by beta under DeepNorm
   void value(Tensor<float> w, Rng& rng) const {
-    deepnorm ? init_xavier_normal(w, beta, rng) : init_linear_weight(w, m, rng);
+    deepnorm ? init_xavier_normal(w, beta, rng) : draw_linear_weight(w, m, rng);
+    if (divisor != 1.0)
+      for (int64_t i = 0; i < w.size(); ++i) w.data[i] = float(double(w.data[i]) / divisor);
+    shift_init_mean(w, m);
   }
 };
 

@@ -4,12 +4,13 @@
 
 #include "core/check.h"
 #include "norms/norms.h"
+#include "ops/ops.h"
 
 namespace nt {
 
 NormSite::NormSite(ParamStore<float>& params, const NormConfig& c, int layer, const std::string& name,
-                   const char* place, int C, int positions)
-    : type_(c.type), eps_(float(c.eps)), momentum_(float(c.momentum)), p_(c.p),
+                   const char* place, int C, int positions, float out_scale)
+    : type_(c.type), eps_(float(c.eps)), momentum_(float(c.momentum)), out_scale_(out_scale), p_(c.p),
       composite_(c.impl == NormImpl::composite), C_(C), layer_(layer), positions_(positions), place_(place) {
   if (type_ == NormType::none) return;
   const NormDesc& d = norm_desc(type_);
@@ -41,11 +42,12 @@ RowNorm<float> NormSite::row_norm() const {
 
 Tensor<float> NormSite::operator()(Graph<float>& g, Tensor<float> x, const float* mask,
                                    std::vector<SiteCapture>& sites) {
-  const Tensor<float> y = apply_norm(
+  Tensor<float> y = apply_norm(
       g, type_, x,
       NormArgs<float>{gain_t_, bias_t_, eps_, p_, positions_,
                       BatchNormState<float>{running_mean_.data(), running_var_.data(), momentum_, mask}},
       composite_);
+  if (out_scale_ != 1.0f) y = scale(g, y, out_scale_);
   sites.push_back({layer_, place_, x, y});
   return y;
 }

@@ -25,8 +25,9 @@ class NormSite {
   // Declares the gain/bias parameters "<name>.weight", "<name>.bias" of `layer`, in the shapes
   // of the kind's description (norms/norms.h); no bias with model.norm.bias false. `positions`
   // is the S of batchnorm's (R, S, C) view: T for bn_axes batch in a transformer, else 1.
+  // out_scale: the output times this factor, recorded after it (model.norm.depth_scaling's 1 / sqrt(l)).
   NormSite(ParamStore<float>& params, const NormConfig& config, int layer, const std::string& name,
-           const char* place, int C, int positions);
+           const char* place, int C, int positions, float out_scale = 1.0f);
 
   // Gains to the description's initial value, biases to 0 (after ParamStore::finalize).
   void init(ParamStore<float>& params);
@@ -39,12 +40,12 @@ class NormSite {
   // This site as a RowNorm (after init): for a norm applied per row, batchnorm excluded.
   RowNorm<float> row_norm() const;
 
-  // y = norm(x), recording {in, out} in `sites`. mask (rows) marks real tokens or is nullptr.
+  // y = norm(x) (times out_scale), recording {in, out} in `sites`. mask (rows) marks real tokens or is nullptr.
   Tensor<float> operator()(Graph<float>& g, Tensor<float> x, const float* mask, std::vector<SiteCapture>& sites);
 
  private:
   NormType type_;
-  float eps_, momentum_;
+  float eps_, momentum_, out_scale_;
   double p_;
   bool composite_;
   int C_, layer_, positions_;

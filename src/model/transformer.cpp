@@ -11,7 +11,9 @@
 //     pre       x + f(norm(x))
 //     post      norm(x + f(x))
 //     deepnorm  norm(alpha * x + f(x))                     (LayerNorm; DeepNet, Wang et al. 2022)
-//   pre with final_norm: x = norm(x)
+//     peri      x + norm_out(f(norm(x)))                   (Peri-LN, Kim et al. 2025)
+//   depth_scaling: block l's input norms times 1 / sqrt(l) (LayerNorm Scaling, Sun et al. 2025)
+//   pre or peri with final_norm: x = norm(x)
 //   logits = head(x)
 // train.precision bf16/fp16: every value passed between ops is stored in the run's format
 // (ops/cast.cpp); inside an op (attention's scores, a norm's statistics, the loss) fp32.
@@ -95,6 +97,7 @@ ModelShape transformer_shape(const RunConfig& c, int vocab, int) {
   // per row and layer: norm C, qkv 3C, attention C, out C, residual C, norm C, fc1 F, act F, fc2 C,
   // residual C; each with its gradient. Attention: P and dS per head. Embeddings and logits.
   s.activations = N * (L * 2 * (9 * C + 2 * F) + 6 * C + 3 * V) + L * 2 * B * m.n_heads * T * T;
+  if (m.norm.placement == Placement::peri) s.activations += N * L * 2 * 4 * C;  // each sub-layer's f + b, norm_out
   // per sequence and layer: q, k, v, out 4 C^2, fc1 and fc2 2 C F, scores and their use 2 T C; the head C V
   s.forward_flops = double(T) * (2.0 * double(L) * double(4 * C * C + 2 * C * F + 2 * T * C) + 2.0 * double(C * V));
   s.smaller = fmt::format("data.seq_len (= {}), model.d_model (= {}) or model.n_layers (= {})", T, C, L);

@@ -1,11 +1,18 @@
 // The placement wrapper: a sub-layer f (attention, feed-forward) with its norm and its residual
-// connection, in one of three placements:
+// connection, in one of four placements:
 //   pre       x = x + f(norm(x))
 //   post      x = norm(x + f(x))
 //   deepnorm  x = norm(alpha * x + f(x))      (LayerNorm; DeepNet, Wang et al. 2022)
-// f returns a Branch: its last Linear's bias is added with the sum, in one pass (ops residual).
-// train.precision: the sum and the norm's output stored in the run's format (ops/cast.cpp).
+//   peri      x = x + norm_out(f(norm(x)))    (Peri-LN, Kim et al. 2025; Gemma 2's sandwich), norm_out
+//                                             a second norm with its own gain, site "<place>_out"
+// model.norm.depth_scaling (LayerNorm Scaling, Sun et al. 2025; pre and peri): the input norm of
+// block l = 1..N times 1 / sqrt(l), its site's output recorded after the factor; norm_out unscaled.
+// f returns a Branch: its last Linear's bias is added with the sum, in one pass (ops residual);
+// peri adds it before norm_out. train.precision: the sum and the norm's output stored in the run's
+// format (ops/cast.cpp).
 #pragma once
+#include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,21 +21,31 @@
 
 namespace nt {
 
-enum class Wiring { pre, post, deepnorm };
+enum class Wiring { pre, post, deepnorm, peri };
 
 // model.norm's placement, or deepnorm for the deepnorm norm type (whose placement is its own)
 Wiring wiring_of(const NormConfig& norm);
 
+// A stack ends in a final norm: pre and peri, with model.final_norm.
+bool has_final_norm(const ModelConfig& m);
+
+// The factor of block `layer`'s input norms (from 0): 1 / sqrt(layer + 1) with depth_scaling, else 1.
+inline float depth_factor(const NormConfig& norm, int layer) {
+  return norm.depth_scaling ? float(1.0 / std::sqrt(double(layer) + 1.0)) : 1.0f;
+}
+
 class Residual {
  public:
-  // Declares the norm's parameters "<name>.weight", ".bias" of `layer` (model/norm_site.h).
-  // alpha: DeepNorm's (RunConfig::deepnorm_alpha), unused by pre and post.
+  // Declares the norm's parameters "<name>.weight", ".bias" of `layer` (model/norm_site.h), and in
+  // peri the output norm's "<out_name>.weight", ".bias" at site `out_place`.
+  // alpha: DeepNorm's (RunConfig::deepnorm_alpha), unused by the others.
   Residual(ParamStore<float>& params, const NormConfig& norm, float alpha, Precision precision, int layer,
-           const std::string& name, const char* place, int C, int positions)
-      : wiring_(wiring_of(norm)), alpha_(alpha), precision_(precision),
-        norm_(params, norm, layer, name, place, C, positions) {}
+           const std::string& name, const char* place, int C, int positions, const std::string& out_name = "",
+           const char* out_place = nullptr);
 
   NormSite& norm() { return norm_; }
+  void init(ParamStore<float>& params);  // the norms' gains and biases (after ParamStore::finalize)
+  void add_buffers(std::vector<std::vector<float>*>& out);
 
   // x (N, C) -> x (N, C); mask and sites as NormSite's.
   template <class F>
@@ -39,10 +56,15 @@ class Residual {
       return cast(g, fh.bias.data ? residual(g, alpha, h, fh.product, fh.bias) : axpby(g, alpha, h, fh.product),
                   precision_);
     };
+    auto norm_out = [&](const Branch& fh) {  // peri: norm_out(f), f's bias added first
+      const Tensor<float> h = fh.bias.data ? cast(g, add(g, fh.product, fh.bias), precision_) : fh.product;
+      return Branch{cast(g, (*out_norm_)(g, h, mask, sites), precision_), Tensor<float>{}};
+    };
     switch (wiring_) {
       case Wiring::pre: return sum(1.0f, x, f(norm(x)));
       case Wiring::post: return norm(sum(1.0f, x, f(x)));
       case Wiring::deepnorm: return norm(sum(alpha_, x, f(x)));
+      case Wiring::peri: return sum(1.0f, x, norm_out(f(norm(x))));
     }
     return x;
   }
@@ -52,6 +74,7 @@ class Residual {
   float alpha_;
   Precision precision_;
   NormSite norm_;
+  std::optional<NormSite> out_norm_;  // peri's
 };
 
 }  // namespace nt

@@ -18,30 +18,33 @@ Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
   const int C = m.d_model;
   const std::string prefix = s.names.prefix;
   const float alpha = float(s.deepnorm.alpha);
-  auto residual = [&](int l, const char* norm, const char* place) {
-    return Residual(params, m.norm, alpha, precision_, l, prefix + norm, place, C, s.positions);
+  auto residual = [&](int l, const char* sub, const char* place, const char* out_place) {
+    return Residual(params, m.norm, alpha, precision_, l, prefix + sub + "_norm", place, C, s.positions,
+                    prefix + sub + "_out_norm", out_place);
   };
   for (int l = 0; l < s.n; ++l)
     blocks_.push_back(Block{
-        residual(l, "attn_norm", s.names.attn),
-        s.cross ? std::optional<Residual>(residual(l, "cross_norm", s.names.cross)) : std::nullopt,
-        residual(l, "ffn_norm", s.names.ffn),
+        residual(l, "attn", s.names.attn, s.names.attn_out),
+        s.cross ? std::optional<Residual>(residual(l, "cross", s.names.cross, s.names.cross_out)) : std::nullopt,
+        residual(l, "ffn", s.names.ffn, s.names.ffn_out),
         Attention(params, s.self, prefix + "attn", l, C, m.n_heads, precision_, m.bias),
         s.cross ? std::optional<Attention>(std::in_place, params, AttentionKind::cross, prefix + "cross", l, C,
                                            m.n_heads, precision_, m.bias)
                 : std::nullopt,
         FeedForward(params, prefix + "ffn", l, C, m.d_ff, m.activation, precision_, m.bias)});
-  if (wiring_of(m.norm) == Wiring::pre && m.final_norm)
+  if (has_final_norm(m))
     final_norm_ = std::make_unique<NormSite>(params, m.norm, s.n, prefix + "final_norm", s.names.final, C, s.positions);
 }
 
 void Stack::init(ParamStore<float>& params, const ModelConfig& m, Rng& rng) {
-  const SublayerInit sublayer{m, deepnorm_, beta_};
   embed_.init(params, m, rng);
-  for (Block& b : blocks_) {
-    b.attn_res.norm().init(params);
-    if (b.cross_res) b.cross_res->norm().init(params);
-    b.ffn_res.norm().init(params);
+  const int n = int(blocks_.size());
+  for (int l = 0; l < n; ++l) {  // postln-init: block l (from 0) of n divided by k = n - l
+    Block& b = blocks_[std::size_t(l)];
+    const SublayerInit sublayer{m, deepnorm_, beta_, m.init == Init::postln_init ? double(n - l) : 1.0};
+    b.attn_res.init(params);
+    if (b.cross_res) b.cross_res->init(params);
+    b.ffn_res.init(params);
     b.attn.init(params, sublayer, rng);
     if (b.cross) b.cross->init(params, sublayer, rng);
     b.ffn.init(params, sublayer, rng);
@@ -52,9 +55,9 @@ void Stack::init(ParamStore<float>& params, const ModelConfig& m, Rng& rng) {
 void Stack::add_buffers(std::vector<std::vector<float>*>& out) {
   embed_.add_buffers(out);
   for (Block& b : blocks_) {
-    b.attn_res.norm().add_buffers(out);
-    if (b.cross_res) b.cross_res->norm().add_buffers(out);
-    b.ffn_res.norm().add_buffers(out);
+    b.attn_res.add_buffers(out);
+    if (b.cross_res) b.cross_res->add_buffers(out);
+    b.ffn_res.add_buffers(out);
   }
   if (final_norm_) final_norm_->add_buffers(out);
 }
@@ -75,8 +78,9 @@ Tensor<float> Stack::operator()(Graph<float>& g, const int32_t* tokens, int B, i
 int64_t Stack::params(const ModelConfig& m, int vocab, int T, int n, bool cross) {
   const int64_t C = m.d_model, F = m.d_ff, bias = m.bias ? 1 : 0, norm = norm_site_params(m.norm, C);
   const int64_t attention = 4 * C * C + bias * 4 * C, ffn = 2 * C * F + bias * (F + C);  // q, k, v, out; fc1, fc2
-  const int64_t block = (cross ? 2 : 1) * attention + ffn + (cross ? 3 : 2) * norm;
-  const bool final_norm = wiring_of(m.norm) == Wiring::pre && m.final_norm;
+  const int64_t norms_per_sublayer = wiring_of(m.norm) == Wiring::peri ? 2 : 1;  // peri: and the output norm
+  const int64_t block = (cross ? 2 : 1) * attention + ffn + (cross ? 3 : 2) * norms_per_sublayer * norm;
+  const bool final_norm = has_final_norm(m);
   return int64_t(vocab) * C + int64_t(T) * C + (m.embed_norm ? norm : 0) + n * block + (final_norm ? norm : 0);
 }
 

@@ -8,11 +8,13 @@
 //     x = placement(x, self_attention)                    site "<stack>attn" (causal, or bidirectional)
 //     with cross: x = placement(x, cross_attention(x, memory))   site "<stack>cross"
 //     x = placement(x, feed_forward)                      site "<stack>ffn"
-//   pre with final_norm: x = norm(x)                      site "<stack>final"
-// placement(x, f) is Residual's (model/blocks/residual.h), with the stack's DeepNorm alpha; DeepNorm
-// draws the sub-layers with the stack's beta (SublayerInit). Parameters are declared, and drawn, in
-// this order: the embeddings; per block its norms, then its sub-layers (self-attention,
-// cross-attention, feed-forward); the final norm, layer n.
+//   pre or peri with final_norm: x = norm(x)              site "<stack>final"
+// placement(x, f) is Residual's (model/blocks/residual.h; peri: its output norms at sites
+// "<stack>attn_out", "cross_out", "ffn_out"), with the stack's DeepNorm alpha; DeepNorm draws the
+// sub-layers with the stack's beta, postln-init divides them per block (SublayerInit). Parameters
+// are declared, and drawn, in this order: the embeddings; per block its norms (peri: each input
+// norm, then its output norm), then its sub-layers (self-attention, cross-attention, feed-forward);
+// the final norm, layer n.
 #pragma once
 #include <memory>
 #include <optional>
@@ -26,12 +28,16 @@
 namespace nt {
 
 // The names a stack gives its parameters ("<prefix>attn_norm.weight") and its norm sites.
+// attn_out, cross_out, ffn_out: peri's output norms' sites.
 struct StackNames {
-  const char *prefix, *embed, *attn, *cross, *ffn, *final;
+  const char *prefix, *embed, *attn, *cross, *ffn, *final, *attn_out, *cross_out, *ffn_out;
 };
-inline constexpr StackNames kSingleStackNames{"", "embed", "attn", "cross", "ffn", "final"};
-inline constexpr StackNames kEncoderStackNames{"enc.", "enc.embed", "enc.attn", "enc.cross", "enc.ffn", "enc.final"};
-inline constexpr StackNames kDecoderStackNames{"dec.", "dec.embed", "dec.attn", "dec.cross", "dec.ffn", "dec.final"};
+inline constexpr StackNames kSingleStackNames{"", "embed", "attn", "cross", "ffn", "final",
+                                              "attn_out", "cross_out", "ffn_out"};
+inline constexpr StackNames kEncoderStackNames{"enc.", "enc.embed", "enc.attn", "enc.cross", "enc.ffn", "enc.final",
+                                               "enc.attn_out", "enc.cross_out", "enc.ffn_out"};
+inline constexpr StackNames kDecoderStackNames{"dec.", "dec.embed", "dec.attn", "dec.cross", "dec.ffn", "dec.final",
+                                               "dec.attn_out", "dec.cross_out", "dec.ffn_out"};
 
 struct StackSpec {
   int vocab;
