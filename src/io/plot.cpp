@@ -140,11 +140,14 @@ std::string plot_curves(const std::string& dir, const std::string& stem, const P
   for (std::size_t i = 0, block = 0; i < curves.size(); ++i) {
     if (!has_points(curves[i])) continue;
     const std::string src = gnuplot_string(stem + ".tsv") + fmt::format(" index {}", block++);
+    const std::size_t color = curves[i].color > 0 ? std::size_t(curves[i].color) : i + 1;
     if (!curves[i].band.empty())
-      gp << (first ? "" : ", \\\n     ") << src << " using 1:3:4 with filledcurves linecolor " << i + 1 << " notitle",
+      gp << (first ? "" : ", \\\n     ") << src << " using 1:3:4 with filledcurves linecolor " << color << " notitle",
           first = false;
-    gp << (first ? "" : ", \\\n     ") << src << " using 1:2 with linespoints pointsize 0.5 linecolor " << i + 1
-       << " title " << gnuplot_string(curves[i].title);
+    gp << (first ? "" : ", \\\n     ") << src
+       << (curves[i].thin ? fmt::format(" using 1:2 with lines linewidth 0.5 linecolor {} notitle", color)
+                          : fmt::format(" using 1:2 with linespoints pointsize 0.5 linecolor {} title ", color) +
+                                gnuplot_string(curves[i].title));
     first = false;
   }
   if (first) gp << "NaN notitle";  // no curve has a point: an empty graph, not a gnuplot error
@@ -183,13 +186,14 @@ std::string plot_panels(const std::string& dir, const std::string& stem, const s
       const Curve& c = p.curves[i];
       if (!has_points(c)) continue;
       const std::string src = gnuplot_string(stem + ".tsv") + fmt::format(" index {}", block++);
-      const int color = int(i % 8) + 1, dash = int(i / 8) + 1;
+      const int color = c.color > 0 ? c.color : int(i % 8) + 1, dash = c.color > 0 ? 1 : int(i / 8) + 1;
       if (!c.band.empty())
         gp << (first ? "" : ", \\\n     ") << src << " using 1:3:4 with filledcurves linecolor " << color << " notitle",
             first = false;
       gp << (first ? "" : ", \\\n     ") << src
-         << fmt::format(" using 1:2 with linespoints pointsize 0.4 linecolor {} dashtype {} title ", color, dash)
-         << gnuplot_string(c.title);
+         << (c.thin ? fmt::format(" using 1:2 with lines linewidth 0.5 linecolor {} notitle", color)
+                    : fmt::format(" using 1:2 with linespoints pointsize 0.4 linecolor {} dashtype {} title ", color,
+                                  dash) + gnuplot_string(c.title));
       first = false;
     }
     if (first) gp << "NaN notitle";  // an empty panel keeps its place

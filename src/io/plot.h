@@ -22,6 +22,8 @@ struct Curve {
   std::string title;
   std::vector<std::pair<double, double>> points;  // (x, y)
   std::vector<std::pair<double, double>> band;    // (low, high) per point, e.g. over seeds; may be empty
+  int color = 0;      // gnuplot's linecolor; 0: by the curve's place
+  bool thin = false;  // a thin line without points or key entry (one seed under its mean)
 };
 
 struct PlotStyle {
