@@ -16,6 +16,7 @@ packages=(
   libc-l10n git libgtk2.0-common libglib2.0-data xkb-data shared-mime-info wget xz-utils procps
   man-db login
   gnuplot-nox                                            # loss-curve plots (optional at run time)
+  python3-pandas                                         # python/normtool (runs as DataFrames) and its test
 )
 missing=()
 for p in "${packages[@]}"; do
