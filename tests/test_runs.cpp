@@ -154,9 +154,11 @@ TEST(CompareCli, RunsAreLabelledByTheKeysInWhichTheyDiffer) {
   const std::string sweep = make_sweep(root);
   const auto r = run_normtool("compare " + sweep + "/0 " + sweep + "/3 --out " + (root / "c"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("| type=layernorm seed=1 |"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("| type=rmsnorm seed=2 |"), std::string::npos) << r.output;
-  EXPECT_NE(read_text(root / "c/loss.tsv").find("# train loss: type=rmsnorm seed=2"), std::string::npos);
+  EXPECT_NE(r.output.find("| 0 | layernorm | 1 | completed | 12 |"), std::string::npos) << r.output;  // the table
+  const std::string tsv = read_text(root / "c/loss.tsv");  // the curves
+  EXPECT_NE(tsv.find("# train loss: type=layernorm seed=1\n"), std::string::npos) << tsv;
+  EXPECT_NE(tsv.find("# validation loss: type=rmsnorm seed=2\n"), std::string::npos) << tsv;
+  EXPECT_EQ(tsv.find("loss: 0\n"), std::string::npos) << tsv;  // never the folder's name
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ std::string table(const std::vector<Run>& runs) {
   t += "\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const json& s = runs[i].summary;
-    t += fmt::format("| {} |", runs[i].label);
+    t += fmt::format("| {} |", runs[i].name);
     for (const auto& k : differing) t += fmt::format(" {} |", flat[i].count(k) ? flat[i].at(k) : "-");
     t += fmt::format(" {} | {} | {} | {} | {} | {} |\n", s.value("status", "-"),
                      s.contains("steps_completed") ? s["steps_completed"].dump() : "-", figure(s, "final_train_loss"),
@@ -197,7 +197,7 @@ Table runs_table(const std::vector<Run>& runs) {
   std::vector<RunRecord> records;
   for (const Run& r : runs) records.push_back(r.record);
   const std::vector<std::string> keys = differing_keys(records);
-  Table t{{"run", "label"}, {}};
+  Table t{{"run", "label"}, {}};  // the directory as given
   t.columns.insert(t.columns.end(), keys.begin(), keys.end());
   for (const char* c : {"status", "steps_done", "final_train_loss", "final_val_loss", "best_val_loss", "steps_per_s"})
     t.columns.push_back(c);

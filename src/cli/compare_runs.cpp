@@ -31,8 +31,9 @@ Run read_run(const std::string& dir) {
   if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("{}: no such run directory", dir));
   Run r;
   r.dir = dir;
-  r.label = fs::path(dir).lexically_normal().filename().string();
-  if (r.label.empty()) r.label = fs::path(dir).lexically_normal().parent_path().filename().string();
+  r.name = fs::path(dir).lexically_normal().filename().string();
+  if (r.name.empty()) r.name = fs::path(dir).lexically_normal().parent_path().filename().string();
+  r.name = one_cell(r.name);
   for (const char* name : {"config.json", "summary.json", "metrics.jsonl"})
     if (!fs::exists(fs::symlink_status(fs::path(dir) / name, ec)))
       throw UsageError(fmt::format("{}: not a run directory: no {} there", dir, name));
@@ -70,16 +71,28 @@ std::vector<Run> read_runs(const std::vector<std::string>& args, bool& grouped) 
   return runs;
 }
 
-// Each run's label: the values of the keys in which the runs differ, under their shortest
-// unambiguous names; the folder's name when the configs are the same; numbered when two agree.
+namespace {
+
+// The keys that label runs: those in which they differ and that every run has.
+std::vector<std::string> label_keys(const std::vector<RunRecord>& records) {
+  std::vector<std::string> keys = differing_keys(records);
+  std::erase_if(keys, [&](const std::string& k) {
+    return std::any_of(records.begin(), records.end(), [&](const RunRecord& r) { return !r.config.count(k); });
+  });
+  return keys;
+}
+
+}  // namespace
+
 void label_runs(std::vector<Run>& runs) {
   std::vector<RunRecord> records;
   for (const Run& r : runs) records.push_back(r.record);
-  const std::vector<std::string> keys = differing_keys(records), all = all_config_keys(records);
-  std::map<std::string, int> seen;
+  const std::vector<std::string> keys = label_keys(records), all = all_config_keys(records);
+  std::map<std::string, int> names, labels;
   for (Run& r : runs) {
-    r.label = one_cell(keys.empty() ? r.label : run_label(r.record, keys, all));
-    if (++seen[r.label] > 1) r.label += fmt::format(" ({})", seen[r.label]);
+    if (++names[r.name] > 1) r.name += fmt::format(" ({})", names[r.name]);
+    r.label = keys.empty() || keys.size() > 4 ? r.name : one_cell(run_label(r.record, keys, all));
+    if (++labels[r.label] > 1 && r.label != r.name) r.label += fmt::format(" ({})", labels[r.label]);
   }
 }
 
@@ -87,7 +100,7 @@ void label_runs(std::vector<Run>& runs) {
 std::vector<Group> make_groups(const std::vector<Run>& runs) {
   std::vector<RunRecord> records;
   for (const Run& r : runs) records.push_back(r.record);
-  std::vector<std::string> keys = differing_keys(records);
+  std::vector<std::string> keys = label_keys(records);
   const std::vector<std::string> all = all_config_keys(records);
   std::erase(keys, std::string("seed"));
   std::vector<Group> groups;

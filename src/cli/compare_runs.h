@@ -13,7 +13,9 @@
 namespace nt::cli {
 
 struct Run {
-  std::string dir, label;  // label: the differing keys' values ("norm.type=rmsnorm seed=2"), else the folder
+  std::string dir;
+  std::string name;   // the folder's name, numbered when two agree: the table's "run" column
+  std::string label;  // the curves': the differing keys' values ("norm.type=rmsnorm seed=2"), else the name
   nlohmann::json config, summary;
   RunRecord record;  // the config flattened
   std::vector<std::pair<double, double>> train, val;
@@ -30,8 +32,9 @@ struct Group {
 // runs) stands for the run directories under it (io/run_index.h) and makes `grouped` true. A
 // missing directory, or one without runs, is a UsageError naming it.
 std::vector<Run> read_runs(const std::vector<std::string>& args, bool& grouped);
-// Each run's label: the values of the keys in which the runs differ, under their shortest
-// unambiguous names; the folder's name when the configs are the same; numbered when two agree.
+// Each run's label: the values of the keys in which the runs differ and that every run has (a
+// foreign tool's run may lack most), under their shortest unambiguous names; the folder's name
+// when there is no such key or more than four; numbered when two agree.
 void label_runs(std::vector<Run>& runs);
 // The grid points: runs equal in every differing key but seed, in the order of their first run.
 std::vector<Group> make_groups(const std::vector<Run>& runs);
