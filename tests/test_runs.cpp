@@ -149,6 +149,25 @@ TEST(CompareCli, ASweepByGridPointWithAStudentTBand) {
   EXPECT_EQ(csv[0], "grid_point,seeds,train_step,train_mean,train_lo,train_hi,val_step,val_mean,val_lo,val_hi");
 }
 
+TEST(SweepAggregate, WritesACsvFileAndPrintsCsvOrJson) {
+  TempDir root;
+  const std::string sweep = make_sweep(root);
+  const auto file = lines_of(read_text(sweep + "/aggregate.csv"));
+  ASSERT_EQ(file.size(), 3u);
+  EXPECT_EQ(file[0].rfind("grid_point,runs,done,final_train_loss_mean,final_train_loss_sd,final_val_loss_mean,", 0), 0u);
+  EXPECT_EQ(file[1].rfind("model.norm.type=layernorm,2,2,", 0), 0u) << file[1];
+  const auto csv = stdout_of("sweep --aggregate " + sweep + " --format csv");
+  ASSERT_EQ(csv.exit_code, 0);
+  EXPECT_EQ(csv.output, read_text(sweep + "/aggregate.csv"));
+  const json j = json::parse(stdout_of("sweep --aggregate " + sweep + " --format json").output);
+  ASSERT_EQ(j.size(), 2u);
+  const double a = read_json(sweep + "/2/summary.json")["final_val_loss"];
+  const double b = read_json(sweep + "/3/summary.json")["final_val_loss"];
+  EXPECT_EQ(j[1]["grid_point"], "model.norm.type=rmsnorm");
+  EXPECT_NEAR(j[1]["final_val_loss_mean"].get<double>(), (a + b) / 2, 1e-12);
+  EXPECT_NEAR(j[1]["final_val_loss_sd"].get<double>(), std::abs(a - b) / std::sqrt(2.0), 1e-12);
+}
+
 TEST(CompareCli, RunsAreLabelledByTheKeysInWhichTheyDiffer) {
   TempDir root;
   const std::string sweep = make_sweep(root);
