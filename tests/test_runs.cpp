@@ -23,7 +23,8 @@ std::string make_sweep(const TempDir& root) {
   const std::string out = root / "ln-rms";
   const auto r = run_normtool("sweep --config " + std::string(NORMTOOL_SOURCE_DIR) +
                               "/configs/smoke/mlp-layernorm.json model.norm.type=layernorm,rmsnorm seed=1,2 "
-                              "--set train.steps=12 --set train.eval_every=6 --jobs 2 --out " + out);
+                              "--set train.steps=12 --set train.eval_every=6 --jobs 2 --out " +
+                              out);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return out;
 }
@@ -154,7 +155,8 @@ TEST(SweepAggregate, WritesACsvFileAndPrintsCsvOrJson) {
   const std::string sweep = make_sweep(root);
   const auto file = lines_of(read_text(sweep + "/aggregate.csv"));
   ASSERT_EQ(file.size(), 3u);
-  EXPECT_EQ(file[0].rfind("grid_point,runs,done,final_train_loss_mean,final_train_loss_sd,final_val_loss_mean,", 0), 0u);
+  EXPECT_EQ(file[0].rfind("grid_point,runs,done,final_train_loss_mean,final_train_loss_sd,final_val_loss_mean,", 0),
+            0u);
   EXPECT_EQ(file[1].rfind("model.norm.type=layernorm,2,2,", 0), 0u) << file[1];
   const auto csv = stdout_of("sweep --aggregate " + sweep + " --format csv");
   ASSERT_EQ(csv.exit_code, 0);
@@ -174,7 +176,7 @@ TEST(CompareCli, RunsAreLabelledByTheKeysInWhichTheyDiffer) {
   const auto r = run_normtool("compare " + sweep + "/0 " + sweep + "/3 --out " + (root / "c"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("| 0 | layernorm | 1 | completed | 12 |"), std::string::npos) << r.output;  // the table
-  const std::string tsv = read_text(root / "c/loss.tsv");  // the curves
+  const std::string tsv = read_text(root / "c/loss.tsv");                                             // the curves
   EXPECT_NE(tsv.find("# train loss: type=layernorm seed=1\n"), std::string::npos) << tsv;
   EXPECT_NE(tsv.find("# validation loss: type=rmsnorm seed=2\n"), std::string::npos) << tsv;
   EXPECT_EQ(tsv.find("loss: 0\n"), std::string::npos) << tsv;  // never the folder's name

@@ -229,16 +229,19 @@ std::string product(const CompareOptions& o, const std::vector<Run>& runs, const
   return text;
 }
 
+// compare.md's table of the grid points: the mean and its 95% interval at the last common step.
 std::string group_markdown(const std::vector<Group>& groups) {
   if (groups.empty()) return "";
-  std::string md = fmt::format("\n## By grid point (mean over seeds at the last common step; {})\n\n", band_caption(groups));
+  std::string md =
+      fmt::format("\n## By grid point (mean over seeds at the last common step; {})\n\n", band_caption(groups));
   md += "| grid point | seeds | train loss [95% interval] | val loss [95% interval] |\n|---|---|---|---|\n";
   auto cell = [](const SeedBand& b) {
     return b.step.empty() ? std::string("-")
                           : fmt::format("{:.4f} [{:.4f}, {:.4f}] (step {})", b.mean.back(), b.lo.back(), b.hi.back(),
                                         b.step.back());
   };
-  for (const Group& g : groups) md += fmt::format("| {} | {} | {} | {} |\n", g.label, g.runs.size(), cell(g.train), cell(g.val));
+  for (const Group& g : groups)
+    md += fmt::format("| {} | {} | {} | {} |\n", g.label, g.runs.size(), cell(g.train), cell(g.val));
   return md;
 }
 

@@ -48,7 +48,6 @@ Run read_run(const std::string& dir) {
 
 }  // namespace
 
-
 // The runs the arguments name: a run directory is one; any other directory (a sweep's, a folder of
 // runs) stands for the run directories under it (io/run_index.h), and makes the comparison by grid
 // point. `grouped` says whether one did.
@@ -63,8 +62,10 @@ std::vector<Run> read_runs(const std::vector<std::string>& args, bool& grouped) 
     }
     const std::vector<std::string> found = find_run_directories(a);
     if (found.empty())
-      throw UsageError(fmt::format("{}: not a run directory (no config.json and summary.json there), nor a sweep "
-                                   "or folder of runs (no run directory under it)", a));
+      throw UsageError(
+          fmt::format("{}: not a run directory (no config.json and summary.json there), nor a sweep "
+                      "or folder of runs (no run directory under it)",
+                      a));
     for (const std::string& d : found) runs.push_back(read_run(d));
     grouped = true;
   }

@@ -16,11 +16,11 @@
 namespace nt {
 
 struct RunRecord {
-  std::string dir;                     // the directory as found (root / relative path)
-  std::string status;                  // summary.json's, "stopped" when it says running and no process holds
-                                       // the run's lock; no summary: running (lock held) or stopped
-  nlohmann::json steps_done, steps_total;    // integers, null when not recorded
-  nlohmann::json final_train, final_val;     // numbers, null when not recorded
+  std::string dir;                               // the directory as found (root / relative path)
+  std::string status;                            // summary.json's, "stopped" when it says running and no process holds
+                                                 // the run's lock; no summary: running (lock held) or stopped
+  nlohmann::json steps_done, steps_total;        // integers, null when not recorded
+  nlohmann::json final_train, final_val;         // numbers, null when not recorded
   std::map<std::string, nlohmann::json> config;  // config.json flattened: "model.norm.type" -> "rmsnorm"
 };
 

@@ -10,9 +10,10 @@ using json = nlohmann::json;
 namespace {
 
 std::string cell_text(const json& v) {
-  std::string s = v.is_null() ? "-" : v.is_number_float() ? fmt::format("{:.4f}", v.get<double>())
-                                    : v.is_string()       ? v.get<std::string>()
-                                                          : v.dump();
+  std::string s = v.is_null()           ? "-"
+                  : v.is_number_float() ? fmt::format("{:.4f}", v.get<double>())
+                  : v.is_string()       ? v.get<std::string>()
+                                        : v.dump();
   for (char& c : s)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   return s;
@@ -80,7 +81,8 @@ nlohmann::ordered_json table_json(const Table& t) {
 
 std::string format_table(const Table& t, const std::string& format) {
   if (format == "csv") return table_csv(t);
-  if (format == "json") return table_json(t).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  if (format == "json")
+    return table_json(t).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   return table_text(t);
 }
 
