@@ -194,7 +194,7 @@ Table group_table(const std::vector<Group>& groups) {
 
 // The runs' table for --format csv|json: the label, the differing keys, the final figures.
 Table runs_table(const std::vector<Run>& runs) {
-  std::vector<RunRecord> records;
+  std::vector<RunEntry> records;
   for (const Run& r : runs) records.push_back(r.record);
   const std::vector<std::string> keys = differing_keys(records);
   Table t{{"run", "label"}, {}};  // the directory as given

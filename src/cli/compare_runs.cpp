@@ -42,7 +42,7 @@ Run read_run(const std::string& dir) {
   if (!r.summary.is_object())
     throw UsageError(fmt::format("{}: summary.json is not a run's summary (not JSON, or cut short)", dir));
   for (const LossPoint& p : read_losses(dir)) (p.val ? r.val : r.train).emplace_back(double(p.step), p.loss);
-  r.record = read_run_record(dir);
+  r.record = read_run_entry(dir);
   return r;
 }
 
@@ -75,10 +75,10 @@ std::vector<Run> read_runs(const std::vector<std::string>& args, bool& grouped) 
 namespace {
 
 // The keys that label runs: those in which they differ and that every run has.
-std::vector<std::string> label_keys(const std::vector<RunRecord>& records) {
+std::vector<std::string> label_keys(const std::vector<RunEntry>& records) {
   std::vector<std::string> keys = differing_keys(records);
   std::erase_if(keys, [&](const std::string& k) {
-    return std::any_of(records.begin(), records.end(), [&](const RunRecord& r) { return !r.config.count(k); });
+    return std::any_of(records.begin(), records.end(), [&](const RunEntry& r) { return !r.config.count(k); });
   });
   return keys;
 }
@@ -86,7 +86,7 @@ std::vector<std::string> label_keys(const std::vector<RunRecord>& records) {
 }  // namespace
 
 void label_runs(std::vector<Run>& runs) {
-  std::vector<RunRecord> records;
+  std::vector<RunEntry> records;
   for (const Run& r : runs) records.push_back(r.record);
   const std::vector<std::string> keys = label_keys(records), all = all_config_keys(records);
   std::map<std::string, int> names, labels;
@@ -99,7 +99,7 @@ void label_runs(std::vector<Run>& runs) {
 
 // The grid points: runs equal in every differing key but seed, in the order of their first run.
 std::vector<Group> make_groups(const std::vector<Run>& runs) {
-  std::vector<RunRecord> records;
+  std::vector<RunEntry> records;
   for (const Run& r : runs) records.push_back(r.record);
   std::vector<std::string> keys = label_keys(records);
   const std::vector<std::string> all = all_config_keys(records);

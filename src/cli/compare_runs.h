@@ -17,7 +17,7 @@ struct Run {
   std::string name;   // the folder's name, numbered when two agree: the table's "run" column
   std::string label;  // the curves': the differing keys' values ("norm.type=rmsnorm seed=2"), else the name
   nlohmann::json config, summary;
-  RunRecord record;  // the config flattened
+  RunEntry record;  // the config flattened
   std::vector<std::pair<double, double>> train, val;
 };
 

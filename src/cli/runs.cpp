@@ -25,17 +25,17 @@ struct RunsOptions {
 };
 
 // Every run under the directories, its path as shown; a run that cannot be read keeps its row.
-std::vector<std::pair<std::string, RunRecord>> collect(const std::vector<std::string>& dirs) {
-  std::vector<std::pair<std::string, RunRecord>> out;
+std::vector<std::pair<std::string, RunEntry>> collect(const std::vector<std::string>& dirs) {
+  std::vector<std::pair<std::string, RunEntry>> out;
   for (const std::string& root : dirs) {
     for (const std::string& dir : find_run_directories(root)) {
       std::string shown = fs::path(dir).lexically_relative(root).lexically_normal().string();
       if (dirs.size() > 1) shown = (fs::path(root) / shown).lexically_normal().string();
       try {
-        out.emplace_back(shown, read_run_record(dir));
+        out.emplace_back(shown, read_run_entry(dir));
       } catch (const InputError& e) {
         eprint("note: {}\n", e.what());
-        RunRecord bad;
+        RunEntry bad;
         bad.dir = dir;
         bad.status = "unreadable";
         out.emplace_back(shown, std::move(bad));
@@ -47,7 +47,7 @@ std::vector<std::pair<std::string, RunRecord>> collect(const std::vector<std::st
 
 int run_runs(const RunsOptions& o) {
   const auto runs = collect(o.dirs);
-  std::vector<RunRecord> records;
+  std::vector<RunEntry> records;
   for (const auto& [shown, r] : runs) records.push_back(r);
   const std::vector<std::string> keys = differing_keys(records);
   Table t{{"path", "status", "steps_done", "steps_total", "final_train_loss", "final_val_loss"}, {}};

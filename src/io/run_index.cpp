@@ -79,8 +79,8 @@ std::vector<std::string> find_run_directories(const std::string& root) {
   return found;
 }
 
-RunRecord read_run_record(const std::string& dir) {
-  RunRecord r;
+RunEntry read_run_entry(const std::string& dir) {
+  RunEntry r;
   r.dir = dir;
   flatten(read_json_file((fs::path(dir) / "config.json").string()).expect_object().value(), "", r.config);
   const json s = read_summary(dir);  // null when there is none
@@ -103,19 +103,19 @@ RunRecord read_run_record(const std::string& dir) {
 
 std::string config_text(const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
-std::vector<std::string> all_config_keys(const std::vector<RunRecord>& runs) {
+std::vector<std::string> all_config_keys(const std::vector<RunEntry>& runs) {
   std::set<std::string> keys;
-  for (const RunRecord& r : runs)
+  for (const RunEntry& r : runs)
     for (const auto& [k, v] : r.config) keys.insert(k);
   return {keys.begin(), keys.end()};
 }
 
-std::vector<std::string> differing_keys(const std::vector<RunRecord>& runs) {
+std::vector<std::string> differing_keys(const std::vector<RunEntry>& runs) {
   std::vector<std::string> out;
   for (const std::string& k : all_config_keys(runs)) {
     if (k == "name") continue;
     std::set<std::string> values;
-    for (const RunRecord& r : runs) {
+    for (const RunEntry& r : runs) {
       const auto it = r.config.find(k);
       values.insert(it == r.config.end() ? "\x01missing" : it->second.dump());
     }
@@ -136,7 +136,7 @@ std::string short_key(const std::string& key, const std::vector<std::string>& al
   return key;
 }
 
-std::string run_label(const RunRecord& run, const std::vector<std::string>& keys, const std::vector<std::string>& all) {
+std::string run_label(const RunEntry& run, const std::vector<std::string>& keys, const std::vector<std::string>& all) {
   std::string label;
   for (const std::string& k : keys) {
     const auto it = run.config.find(k);

@@ -15,7 +15,7 @@
 
 namespace nt {
 
-struct RunRecord {
+struct RunEntry {
   std::string dir;                               // the directory as found (root / relative path)
   std::string status;                            // summary.json's, "stopped" when it says running and no process holds
                                                  // the run's lock; no summary: running (lock held) or stopped
@@ -29,7 +29,7 @@ bool is_run_directory(const std::string& dir);
 // ("2" before "10"); a UsageError naming `root` when it is not a directory.
 std::vector<std::string> find_run_directories(const std::string& root);
 // A run's record; an InputError naming the file when config.json or summary.json cannot be read.
-RunRecord read_run_record(const std::string& dir);
+RunEntry read_run_entry(const std::string& dir);
 
 // `a` before `b` with digit runs compared as numbers.
 bool natural_less(const std::string& a, const std::string& b);
@@ -37,14 +37,14 @@ bool natural_less(const std::string& a, const std::string& b);
 std::string config_text(const nlohmann::json& value);
 // The config keys whose values differ among the runs (a key missing from a run counts as a value),
 // sorted; "name", which names a run rather than configures it, left out.
-std::vector<std::string> differing_keys(const std::vector<RunRecord>& runs);
+std::vector<std::string> differing_keys(const std::vector<RunEntry>& runs);
 // The shortest dotted suffix of `key` that no other key of `all` ends with ("norm.type" for
 // "model.norm.type" when "train.optimizer.type" exists too).
 std::string short_key(const std::string& key, const std::vector<std::string>& all);
 // "norm.type=rmsnorm seed=2": the run's values of `keys` under their short names among `keys`
 // and every key of the runs' configs (`all`).
-std::string run_label(const RunRecord& run, const std::vector<std::string>& keys, const std::vector<std::string>& all);
+std::string run_label(const RunEntry& run, const std::vector<std::string>& keys, const std::vector<std::string>& all);
 // Every key of the runs' configs, sorted.
-std::vector<std::string> all_config_keys(const std::vector<RunRecord>& runs);
+std::vector<std::string> all_config_keys(const std::vector<RunEntry>& runs);
 
 }  // namespace nt
