@@ -17,6 +17,7 @@ packages=(
   man-db login
   gnuplot-nox                                            # loss-curve plots (optional at run time)
   chromium                                               # the HTML pages' test (REPORT.html, a run's index.html)
+  python3-pandas                                         # python/normtool (runs as DataFrames) and its test
 )
 missing=()
 for p in "${packages[@]}"; do

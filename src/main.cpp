@@ -24,6 +24,7 @@
 #include "cli/presets.h"
 #include "cli/reproduce.h"
 #include "cli/run.h"
+#include "cli/runs.h"
 #include "cli/sweep.h"
 #include "core/errors.h"
 #include "core/threads.h"
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
   nt::cli::setup_presets(app, exit_code);
   nt::cli::setup_config(app, exit_code);
   nt::cli::setup_compare(app, exit_code);
+  nt::cli::setup_runs(app, exit_code);
   // CLI11 says only "A subcommand is required" for a word it does not know
   std::string known;
   bool is_known = false;

@@ -216,14 +216,14 @@ TEST(Pictures, CompareLaysRunsSideBySide) {
   expect_picture(fs::path(out) / "std.png");
   // loss.tsv: each run's validation losses; std.tsv: each run's std by position at layer 1 ffn.out
   const auto loss = read_tsv(out + "/loss.tsv");
-  const auto& val = loss.at("validation loss: rms");
+  const auto& val = loss.at("validation loss: type=rmsnorm");  // curves labelled by the differing key
   ASSERT_FALSE(val.empty());
   EXPECT_EQ(val.back()[0], 60);
   EXPECT_NEAR(val.back()[1], summary["final_val_loss"].get<double>(), 1e-5);
   const CsvTable stats = read_csv(a + "/stats.csv");
   const auto profile = site_profiles(stats, last_step(stats), "std").at({1, "ffn.out"});
   const auto std_tsv = read_tsv(out + "/std.tsv");
-  const auto& curve = std_tsv.at(fmt::format("std by position, layer 1 ffn.out: ln (step {})", last_step(stats)));
+  const auto& curve = std_tsv.at(fmt::format("std by position, layer 1 ffn.out: type=layernorm (step {})", last_step(stats)));
   ASSERT_EQ(curve.size(), profile.size());
   EXPECT_NEAR(curve[5][1], profile[5].second, 1e-5);
   std::ifstream md(fs::path(out) / "compare.md");
@@ -247,7 +247,8 @@ TEST(Pictures, CompareReadsAnyToolsRunDirectoryAndRefusesAMissingOne) {
   EXPECT_NE(r.output.find("| rmsnorm | - |"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("4.2500"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("no stats.csv"), std::string::npos) << r.output;
-  EXPECT_EQ(read_tsv(out + "/loss.tsv").at("validation loss: other").at(0), (std::vector<double>{10, 4.25}));
+  // labelled by the one key both runs have and differ in
+  EXPECT_EQ(read_tsv(out + "/loss.tsv").at("validation loss: type=rmsnorm").at(0), (std::vector<double>{10, 4.25}));
 
   const auto missing = run_normtool("compare " + ours + " " + (tmp / "nowhere") + " --out " + out);
   EXPECT_EQ(missing.exit_code, 2);

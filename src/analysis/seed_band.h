@@ -1,8 +1,10 @@
-// The one meaning of a band in every picture: the mean over seeds with its 95% Student-t interval
-// (analysis/stats.h), at each x that every seed has. Captions say so in kSeedBand's words.
+// The one meaning of a band in every picture: the mean over seeds with its two-sided Student-t
+// interval (stats.h: mean_interval, mean +- t sd / sqrt(n)), at each step every seed has. A diverged
+// seed's curve stops early: the band stops with it. Captions say so in kSeedBand's words.
 #pragma once
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/plot.h"
@@ -11,8 +13,15 @@ namespace nt {
 
 inline constexpr const char* kSeedBand = "band: 95% interval over seeds";
 
-// One curve per group of seeds: at each x of the first seed that every seed has with a finite
-// value, the mean and, with two seeds or more, its 95% interval as the band (one seed: no band).
+struct SeedBand {
+  int n = 0;  // seeds
+  std::vector<double> step, mean, lo, hi;
+};
+// Curves (step, value) of several seeds of one config as one; one seed: a band of width zero.
+SeedBand seed_band(const std::vector<std::vector<std::pair<double, double>>>& curves, double level = 0.95);
+
+// seed_band as a curve to draw, over the finite values of per-seed maps x -> value; with one seed
+// no band.
 Curve mean_over_seeds(const std::string& title, const std::vector<std::map<double, double>>& per_seed);
 
 }  // namespace nt

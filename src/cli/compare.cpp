@@ -1,4 +1,5 @@
 #include "cli/compare.h"
+#include "cli/compare_runs.h"
 
 #include <sys/stat.h>
 
@@ -12,12 +13,17 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "analysis/seed_band.h"
+#include "io/palette.h"
 #include "core/errors.h"
+#include "io/console.h"
 #include "io/files.h"
 #include "io/json_file.h"
 #include "io/paths.h"
 #include "io/plot.h"
 #include "io/run_files.h"
+#include "io/run_index.h"
+#include "io/table_format.h"
 #include "io/run_plots.h"
 
 namespace nt::cli {
@@ -32,36 +38,8 @@ struct CompareOptions {
   std::string out;
   std::string site;  // "" = the first .out site of stats.csv
   int layer = 0;
+  std::string format = "text";  // text | csv | json
 };
-
-struct Run {
-  std::string dir, label;
-  json config, summary;
-  std::vector<std::pair<double, double>> train, val;
-};
-
-// A run directory's config.json, summary.json and metrics.jsonl, read as io/json_file.h reads
-// them: a missing file says the directory is not a run; a FIFO, a device, a file past its bound or
-// a key of the wrong type is an InputError naming the file and the key.
-Run read_run(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("{}: no such run directory", dir));
-  Run r;
-  r.dir = dir;
-  r.label = fs::path(dir).lexically_normal().filename().string();
-  if (r.label.empty()) r.label = fs::path(dir).lexically_normal().parent_path().filename().string();
-  for (char& ch : r.label)  // the label goes into a table on the terminal and in compare.md: one cell
-    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f || ch == '|') ch = '?';
-  for (const char* name : {"config.json", "summary.json", "metrics.jsonl"})
-    if (!fs::exists(fs::symlink_status(fs::path(dir) / name, ec)))
-      throw UsageError(fmt::format("{}: not a run directory: no {} there", dir, name));
-  r.config = read_json_file((fs::path(dir) / "config.json").string()).value();
-  r.summary = read_summary(dir);  // the keys compare shows, checked for their types
-  if (!r.summary.is_object())
-    throw UsageError(fmt::format("{}: summary.json is not a run's summary (not JSON, or cut short)", dir));
-  for (const LossPoint& p : read_losses(dir)) (p.val ? r.val : r.train).emplace_back(double(p.step), p.loss);
-  return r;
-}
 
 // --out must not be one of the runs or inside one (compare would draw over the run's own loss.png),
 // by identity (device and inode, so a link or a bind mount of a run is caught too), and it must
@@ -119,7 +97,7 @@ std::string table(const std::vector<Run>& runs) {
   t += "\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const json& s = runs[i].summary;
-    t += fmt::format("| {} |", runs[i].label);
+    t += fmt::format("| {} |", runs[i].name);
     for (const auto& k : differing) t += fmt::format(" {} |", flat[i].count(k) ? flat[i].at(k) : "-");
     t += fmt::format(" {} | {} | {} | {} | {} | {} |\n", s.value("status", "-"),
                      s.contains("steps_completed") ? s["steps_completed"].dump() : "-", figure(s, "final_train_loss"),
@@ -164,26 +142,132 @@ Panel std_panel(const std::vector<Run>& runs, int layer, std::string& site, std:
   return stdp;
 }
 
+// "band: 95% interval over 3 seeds" (or "2-3 seeds" when the grid points have different numbers)
+std::string band_caption(const std::vector<Group>& groups) {
+  std::size_t lo = SIZE_MAX, hi = 0;
+  for (const Group& g : groups) lo = std::min(lo, g.runs.size()), hi = std::max(hi, g.runs.size());
+  return lo == hi ? fmt::format("band: 95% t interval over {} seeds", hi)
+                  : fmt::format("band: 95% t interval over {}-{} seeds", lo, hi);
+}
+
+// A grid point's curve: its seeds as thin lines of its colour, then the mean with its band.
+void add_group_curves(Panel& p, const Group& g, const std::vector<Run>& runs, bool val, const std::string& color) {
+  for (std::size_t i : g.runs) p.curves.push_back({runs[i].label, val ? runs[i].val : runs[i].train, {}, color, true});
+  const SeedBand& b = val ? g.val : g.train;
+  Curve mean{fmt::format("{} (mean of {})", g.label, b.n), {}, {}, color, false};
+  for (std::size_t k = 0; k < b.step.size(); ++k) {
+    mean.points.emplace_back(b.step[k], b.mean[k]);
+    mean.band.emplace_back(b.lo[k], b.hi[k]);
+  }
+  p.curves.push_back(std::move(mean));
+}
+
+// loss.png: every run's curves, or with grid points each point's mean, band and seeds.
+std::string loss_picture(const std::string& out, const std::vector<Run>& runs, const std::vector<Group>& groups) {
+  Panel train{PlotStyle{"train loss", "step", "loss"}, {}}, val{PlotStyle{"validation loss", "step", "loss"}, {}};
+  if (groups.empty()) {
+    for (const Run& r : runs) {
+      train.curves.push_back({r.label, r.train, {}});
+      val.curves.push_back({r.label, r.val, {}});
+    }
+    return plot_panels(out, "loss", "loss of each run", {train, val});
+  }
+  std::vector<std::string> labels;  // a grid point's colour: its norm's, else the palette's (io/palette.h)
+  for (const Group& g : groups) labels.push_back(g.label);
+  const std::vector<Pen> pens = pens_for(labels);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    add_group_curves(train, groups[g], runs, false, pens[g].color);
+    add_group_curves(val, groups[g], runs, true, pens[g].color);
+  }
+  return plot_panels(out, "loss", "loss: mean over seeds (thin: each seed), " + band_caption(groups), {train, val});
+}
+
+json last_or_null(const std::vector<double>& v) { return v.empty() ? json() : json(v.back()); }
+json final_step(const SeedBand& b) { return b.step.empty() ? json() : json(int64_t(b.step.back())); }
+
+// The grid points at the last step all their seeds reached: mean and 95% interval of each loss.
+Table group_table(const std::vector<Group>& groups) {
+  Table t{{"grid_point", "seeds", "train_step", "train_mean", "train_lo", "train_hi", "val_step", "val_mean",
+           "val_lo", "val_hi"}, {}};
+  for (const Group& g : groups)
+    t.rows.push_back({g.label, g.runs.size(), final_step(g.train), last_or_null(g.train.mean),
+                      last_or_null(g.train.lo), last_or_null(g.train.hi), final_step(g.val),
+                      last_or_null(g.val.mean), last_or_null(g.val.lo), last_or_null(g.val.hi)});
+  return t;
+}
+
+// The runs' table for --format csv|json: the label, the differing keys, the final figures.
+Table runs_table(const std::vector<Run>& runs) {
+  std::vector<RunEntry> records;
+  for (const Run& r : runs) records.push_back(r.record);
+  const std::vector<std::string> keys = differing_keys(records);
+  Table t{{"run", "label"}, {}};  // the directory as given
+  t.columns.insert(t.columns.end(), keys.begin(), keys.end());
+  for (const char* c : {"status", "steps_done", "final_train_loss", "final_val_loss", "best_val_loss", "steps_per_s"})
+    t.columns.push_back(c);
+  for (const Run& r : runs) {
+    std::vector<json> row{r.dir, r.label};
+    for (const std::string& k : keys) row.push_back(r.record.config.count(k) ? r.record.config.at(k) : json());
+    const json& s = r.summary;
+    row.push_back(r.record.status);
+    row.push_back(r.record.steps_done);
+    for (const char* k : {"final_train_loss", "final_val_loss", "best_val_loss", "steps_per_s"})
+      row.push_back(s.contains(k) && s[k].is_number() ? s[k] : json());
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+// What stdout gets: the markdown table (text), the runs' or with grid points the points' CSV, or
+// both as one JSON object {"runs": [...], "groups": [...]}.
+std::string product(const CompareOptions& o, const std::vector<Run>& runs, const std::vector<Group>& groups,
+                    const std::string& text) {
+  if (o.format == "csv") return table_csv(groups.empty() ? runs_table(runs) : group_table(groups));
+  if (o.format == "json") {
+    nlohmann::ordered_json j;
+    j["runs"] = table_json(runs_table(runs));
+    j["groups"] = table_json(group_table(groups));
+    if (!groups.empty()) j["band"] = band_caption(groups);
+    return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  }
+  return text;
+}
+
+// compare.md's table of the grid points: the mean and its 95% interval at the last common step.
+std::string group_markdown(const std::vector<Group>& groups) {
+  if (groups.empty()) return "";
+  std::string md =
+      fmt::format("\n## By grid point (mean over seeds at the last common step; {})\n\n", band_caption(groups));
+  md += "| grid point | seeds | train loss [95% interval] | val loss [95% interval] |\n|---|---|---|---|\n";
+  auto cell = [](const SeedBand& b) {
+    return b.step.empty() ? std::string("-")
+                          : fmt::format("{:.4f} [{:.4f}, {:.4f}] (step {})", b.mean.back(), b.lo.back(), b.hi.back(),
+                                        b.step.back());
+  };
+  for (const Group& g : groups)
+    md += fmt::format("| {} | {} | {} | {} |\n", g.label, g.runs.size(), cell(g.train), cell(g.val));
+  return md;
+}
+
 int run_compare(const CompareOptions& o) {
-  std::vector<Run> runs;
-  for (const std::string& d : o.runs) runs.push_back(read_run(d));
-  std::map<std::string, int> seen;  // two runs of the same folder name: number them
-  for (Run& r : runs)
-    if (++seen[r.label] > 1) r.label += fmt::format(" ({})", seen[r.label]);
+  bool grouped = false;
+  std::vector<Run> runs = read_runs(o.runs, grouped);
+  label_runs(runs);
+  const std::vector<Group> groups = grouped ? make_groups(runs) : std::vector<Group>{};
   const std::string out = o.out.empty() ? default_run_dir("compare") : o.out;
-  check_out(out, o.runs);
+  std::vector<std::string> dirs;
+  for (const Run& r : runs) dirs.push_back(r.dir);
+  dirs.insert(dirs.end(), o.runs.begin(), o.runs.end());
+  check_out(out, dirs);
   make_output_directory(out, "--out " + out);
 
-  std::string md = "# normtool compare\n\n" + table(runs);
+  const std::string text = table(runs) + group_markdown(groups);
+  std::string md = "# normtool compare\n\n" + text;
   std::vector<std::string> notes;
-
-  Panel train{PlotStyle{"train loss", "step", "loss"}, {}}, val{PlotStyle{"validation loss", "step", "loss"}, {}};
-  for (const Run& r : runs) {
-    train.curves.push_back({r.label, r.train, {}});
-    val.curves.push_back({r.label, r.val, {}});
-  }
-  if (auto n = plot_panels(out, "loss", "loss of each run", {train, val}); !n.empty()) notes.push_back(n);
-  md += "\n![train and validation loss of each run](loss.png)\n";
+  if (auto n = loss_picture(out, runs, groups); !n.empty()) notes.push_back(n);
+  md += groups.empty() ? "\n![train and validation loss of each run](loss.png)\n"
+                       : "\n![train and validation loss: per grid point the mean over seeds, " + band_caption(groups) +
+                             ", each seed a thin line](loss.png)\n";
 
   std::string site = o.site;
   Panel stdp = std_panel(runs, o.layer, site, notes);
@@ -198,10 +282,13 @@ int run_compare(const CompareOptions& o) {
   for (const auto& n : notes) md += "\n- " + n;
   md += "\n";
   write_file_atomically((fs::path(out) / "compare.md").string(), md);
-  fmt::print("{}", table(runs));
-  for (const auto& n : notes) fmt::print(stderr, "note: {}\n", n);
-  fmt::print("compare: {} runs -> {} (compare.md, loss.png{})\n", runs.size(), out,
-             stdp.curves.empty() ? "" : ", std.png");
+  fmt::print("{}", product(o, runs, groups, text));
+  for (const auto& n : notes) eprint("note: {}\n", n);
+  const std::string done = fmt::format("compare: {} runs{} -> {} (compare.md, loss.png{})\n", runs.size(),
+                                       groups.empty() ? "" : fmt::format(" in {} grid points", groups.size()), out,
+                                       stdp.curves.empty() ? "" : ", std.png");
+  if (o.format == "text") fmt::print("{}", done);
+  else eprint("{}", done);
   return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
 }
 
@@ -212,12 +299,19 @@ void setup_compare(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand(
       "compare",
       "Put runs side by side: their configs' differences and final figures, loss curves and per-position std");
-  sub->add_option("runs", o->runs, "run directories (normtool's or any tool's writing the same files)")
+  sub->add_option("runs", o->runs,
+                  "run directories (normtool's or any tool's writing the same files), or sweep directories: "
+                  "their runs by grid point, the mean over seeds with a 95% t band")
       ->required()
       ->expected(1, -1);
   sub->add_option("-o,--out", o->out,
                   "where to write compare.md, loss.png, std.png (default runs/compare-<YYYYmmdd-HHMMSS>)");
   sub->add_option("--site", o->site, "the norm site of the std overlay, e.g. attn.out (default: the first .out site)");
+  sub->add_option("-f,--format", o->format,
+                  "text (the table), csv (the runs' table, or a sweep's grid points: mean, lo, hi at the last "
+                  "step) or json (both)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"text", "csv", "json"}));
   sub->add_option("--layer", o->layer, "the layer of that site")->capture_default_str()->check(CLI::NonNegativeNumber);
   sub->callback([o, &exit_code] { exit_code = run_compare(*o); });
 }

@@ -19,6 +19,7 @@
 #include "io/files.h"
 #include "io/paths.h"
 #include "io/run_files.h"
+#include "io/table_format.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
 #include "train/memory.h"
@@ -39,6 +40,7 @@ struct SweepOptions {
   std::string launcher = "local";  // local | slurm | print
   SlurmOptions slurm;
   std::string status, aggregate;   // --status DIR, --aggregate DIR
+  std::string format = "text";     // what --aggregate prints: text (markdown), csv or json
 };
 
 int show_status(const std::string& dir) {
@@ -66,7 +68,7 @@ int show_status(const std::string& dir) {
   return 0;
 }
 
-int write_aggregate(const std::string& dir) {
+int write_aggregate(const std::string& dir, const std::string& format) {
   const std::vector<SweepJob> jobs = sweep_status(dir);
   int unfinished = 0;
   for (const SweepJob& j : jobs)
@@ -77,7 +79,12 @@ int write_aggregate(const std::string& dir) {
     return 75;  // EX_TEMPFAIL: try again later
   }
   write_aggregate(dir, jobs);
-  fmt::print("{}sweep: {} jobs -> {}/aggregate.md\n", aggregate_table(jobs), jobs.size(), dir);
+  if (format == "text") {
+    fmt::print("{}sweep: {} jobs -> {}/aggregate.md\n", aggregate_table(jobs), jobs.size(), dir);
+  } else {
+    fmt::print("{}", format_table(aggregate_rows(jobs), format));
+    eprint("sweep: {} jobs -> {}/aggregate.md, aggregate.csv\n", jobs.size(), dir);
+  }
   int failed = 0;
   for (const SweepJob& j : jobs) failed += j.status != "completed" && j.status != "diverged";
   return failed ? 1 : 0;
@@ -85,7 +92,7 @@ int write_aggregate(const std::string& dir) {
 
 int run(const SweepOptions& o) {
   if (!o.status.empty()) return show_status(o.status);
-  if (!o.aggregate.empty()) return write_aggregate(o.aggregate);
+  if (!o.aggregate.empty()) return write_aggregate(o.aggregate, o.format);
   if (o.axes.empty()) throw UsageError("sweep: give the grid (key.path=v1,v2 ...), or --status DIR / --aggregate DIR");
   SweepSpec spec;
   spec.config = find_config(o.config);
@@ -165,7 +172,11 @@ void setup_sweep(CLI::App& app, int& exit_code) {
   sub->add_option("--sbatch-arg", o->slurm.extra, "Slurm: a further sbatch argument, e.g. --sbatch-arg=--account=ml "
                                                    "(repeatable)")->allow_extra_args(false);
   sub->add_option("--status", o->status, "show each job's state in this sweep directory, and exit");
-  sub->add_option("--aggregate", o->aggregate, "write aggregate.md of this sweep directory once its jobs are done");
+  sub->add_option("--aggregate", o->aggregate,
+                  "write aggregate.md and aggregate.csv of this sweep directory once its jobs are done");
+  sub->add_option("-f,--format", o->format, "what --aggregate prints: text (the markdown table), csv or json")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"text", "csv", "json"}));
   sub->callback([o, &exit_code] { exit_code = run(*o); });
 }
 

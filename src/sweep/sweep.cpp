@@ -1,5 +1,4 @@
 #include "sweep/sweep.h"
-#include "sweep/sweep_plot.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -320,8 +319,7 @@ std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& spec
     for (SweepJob& j : jobs[s])
       if (j.status.empty() || j.status == "pending") j.status = "not run";
     write_sweep_json(specs[s].out, sweep_json(specs[s], jobs[s]));
-    write_file_atomically((fs::path(specs[s].out) / "aggregate.md").string(),
-                          aggregate_table(jobs[s]) + sweep_picture(specs[s].out, jobs[s]));
+    write_aggregate_files(specs[s].out, jobs[s]);
   }
   return jobs;
 }
@@ -368,7 +366,7 @@ void write_aggregate(const std::string& dir, const std::vector<SweepJob>& jobs) 
       if (j.value("index", -1) >= 0 && j.value("index", -1) < int(jobs.size()))
         j["status"] = jobs[j["index"].get<int>()].status;
   write_sweep_json(dir, doc);
-  write_file_atomically((fs::path(dir) / "aggregate.md").string(), aggregate_table(jobs) + sweep_picture(dir, jobs));
+  write_aggregate_files(dir, jobs);
 }
 
 std::vector<SweepJob> sweep_status(const std::string& dir, std::string* slurm_job_id) {

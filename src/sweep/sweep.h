@@ -4,7 +4,7 @@
 //   grid  key=v1,v2 other=a,b seed=1,2,3  ->  jobs in order, the last key varying fastest:
 //         #0 : key=v1 other=a seed=1,  #1 : key=v1 other=a seed=2, ...
 //   out   <out>/<job>/ (a run directory each), <out>/logs/<job>.log, <out>/sweep.json,
-//         <out>/aggregate.md
+//         <out>/aggregate.md and aggregate.csv
 // A job whose summary.json says completed or diverged, and whose config.json is the config the
 // grid gives it, is a result and is not run again; any other job directory (interrupted,
 // failed, running but dead, half-written, another grid's) is removed and run again.
@@ -25,6 +25,7 @@
 namespace nt {
 
 struct RunConfig;
+struct Table;
 struct SlurmOptions;
 
 struct SweepAxis {
@@ -104,11 +105,15 @@ SweepSpec spec_of_directory(const std::string& dir);
 // its run directory; running or pending from Slurm while the array has the task; unknown when
 // squeue is not on this machine and the job has no final result (it may still be Slurm's); not run.
 std::vector<SweepJob> sweep_status(const std::string& dir, std::string* slurm_job_id = nullptr);
-// Records the jobs' statuses in <dir>/sweep.json and writes <dir>/aggregate.md (both atomically).
+// Records the jobs' statuses in <dir>/sweep.json and writes the aggregate files (all atomically).
 void write_aggregate(const std::string& dir, const std::vector<SweepJob>& jobs);
 
-// Mean +- std over seeds per grid point, as a markdown table; and the sweep.json document.
+// Mean +- std over seeds per grid point, as a markdown table, and as rows (io/table_format.h;
+// the sd null for one seed); and the sweep.json document.
 std::string aggregate_table(const std::vector<SweepJob>& jobs);
+Table aggregate_rows(const std::vector<SweepJob>& jobs);
+// <dir>/aggregate.md (the table and sweep.png's link) and aggregate.csv (the rows), atomically.
+void write_aggregate_files(const std::string& dir, const std::vector<SweepJob>& jobs);
 nlohmann::json sweep_json(const SweepSpec& spec, const std::vector<SweepJob>& jobs);
 
 }  // namespace nt

@@ -1,0 +1,149 @@
+#include "io/run_index.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fmt/format.h>
+#include <set>
+
+#include "core/errors.h"
+#include "io/files.h"
+#include "io/json_file.h"
+#include "io/run_files.h"
+
+namespace nt {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+bool regular_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(fs::symlink_status(p, ec));
+}
+
+void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  if (j.is_object() && !j.empty()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else {
+    out[prefix] = j;
+  }
+}
+
+json number_or_null(const json& s, const char* key) { return s.contains(key) && s[key].is_number() ? s[key] : json(); }
+
+}  // namespace
+
+bool is_run_directory(const std::string& dir) {
+  const fs::path d(dir);
+  return regular_file(d / "config.json") && (regular_file(d / "summary.json") || regular_file(d / "metrics.jsonl"));
+}
+
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      std::size_t ie = i, je = j;
+      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
+      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
+      std::string x = a.substr(i, ie - i), y = b.substr(j, je - j);
+      x.erase(0, std::min(x.find_first_not_of('0'), x.size()));
+      y.erase(0, std::min(y.find_first_not_of('0'), y.size()));
+      if (x.size() != y.size()) return x.size() < y.size();
+      if (x != y) return x < y;
+      i = ie, j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i, ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+std::vector<std::string> find_run_directories(const std::string& root) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) throw UsageError(fmt::format("{}: no such directory", root));
+  if (is_run_directory(root)) return {root};
+  std::vector<std::string> found;
+  // directory_options::none: a link to a directory is listed, never entered
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory(ec) || it->is_symlink(ec)) continue;
+    if (is_run_directory(it->path().string())) {
+      found.push_back(it->path().string());
+      it.disable_recursion_pending();
+    }
+  }
+  std::sort(found.begin(), found.end(), natural_less);
+  return found;
+}
+
+RunEntry read_run_entry(const std::string& dir) {
+  RunEntry r;
+  r.dir = dir;
+  flatten(read_json_file((fs::path(dir) / "config.json").string()).expect_object().value(), "", r.config);
+  const json s = read_summary(dir);  // null when there is none
+  const bool live = DirectoryLock::held(dir);
+  if (s.is_object() && s.contains("status")) {
+    r.status = s["status"].get<std::string>();
+    if (r.status == "running" && !live) r.status = "stopped";
+  } else {
+    r.status = live ? "running" : "stopped";
+  }
+  if (s.is_object()) {
+    if (s.contains("steps_completed") && s["steps_completed"].is_number_integer()) r.steps_done = s["steps_completed"];
+    r.final_train = number_or_null(s, "final_train_loss");
+    r.final_val = number_or_null(s, "final_val_loss");
+  }
+  if (auto it = r.config.find("train.steps"); it != r.config.end() && it->second.is_number_integer())
+    r.steps_total = it->second;
+  return r;
+}
+
+std::string config_text(const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+
+std::vector<std::string> all_config_keys(const std::vector<RunEntry>& runs) {
+  std::set<std::string> keys;
+  for (const RunEntry& r : runs)
+    for (const auto& [k, v] : r.config) keys.insert(k);
+  return {keys.begin(), keys.end()};
+}
+
+std::vector<std::string> differing_keys(const std::vector<RunEntry>& runs) {
+  std::vector<std::string> out;
+  for (const std::string& k : all_config_keys(runs)) {
+    if (k == "name") continue;
+    std::set<std::string> values;
+    for (const RunEntry& r : runs) {
+      const auto it = r.config.find(k);
+      values.insert(it == r.config.end() ? "\x01missing" : it->second.dump());
+    }
+    if (values.size() > 1) out.push_back(k);
+  }
+  return out;
+}
+
+std::string short_key(const std::string& key, const std::vector<std::string>& all) {
+  for (std::size_t dot = key.rfind('.'); dot != std::string::npos; dot = key.rfind('.', dot - 1)) {
+    const std::string suffix = key.substr(dot + 1);
+    const bool ambiguous = std::any_of(all.begin(), all.end(), [&](const std::string& other) {
+      return other != key && (other == suffix || other.ends_with("." + suffix));
+    });
+    if (!ambiguous) return suffix;
+    if (dot == 0) break;
+  }
+  return key;
+}
+
+std::string run_label(const RunEntry& run, const std::vector<std::string>& keys, const std::vector<std::string>& all) {
+  std::string label;
+  for (const std::string& k : keys) {
+    const auto it = run.config.find(k);
+    label += fmt::format("{}{}={}", label.empty() ? "" : " ", short_key(k, all),
+                         it == run.config.end() ? "-" : config_text(it->second));
+  }
+  return label;
+}
+
+}  // namespace nt
