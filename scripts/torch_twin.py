@@ -19,7 +19,7 @@ model.arch of normtool:
 - mlp (Linear -> norm -> activation);
 - rnn, stacked GRU (Nematus's transition, four norm sites) or LN-LSTM cells (model.cell, d_emb);
 - rnnsearch, the GRU encoder-decoder with additive attention in Nematus's layout.
-Norms layernorm, rmsnorm, prmsnorm, scalenorm, batchnorm (batch_time or batch axes, running
+Norms layernorm, rmsnorm, prmsnorm, scalenorm, dyt, batchnorm (batch_time or batch axes, running
 statistics) and none, with affine, norm.bias, embed_norm, final_norm and model.bias; init normal,
 xavier or nematus (orthogonal square and recurrent blocks); sgd, adam, adamw; the four schedules
 with linear warm-up; global-norm clipping; the fortunes (packed and padded), fashion-mnist and
@@ -66,7 +66,7 @@ DEFAULTS = {
     "model": {"arch": "transformer", "d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 256, "hidden": 256,
               "activation": "gelu", "init": "normal", "init_std": 0.02,
               "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
-                       "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625,
+                       "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625, "dyt_alpha0": 0.5,
                        "impl": "fused"},
               "final_norm": True, "embed_norm": False, "bias": True, "n_dec_layers": None, "cell": "gru",
               "d_emb": None},
@@ -121,7 +121,8 @@ CHOICES = {  # docs/config.md
     "data.layout": ("packed", "padded"),
     "model.arch": ("transformer", "mlp", "encoder", "encoder-decoder", "rnn", "rnnsearch"),
     "model.activation": tuple(ACT), "model.init": ("normal", "xavier", "nematus"),
-    "model.norm.type": ("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm"),
+    "model.norm.type": ("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm",
+                        "dyt"),
     "model.norm.placement": ("pre", "post"), "model.norm.bn_axes": ("batch_time", "batch"),
     "model.norm.impl": ("fused", "composite"), "model.cell": ("gru", "lstm"),
     "train.optimizer": ("sgd", "adam", "adamw"), "train.schedule": ("constant", "linear", "cosine", "inverse_sqrt"),
@@ -414,18 +415,21 @@ class FashionMnist:
 
 # ---- models
 class Norm(torch.nn.Module):
-    """layernorm | rmsnorm | prmsnorm | scalenorm | batchnorm | none over the last dimension of (N, C) rows;
-    deepnorm's norm is layernorm. mask (N): the real rows, for batchnorm's statistics."""
+    """layernorm | rmsnorm | prmsnorm | scalenorm | dyt | batchnorm | none over the last dimension of (N, C) rows;
+    deepnorm's norm is layernorm. mask (N): the real rows, for batchnorm's statistics. dyt (Zhu et al. 2025):
+    weight * tanh(alpha x) + bias, alpha one parameter (dyt_alpha0) with or without affine."""
 
     def __init__(self, c, C, positions=1):
         super().__init__()
         n = c["model"]["norm"]
         self.kind = "layernorm" if n["type"] == "deepnorm" else n["type"]
         self.eps, self.momentum, self.p, self.axes = n["eps"], n["momentum"], n["p"], n["bn_axes"]
+        if self.kind == "dyt":
+            self.alpha = torch.nn.Parameter(torch.full((1,), float(n["dyt_alpha0"])))
         if self.kind != "none" and n["affine"]:
             gain = torch.full((1,), math.sqrt(C)) if self.kind == "scalenorm" else torch.ones(C)
             self.weight = torch.nn.Parameter(gain)
-            if self.kind in ("layernorm", "batchnorm") and n["bias"]:
+            if self.kind in ("layernorm", "batchnorm", "dyt") and n["bias"]:
                 self.bias = torch.nn.Parameter(torch.zeros(C))
         if self.kind == "batchnorm":
             shape = (positions, C) if self.axes == "batch" else (C,)
@@ -447,6 +451,8 @@ class Norm(torch.nn.Module):
             return self.affine(x / torch.sqrt(x[:, :k].pow(2).mean(-1, keepdim=True) + self.eps))
         if self.kind == "scalenorm":
             return self.affine(x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + self.eps))
+        if self.kind == "dyt":
+            return self.affine(torch.tanh(self.alpha * x))
         mask = torch.ones(x.shape[0]) if mask is None else mask
         if self.axes == "batch" and T is not None:  # per position and feature, over the batch
             xs, m = x.view(B, T, -1), mask.view(B, T, 1)

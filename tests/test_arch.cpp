@@ -59,7 +59,7 @@ TEST(ArchDesc, ValidationRefusesWhatTheDescriptionRefuses) {
       EXPECT_EQ(p.find("train.precision") == std::string::npos, allowed) << p;
     }
     for (NormType k : all_norm_types()) {
-      const bool allowed = (k != NormType::deepnorm || a.has_stacks()) &&
+      const bool allowed = ((k != NormType::deepnorm && k != NormType::dyt) || a.has_stacks()) &&
                            (a.allows.batch_norms || norm_desc(k).reduction != Reduction::batch);
       const std::string p = problems_of(with(family(a), std::string("model.norm.type=") + to_string(k)));
       EXPECT_EQ(p.find("model.norm.type") == std::string::npos, allowed) << p;
@@ -80,6 +80,9 @@ TEST(ArchDesc, MessagesListWhatTheDescriptionAllows) {
   EXPECT_EQ(problems_of({"model.arch=rnn", "model.norm.type=batchnorm"}),
             "config is invalid: model.norm.type: batchnorm normalizes over the batch, not for model.arch rnn: expected "
             "one of none|layernorm|rmsnorm|prmsnorm|scalenorm (override)");
+  EXPECT_EQ(problems_of({"model.arch=rnn", "model.norm.type=dyt"}),
+            "config is invalid: model.norm.type: dyt is defined for Transformer blocks, not for model.arch rnn: "
+            "expected one of none|layernorm|rmsnorm|prmsnorm|scalenorm (override)");
   EXPECT_EQ(problems_of({"model.arch=rnnsearch", "data.dataset=fortunes"}),
             "config is invalid: model.arch: rnnsearch needs a seq2seq dataset (gettext-de|synthetic-seq2seq), got "
             "data.dataset \"fortunes\", a language-modelling dataset (model.arch transformer|encoder|rnn) (override)");
