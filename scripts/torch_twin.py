@@ -20,7 +20,7 @@ model.arch of normtool:
 - rnn, stacked GRU (Nematus's transition, four norm sites) or LN-LSTM cells (model.cell, d_emb);
 - rnnsearch, the GRU encoder-decoder with additive attention in Nematus's layout.
 Norms layernorm, rmsnorm, prmsnorm, scalenorm, dyt, batchnorm (batch_time or batch axes, running
-statistics) and none, with affine, norm.bias, embed_norm, final_norm and model.bias; init normal,
+statistics) and none, with affine, norm.bias, embed_norm, final_norm, model.bias and qk_norm; init normal,
 xavier or nematus (orthogonal square and recurrent blocks); sgd, adam, adamw; the four schedules
 with linear warm-up; global-norm clipping; the fortunes (packed and padded), fashion-mnist and
 gettext-de and synthetic-seq2seq datasets (the same split and pairs: summary.json's
@@ -68,7 +68,7 @@ DEFAULTS = {
               "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
                        "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625, "dyt_alpha0": 0.5,
                        "impl": "fused"},
-              "final_norm": True, "embed_norm": False, "bias": True, "n_dec_layers": None, "cell": "gru",
+              "final_norm": True, "embed_norm": False, "bias": True, "qk_norm": False, "n_dec_layers": None, "cell": "gru",
               "d_emb": None},
     "train": {"steps": 500, "batch_size": 16, "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "beta1": 0.9,
               "beta2": 0.999, "adam_eps": 1e-8, "weight_decay": 0.0, "schedule": "constant", "warmup_steps": 0,
@@ -515,6 +515,8 @@ class Attention(torch.nn.Module):
         C, b = m["d_model"], m["bias"]
         self.heads = m["n_heads"]
         self.q, self.k, self.v, self.out = (linear(m, C, C, b, g) for g in gains)
+        if m["qk_norm"]:  # Dehghani et al. 2023: a norm of the block's type on each head's q and k, gains shared
+            self.q_norm, self.k_norm = Norm({"model": m}, C // self.heads), Norm({"model": m}, C // self.heads)
 
     def forward(self, x, B, T, mem=None, S=None, key_mask=None, causal=False):
         """x (B*T, C) queries; keys and values from mem (B*S, C), else x; key_mask (B, S): 1 = a real key."""
@@ -522,6 +524,8 @@ class Attention(torch.nn.Module):
         hs = x.shape[-1] // self.heads
         split = lambda t, n: t.view(B, n, self.heads, hs).transpose(1, 2)
         q, k, v = split(self.q(x), T), split(self.k(mem), S), split(self.v(mem), S)
+        if hasattr(self, "q_norm"):
+            q, k = (n(t.reshape(-1, hs)).view(t.shape) for n, t in ((self.q_norm, q), (self.k_norm, k)))
         att = (q @ k.transpose(-2, -1)) / math.sqrt(hs)
         keep = torch.ones(B, 1, T, S, dtype=torch.bool)
         if key_mask is not None:
