@@ -117,6 +117,19 @@ def scalenorm():  # ScaleNorm (Nguyen & Salazar 2019): g x / sqrt(sum(x^2) + eps
     dump("scalenorm", {"N": N, "C": C, "eps": eps}, x=x, weight=g, dout=dout, y=y, dx=x.grad, dweight=g.grad)
 
 
+def dyt():  # Dynamic Tanh (Zhu et al. 2025): weight * tanh(alpha x) + bias, alpha one learnable scalar
+    N, C = 8, 16
+    x, a = leaf(N, C, scale=2.0, shift=0.5), leaf(1, scale=0.2, shift=0.5)
+    w, b = leaf(C, scale=0.5, shift=1.0), leaf(C)
+    n = Norm(make_config({"model": {"norm": {"type": "dyt"}}}), C)
+    del n.alpha, n.weight, n.bias
+    n.alpha, n.weight, n.bias = a, w, b
+    y = n(x)
+    dout = backward(y)
+    dump("dyt", {"N": N, "C": C}, x=x, alpha=a, weight=w, bias=b, dout=dout, y=y, dx=x.grad, dalpha=a.grad,
+         dweight=w.grad, dbias=b.grad)
+
+
 def batchnorm():
     """nn.BatchNorm1d: one training step (batch statistics, running-stat update), then eval."""
     N, C, eps, momentum = 10, 6, 1e-5, 0.1
@@ -229,5 +242,5 @@ if __name__ == "__main__":
     torch.manual_seed(20261122)
     # new cases go last: the earlier ones keep their draws and their files
     for case in (layernorm, rmsnorm, batchnorm, batchnorm_sequence, weightnorm, attention, mlp_gelu, cross_entropy,
-                 prmsnorm, scalenorm):
+                 prmsnorm, scalenorm, dyt):
         case()

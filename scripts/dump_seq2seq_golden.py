@@ -149,8 +149,33 @@ def encdec_t5_model():
               tokens=tokens.float(), mask=mask, targets=targets.float())
 
 
+def encdec_qk_norm_model():
+    """encdec_model with model.qk_norm: LayerNorm over each head's queries and keys in every attention (the
+    encoder's, the decoder's causal self-attention and its cross-attention), gain and bias shared by the heads."""
+    B, S, T, C, NH, F, N, M, eps, max_len = 2, 5, 4, 4, 2, 8, 2, 1, 1e-5, 6
+    model = model_of({"arch": "encoder-decoder", "n_layers": N, "n_dec_layers": M, "qk_norm": True},
+                     {"type": "layernorm", "placement": "pre", "eps": eps}, dataset="synthetic-seq2seq",
+                     max_len=max_len)
+    src = torch.randint(4, 256, (B, S))
+    src_mask = torch.ones(B, S)
+    src_mask[1, 3:] = 0
+    src[1, 3:] = 0
+    tokens = torch.randint(4, 256, (B, T))
+    tokens[:, 0] = 2
+    mask = torch.ones(B, T)
+    mask[0, 3:] = 0
+    tokens[0, 3:] = 0
+    targets = torch.randint(4, 256, (B, T)) * mask.long()
+    logits = model(tokens, mask, src, src_mask)
+    dump_case("model_encdec_qk_norm", {"B": B, "S": S, "T": T, "d_model": C, "n_heads": NH, "d_ff": F,
+                                       "n_layers": N, "n_dec_layers": M, "eps": eps, "max_len": max_len},
+              model, logits, loss_fn(logits, targets, mask)[0], src=src.float(), src_mask=src_mask,
+              tokens=tokens.float(), mask=mask, targets=targets.float())
+
+
 if __name__ == "__main__":
     torch.manual_seed(20261123)
     # new cases go last: the earlier ones keep their draws and their files
-    for case in (attention_masked, encoder_model, encdec_model, encoder_nobias_model, encdec_t5_model):
+    for case in (attention_masked, encoder_model, encdec_model, encoder_nobias_model, encdec_t5_model,
+                 encdec_qk_norm_model):
         case()

@@ -21,8 +21,8 @@ model.arch of normtool:
 - mlp (Linear -> norm -> activation);
 - rnn, stacked GRU (Nematus's transition, four norm sites) or LN-LSTM cells (model.cell, d_emb);
 - rnnsearch, the GRU encoder-decoder with additive attention in Nematus's layout.
-Norms layernorm, rmsnorm, prmsnorm, scalenorm, batchnorm (batch_time or batch axes, running
-statistics) and none, with affine, norm.bias, embed_norm, final_norm and model.bias; init normal,
+Norms layernorm, rmsnorm, prmsnorm, scalenorm, dyt, batchnorm (batch_time or batch axes, running
+statistics) and none, with affine, norm.bias, embed_norm, final_norm, model.bias and qk_norm; init normal,
 xavier or nematus (orthogonal square and recurrent blocks); sgd, adam, adamw; the four schedules
 with linear warm-up; global-norm clipping; the fortunes (packed and padded), fashion-mnist and
 gettext-de and synthetic-seq2seq datasets (the same split and pairs: summary.json's
@@ -69,9 +69,9 @@ DEFAULTS = {
               "activation": "gelu", "init": "normal", "init_std": 0.02, "init_mean": 0.0,
               "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
                        "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625,
-                       "impl": "fused", "depth_scaling": False},
-              "final_norm": True, "embed_norm": False, "bias": True, "n_dec_layers": None, "cell": "gru",
-              "d_emb": None},
+                       "dyt_alpha0": 0.5, "impl": "fused", "depth_scaling": False},
+              "final_norm": True, "embed_norm": False, "bias": True, "qk_norm": False, "n_dec_layers": None,
+              "cell": "gru", "d_emb": None},
     "train": {"steps": 500, "batch_size": 16, "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "beta1": 0.9,
               "beta2": 0.999, "adam_eps": 1e-8, "weight_decay": 0.0, "schedule": "constant", "warmup_steps": 0,
               "grad_clip": 0.0, "log_every": 10, "eval_every": 100, "eval_batches": 20, "stats_every": 100,
@@ -123,7 +123,8 @@ CHOICES = {  # docs/config.md
     "data.layout": ("packed", "padded"),
     "model.arch": ("transformer", "mlp", "encoder", "encoder-decoder", "rnn", "rnnsearch"),
     "model.activation": tuple(ACT), "model.init": ("normal", "xavier", "nematus", "postln-init"),
-    "model.norm.type": ("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm"),
+    "model.norm.type": ("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm",
+                        "dyt"),
     "model.norm.placement": ("pre", "post", "peri"), "model.norm.bn_axes": ("batch_time", "batch"),
     "model.norm.impl": ("fused", "composite"), "model.cell": ("gru", "lstm"),
     "train.optimizer": ("sgd", "adam", "adamw"), "train.schedule": ("constant", "linear", "cosine", "inverse_sqrt"),
@@ -427,18 +428,21 @@ class FashionMnist:
 
 # ---- models
 class Norm(torch.nn.Module):
-    """layernorm | rmsnorm | prmsnorm | scalenorm | batchnorm | none over the last dimension of (N, C) rows;
-    deepnorm's norm is layernorm. mask (N): the real rows, for batchnorm's statistics."""
+    """layernorm | rmsnorm | prmsnorm | scalenorm | dyt | batchnorm | none over the last dimension of (N, C) rows;
+    deepnorm's norm is layernorm. mask (N): the real rows, for batchnorm's statistics. dyt (Zhu et al. 2025):
+    weight * tanh(alpha x) + bias, alpha one parameter (dyt_alpha0) with or without affine."""
 
     def __init__(self, c, C, positions=1):
         super().__init__()
         n = c["model"]["norm"]
         self.kind = "layernorm" if n["type"] == "deepnorm" else n["type"]
         self.eps, self.momentum, self.p, self.axes = n["eps"], n["momentum"], n["p"], n["bn_axes"]
+        if self.kind == "dyt":
+            self.alpha = torch.nn.Parameter(torch.full((1,), float(n["dyt_alpha0"])))
         if self.kind != "none" and n["affine"]:
             gain = torch.full((1,), math.sqrt(C)) if self.kind == "scalenorm" else torch.ones(C)
             self.weight = torch.nn.Parameter(gain)
-            if self.kind in ("layernorm", "batchnorm") and n["bias"]:
+            if self.kind in ("layernorm", "batchnorm", "dyt") and n["bias"]:
                 self.bias = torch.nn.Parameter(torch.zeros(C))
         if self.kind == "batchnorm":
             shape = (positions, C) if self.axes == "batch" else (C,)
@@ -460,6 +464,8 @@ class Norm(torch.nn.Module):
             return self.affine(x / torch.sqrt(x[:, :k].pow(2).mean(-1, keepdim=True) + self.eps))
         if self.kind == "scalenorm":
             return self.affine(x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + self.eps))
+        if self.kind == "dyt":
+            return self.affine(torch.tanh(self.alpha * x))
         mask = torch.ones(x.shape[0]) if mask is None else mask
         if self.axes == "batch" and T is not None:  # per position and feature, over the batch
             xs, m = x.view(B, T, -1), mask.view(B, T, 1)
@@ -522,6 +528,8 @@ class Attention(torch.nn.Module):
         C, b = m["d_model"], m["bias"]
         self.heads = m["n_heads"]
         self.q, self.k, self.v, self.out = (linear(m, C, C, b, g) for g in gains)
+        if m["qk_norm"]:  # Dehghani et al. 2023: a norm of the block's type on each head's q and k, gains shared
+            self.q_norm, self.k_norm = Norm({"model": m}, C // self.heads), Norm({"model": m}, C // self.heads)
 
     def forward(self, x, B, T, mem=None, S=None, key_mask=None, causal=False):
         """x (B*T, C) queries; keys and values from mem (B*S, C), else x; key_mask (B, S): 1 = a real key."""
@@ -529,6 +537,8 @@ class Attention(torch.nn.Module):
         hs = x.shape[-1] // self.heads
         split = lambda t, n: t.view(B, n, self.heads, hs).transpose(1, 2)
         q, k, v = split(self.q(x), T), split(self.k(mem), S), split(self.v(mem), S)
+        if hasattr(self, "q_norm"):
+            q, k = (n(t.reshape(-1, hs)).view(t.shape) for n, t in ((self.q_norm, q), (self.k_norm, k)))
         att = (q @ k.transpose(-2, -1)) / math.sqrt(hs)
         keep = torch.ones(B, 1, T, S, dtype=torch.bool)
         if key_mask is not None:

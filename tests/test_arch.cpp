@@ -59,7 +59,7 @@ TEST(ArchDesc, ValidationRefusesWhatTheDescriptionRefuses) {
       EXPECT_EQ(p.find("train.precision") == std::string::npos, allowed) << p;
     }
     for (NormType k : all_norm_types()) {
-      const bool allowed = (k != NormType::deepnorm || a.has_stacks()) &&
+      const bool allowed = ((k != NormType::deepnorm && k != NormType::dyt) || a.has_stacks()) &&
                            (a.allows.batch_norms || norm_desc(k).reduction != Reduction::batch);
       const std::string p = problems_of(with(family(a), std::string("model.norm.type=") + to_string(k)));
       EXPECT_EQ(p.find("model.norm.type") == std::string::npos, allowed) << p;
@@ -67,6 +67,7 @@ TEST(ArchDesc, ValidationRefusesWhatTheDescriptionRefuses) {
     EXPECT_EQ(problems_of(with(family(a), "model.bias=false")).empty(), a.allows.bias_off);
     EXPECT_EQ(problems_of(with(family(a), "model.d_emb=4")).empty(), a.allows.recurrent);
     EXPECT_EQ(problems_of(with(family(a), "model.embed_norm=true")).empty(), a.has_stacks());
+    EXPECT_EQ(problems_of(with(family(a), "model.qk_norm=true")).empty(), a.has_stacks());
     EXPECT_EQ(problems_of(with(family(a), "model.n_dec_layers=1")).empty(), a.stacks == Stacks::encoder_decoder);
   }
 }
@@ -80,6 +81,17 @@ TEST(ArchDesc, MessagesListWhatTheDescriptionAllows) {
   EXPECT_EQ(problems_of({"model.arch=rnn", "model.norm.type=batchnorm"}),
             "config is invalid: model.norm.type: batchnorm normalizes over the batch, not for model.arch rnn: expected "
             "one of none|layernorm|rmsnorm|prmsnorm|scalenorm (override)");
+  EXPECT_EQ(problems_of({"model.arch=rnn", "model.norm.type=dyt"}),
+            "config is invalid: model.norm.type: dyt is defined for Transformer blocks, not for model.arch rnn: "
+            "expected one of none|layernorm|rmsnorm|prmsnorm|scalenorm (override)");
+  EXPECT_EQ(problems_of({"model.arch=rnn", "model.qk_norm=true"}),
+            "config is invalid: model.qk_norm: needs dot-product attention, model.arch "
+            "transformer|encoder|encoder-decoder, got \"rnn\" (override)");
+  for (const char* norm : {"none", "batchnorm", "deepnorm", "prmsnorm", "scalenorm", "dyt"})
+    EXPECT_EQ(problems_of({"model.qk_norm=true", std::string("model.norm.type=") + norm}),
+              std::string("config is invalid: model.qk_norm: a norm of the block's type, which must be "
+                          "layernorm|rmsnorm, got model.norm.type \"") + norm + "\" (override)");
+  EXPECT_EQ(problems_of({"model.qk_norm=true", "model.norm.type=rmsnorm"}), "");
   EXPECT_EQ(problems_of({"model.arch=rnnsearch", "data.dataset=fortunes"}),
             "config is invalid: model.arch: rnnsearch needs a seq2seq dataset (gettext-de|synthetic-seq2seq), got "
             "data.dataset \"fortunes\", a language-modelling dataset (model.arch transformer|encoder|rnn) (override)");

@@ -9,6 +9,7 @@
 
 #include "golden.h"
 #include "gradcheck.h"
+#include "model/model.h"
 #include "ops/ops.h"
 
 namespace nt::test {
@@ -122,6 +123,25 @@ void expect_gradients_match(const Builder& f, std::vector<Input> inputs) {
       EXPECT_GT(r.norms[i], 1e-8) << "input " << i << " has an all-zero gradient";
     }
   }
+}
+
+// attn_logit_max reads only the pairs the softmax sees: B = 1, one head, hs = 4, T = 3, q_i = k_i
+// = c_i e_0 with c = (1, 2, 3): S_ij = c_i c_j / 2. All pairs: S_22 = 4.5, causal too (j <= i);
+// without key 2 or query 2 the largest left is S_12 = S_21 = 3; causal without query 2: S_11 = 2.
+TEST(Attention, LogitMaxReadsThePairsTheSoftmaxSees) {
+  std::vector<float> x(12, 0.0f);
+  for (int i = 0; i < 3; ++i) x[std::size_t(i) * 4] = float(i + 1);
+  const float drop_last[3] = {1, 1, 0};
+  auto max = [&](bool causal, const float* keys, const float* queries) {
+    return attention_logit_max(AttentionLogits{0, x.data(), x.data(), 4, 4, 1, 1, 3, 3, 4, causal, keys, queries});
+  };
+  EXPECT_DOUBLE_EQ(max(false, nullptr, nullptr), 4.5);
+  EXPECT_DOUBLE_EQ(max(true, nullptr, nullptr), 4.5);
+  EXPECT_DOUBLE_EQ(max(false, drop_last, nullptr), 3.0);   // query 2 x key 1: 3 * 2 / 2
+  EXPECT_DOUBLE_EQ(max(false, nullptr, drop_last), 3.0);   // query 1 x key 2
+  EXPECT_DOUBLE_EQ(max(true, nullptr, drop_last), 2.0);    // query 1 sees keys 0, 1 only
+  x[4] = -5.0f;                                            // q_1 = k_1 = -5 e_0: |S_11| = 12.5
+  EXPECT_DOUBLE_EQ(max(true, nullptr, nullptr), 12.5);
 }
 
 TEST(GradCheck, BidirectionalSelfAttentionMasked) {

@@ -107,6 +107,8 @@ void check_encoder_decoder(const std::string& name, std::vector<std::string> ext
 }
 
 TEST(Golden, EncoderDecoder) { check_encoder_decoder("model_encdec", {}); }
+// model.qk_norm: LayerNorm on each head's q and k in the encoder's, the decoder's and the cross-attention
+TEST(Golden, EncoderDecoderWithQKNorm) { check_encoder_decoder("model_encdec_qk_norm", {"model.qk_norm=true"}); }
 
 // T5's normalization: RMSNorm (no mean, no bias, eps 1e-6) in Pre-LN with a final norm in both
 // stacks, no Linear bias anywhere (Hugging Face modeling_t5.py, the golden script's RMS).

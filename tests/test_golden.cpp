@@ -63,6 +63,21 @@ TEST(Golden, ScaleNorm) {
   ref.expect_close("dweight", w.grad.data());
 }
 
+TEST(Golden, DyT) {  // gamma * tanh(alpha x) + beta: every gradient, alpha's included
+  Golden ref("dyt");
+  const int N = ref.config()["N"], C = ref.config()["C"];
+  auto x = ref.leaf("x", N, C), a = ref.leaf("alpha", 1, 1), w = ref.leaf("weight", 1, C), b = ref.leaf("bias", 1, C);
+  Graph<float> g;
+  Tensor<float> y = dyt(g, x.tensor(), a.tensor(), w.tensor(), b.tensor());
+  seed_gradient(g, y, ref.values("dout"));
+  g.backward(Tensor<float>{});
+  ref.expect_close("y", y.data);
+  ref.expect_close("dx", x.grad.data());
+  ref.expect_close("dalpha", a.grad.data());
+  ref.expect_close("dweight", w.grad.data());
+  ref.expect_close("dbias", b.grad.data());
+}
+
 TEST(Golden, BatchNormTrainThenEval) {
   Golden ref("batchnorm");
   const int N = ref.config()["N"], C = ref.config()["C"];

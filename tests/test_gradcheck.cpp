@@ -179,6 +179,42 @@ TEST(GradCheck, CausalSelfAttention) {  // heads read in place from qkv (B*T, 3*
                          {random_input(B * T, 3 * NH * hs, 1)});
 }
 
+// model.qk_norm's attention (model/blocks/attention.cpp): q, k, v three products, q and k normalized
+// per head over hs (one gain, LN: and bias, of hs shared by the heads), then multi_head_attention.
+// Gradients of x, the three weights and the four norm parameters; causal self-attention, and
+// cross-attention to another sequence with a key mask.
+TEST(GradCheck, AttentionWithQKNorm) {
+  const int B = 2, T = 3, Tk = 4, NH = 2, hs = 3, C = NH * hs;
+  static const float key_mask[B * Tk] = {1, 1, 0, 1, 1, 1, 1, 0};
+  auto attention = [](bool cross, bool rms) {
+    return [cross, rms](auto& g, auto& t) {
+      const int rows_k = cross ? B * Tk : B * T;
+      const Tensor<double> keys = cross ? t[1] : t[0];
+      auto per_head = [&](Tensor<double> x, int rows, Tensor<double> gain, Tensor<double> bias) {
+        x = reshape(x, rows * NH, hs);
+        return reshape(rms ? rmsnorm(g, x, gain, 1e-5) : layernorm(g, x, gain, bias, 1e-5), rows, C);
+      };
+      const Tensor<double> q = per_head(linear(g, t[0], t[2], Tensor<double>{}), B * T, t[5], t[6]);
+      const Tensor<double> k = per_head(linear(g, keys, t[3], Tensor<double>{}), rows_k, t[7], t[8]);
+      const Tensor<double> v = linear(g, keys, t[4], Tensor<double>{});
+      return multi_head_attention(g, q, k, v, B, T, cross ? Tk : T, NH, !cross, cross ? key_mask : nullptr);
+    };
+  };
+  for (bool cross : {false, true})
+    for (bool rms : {false, true}) {
+      SCOPED_TRACE(std::string(cross ? "cross" : "causal self") + (rms ? " rmsnorm" : " layernorm"));
+      std::vector<Input> in{random_input(B * T, C, 1),        random_input(B * Tk, C, 2),
+                            random_input(C, C, 3, 0.5),         random_input(C, C, 4, 0.5),
+                            random_input(C, C, 5, 0.5),         random_input(1, hs, 6, 0.5, 1.0),
+                            random_input(1, hs, 7, 0.3),        random_input(1, hs, 8, 0.5, 1.0),
+                            random_input(1, hs, 9, 0.3)};
+      in[1].differentiate = cross;                         // the other sequence: cross-attention's keys
+      in[6].differentiate = !rms;  // q_norm's bias: layernorm's only
+      in[8].differentiate = false;  // k_norm's bias adds q.b to every key of a query: the softmax drops it, dL = 0
+      expect_gradients_match(attention(cross, rms), in);
+    }
+}
+
 TEST(GradCheck, CausalAttentionAcrossRowBlocks) {  // T = 70: two blocks of 32 rows and a partial one
   const int T = 70;
   expect_gradients_match([](auto& g, auto& t) { return causal_attention(g, t[0], t[1], t[2], 1, T); },
@@ -209,6 +245,15 @@ TEST(GradCheck, ScaleNorm) {
                          {random_input(4, 6, 1, 2.0, 0.5), random_input(1, 1, 2, 0.5, 2.0)});
   expect_gradients_match([](auto& g, auto& t) { return scalenorm(g, t[0], Tensor<double>{}, 1e-5); },
                          {random_input(3, 16, 3, 2.0, 0.5)});
+}
+
+// DyT: the gradients of x, alpha, gamma and beta; inputs at scale 2 reach tanh's curved part.
+TEST(GradCheck, DyT) {
+  expect_gradients_match([](auto& g, auto& t) { return dyt(g, t[0], t[1], t[2], t[3]); },
+                         {random_input(4, 6, 1, 2.0, 0.5), random_input(1, 1, 2, 0.2, 0.7),
+                          random_input(1, 6, 3, 0.5, 1.0), random_input(1, 6, 4)});
+  expect_gradients_match([](auto& g, auto& t) { return dyt(g, t[0], t[1], Tensor<double>{}, Tensor<double>{}); },
+                         {random_input(3, 16, 5, 2.0), random_input(1, 1, 6, 0.2, 0.5)});
 }
 
 // C = 10, p = 0.3: the statistic reads the first 3 features; the rest get term 1 only.
@@ -276,6 +321,9 @@ TEST(GradCheck, CompositeNorms) {
                          {random_input(4, 6, 1, 2.0), random_input(1, 6, 2)});
   expect_gradients_match([](auto& g, auto& t) { return scalenorm_composite(g, t[0], t[1], 1e-5); },
                          {random_input(4, 6, 1, 2.0), random_input(1, 1, 2, 0.5, 2.0)});
+  expect_gradients_match([](auto& g, auto& t) { return dyt_composite(g, t[0], t[1], t[2], t[3]); },
+                         {random_input(4, 6, 1, 2.0), random_input(1, 1, 2, 0.2, 0.5), random_input(1, 6, 3),
+                          random_input(1, 6, 4)});
   expect_gradients_match(
       [](auto& g, auto& t) { return batchnorm_composite(g, t[0], t[1], t[2], 2, 1e-5, Tensor<double>{}); },
       {random_input(8, 3, 1, 2.0), random_input(1, 3, 2), random_input(1, 3, 3)});

@@ -46,6 +46,7 @@ TEST(Invariance, TheTableIsThePapers) {  // independent of the code's constant: 
                                                 {"layernorm", "110101"}, {"rmsnorm", "100101"},
                                                 {"prmsnorm", "100101"},  // RMSNorm's (Zhang & Sennrich §4)
                                                 {"scalenorm", "100101"},  // RMSNorm's: ||a|| = sqrt(H) RMS(a)
+                                                {"dyt", "000000"},  // no statistic: nothing is divided out
                                                 {"none", "000000"}};
   for (const std::string& n : table_norms())
     for (Transform t : all_transforms())

@@ -62,6 +62,13 @@ TEST(FusedVsComposite, ScaleNorm) {
                  {random_input(7, 16, 1, 3.0, 2.0), random_input(1, 1, 2, 1.0, 4.0)});
 }
 
+TEST(FusedVsComposite, DyT) {
+  expect_same_op([](auto& g, auto& t) { return dyt(g, t[0], t[1], t[2], t[3]); },
+                 [](auto& g, auto& t) { return dyt_composite(g, t[0], t[1], t[2], t[3]); },
+                 {random_input(7, 16, 1, 3.0, 2.0), random_input(1, 1, 4, 0.2, 0.5), random_input(1, 16, 2),
+                  random_input(1, 16, 3)});
+}
+
 // Every kind as apply_norm dispatches it, with the gain and bias in its description's shapes:
 // the description's two functions are the same norm.
 TEST(FusedVsComposite, EveryKindThroughItsDescription) {
@@ -72,12 +79,14 @@ TEST(FusedVsComposite, EveryKindThroughItsDescription) {
     std::vector<Input> in{random_input(N, C, 1, 3.0, 2.0)};
     if (d.gain != ParamShape::absent) in.push_back(random_input(1, param_count(d.gain, C), 2, 0.5, 1.0));
     if (d.bias != ParamShape::absent) in.push_back(random_input(1, param_count(d.bias, C), 3));
+    if (d.alpha) in.push_back(random_input(1, 1, 4, 0.2, 0.5));
     auto norm = [&](bool composite) {
       return [&d, composite](auto& g, auto& t) {
         NormArgs<double> a;
         std::size_t i = 1;
         if (d.gain != ParamShape::absent) a.gamma = t[i++];
         if (d.bias != ParamShape::absent) a.beta = t[i++];
+        if (d.alpha) a.alpha = t[i++];
         return (composite ? d.f64.composite : d.f64.fused)(g, t[0], a);
       };
     };
@@ -162,6 +171,20 @@ TEST(NormClosedForms, LayerNormStandardizesEachRow) {  // claim E4: [2,3,5,1,4] 
   Graph<double> g(true, false);
   Tensor<double> y = layernorm(g, Tensor<double>{x.data(), nullptr, 1, 5}, {}, {}, 1e-5);
   for (int j = 0; j < 5; ++j) EXPECT_NEAR(y.data[j], (x[j] - 3) / std::sqrt(2 + 1e-5), 1e-12);
+}
+
+// DyT at its init (gamma 1, beta 0) is tanh(alpha0 x) elementwise, and without alpha tanh(x).
+TEST(NormClosedForms, DyTIsTanhOfAlphaX) {
+  std::vector<double> x{-3.0, -0.5, 0.0, 0.25, 2.0, 7.0}, alpha{0.5}, gamma(6, 1.0), beta(6, 0.0);
+  Graph<double> g;
+  const Tensor<double> xt{x.data(), nullptr, 2, 3}, at{alpha.data(), nullptr, 1, 1};
+  const Tensor<double> y = dyt(g, xt, at, Tensor<double>{gamma.data(), nullptr, 1, 3},
+                               Tensor<double>{beta.data(), nullptr, 1, 3});
+  const Tensor<double> plain = dyt(g, xt, {}, {}, {});
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_NEAR(y.data[k], std::tanh(0.5 * x[k]), 1e-15) << k;
+    EXPECT_NEAR(plain.data[k], std::tanh(x[k]), 1e-15) << k;
+  }
 }
 
 // Nguyen & Salazar 2019 start the scalar gain at sqrt(C): ScaleNorm at init is RMSNorm with gain 1.

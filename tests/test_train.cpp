@@ -221,6 +221,11 @@ TEST(Train, RunDirectoryHoldsEveryFileOfTheSpec) {
   for (const auto& l : layers) {
     ++per_step[l["step"].get<int>()];
     EXPECT_GT(l["update_norm"].get<double>(), 0.0) << l.dump();
+    // attn_logit_max on the query projection's line only: |q.k| / sqrt(d_head), positive and finite
+    EXPECT_EQ(l.contains("attn_logit_max"), l["param"] == "attn.q.weight") << l.dump();
+    if (l.contains("attn_logit_max")) {
+      EXPECT_GT(l["attn_logit_max"].get<double>(), 0.0) << l.dump();
+    }
   }
   EXPECT_EQ(per_step.size(), 3u);
   EXPECT_EQ(per_step.count(11), 1u);

@@ -126,13 +126,11 @@ void norm_fields(FieldList& f, NormConfig& n) {
           "rmsnorm, prmsnorm and scalenorm have none); false: the gain alone (T5-style without the mean is rmsnorm; "
           "nanoGPT's bias=False is layernorm with this false).");
   f.number("model.norm.momentum", n.momentum, 0, 1)
-      .means(
-          "batchnorm: the weight of the new batch in the running mean and variance "
-          "(the running variance is unbiased).");
+      .means("batchnorm: the weight of the new batch in the running mean and variance (the running variance is "
+             "unbiased).");
   f.choice("model.norm.bn_axes", n.bn_axes, kBnAxesNames)
-      .means(
-          "batchnorm in a transformer: batch_time normalizes each feature over the batch and the positions; "
-          "batch over the batch only, per position.");
+      .means("batchnorm in a transformer: batch_time normalizes each feature over the batch and the positions; "
+             "batch over the batch only, per position.");
   f.optional_number("model.norm.alpha", n.alpha)
       .means(
           "deepnorm: the residual scale of every stack; null: DeepNet's constant for the architecture and stack "
@@ -144,6 +142,8 @@ void norm_fields(FieldList& f, NormConfig& n) {
           "for a single stack.");
   f.number("model.norm.p", n.p, 0, 1, true)
       .means("prmsnorm: the share of the features its RMS is computed from (the first max(1, floor(p d))).");
+  f.number("model.norm.dyt_alpha0", n.dyt_alpha0, 0, kInf, true)
+      .means("dyt: alpha's initial value in gamma * tanh(alpha x) + beta, a scalar per site (Zhu et al. 2025: 0.5).");
   f.choice("model.norm.impl", n.impl, kNormImplNames)
       .means(
           "fused: normtool's kernels; composite: the norm composed from primitive ops, "
@@ -200,6 +200,10 @@ void model_fields(FieldList& f, ModelConfig& m) {
           "Every Linear has an additive bias: q, k, v and out of every attention, fc1 and fc2, the output layer, "
           "the mlp's layers (Llama and T5: false); rnn and rnnsearch keep Nematus's biases (true only). "
           "Biases start at 0.");
+  f.boolean("model.qk_norm", m.qk_norm)
+      .means("A norm of the block's type (layernorm|rmsnorm; model.norm's eps, affine, bias) on each head's queries "
+             "and keys (d_model / n_heads features) before q.k, in every attention, cross-attention too: q_norm, "
+             "k_norm, one gain (and bias) each shared by the heads (Dehghani et al. 2023). Transformer families.");
   f.optional_integer("model.n_dec_layers", m.n_dec_layers, 1, 1000)
       .means("encoder-decoder: the decoder blocks; null: model.n_layers. Other architectures: must be null.");
   f.choice("model.cell", m.cell, kCellNames)

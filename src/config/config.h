@@ -86,6 +86,7 @@ struct NormConfig {
   std::optional<double> alpha;           // deepnorm residual scale; unset = (2N)^(1/4)
   std::optional<double> beta;            // deepnorm init gain; unset = (8N)^(-1/4)
   double p = 0.0625;                     // prmsnorm: the share of the features its RMS reads
+  double dyt_alpha0 = 0.5;               // dyt: alpha's initial value (Zhu et al. 2025's default)
   NormImpl impl = NormImpl::fused;       // composite: composed from primitive ops (a framework without fused kernels)
   bool depth_scaling = false;            // pre, peri: block l's input norms times 1 / sqrt(l) (LayerNorm Scaling)
 };
@@ -105,6 +106,7 @@ struct ModelConfig {
   bool final_norm = true;    // a norm before the output layer in pre placement (of each stack)
   bool embed_norm = false;   // a norm of the summed embeddings before the first block (BERT, BLOOM)
   bool bias = true;          // every Linear (attention, feed-forward, output layer, mlp layers): Llama, T5 false
+  bool qk_norm = false;      // a norm of model.norm's type on each head's queries and keys (Dehghani et al. 2023)
   std::optional<int> n_dec_layers;  // encoder-decoder: decoder blocks; unset = n_layers (= encoder blocks)
   int dec_layers() const { return n_dec_layers ? *n_dec_layers : n_layers; }
   RnnCell cell = RnnCell::gru;     // rnn: the recurrent cell

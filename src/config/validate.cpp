@@ -47,16 +47,17 @@ void check_allowed(Parser& p, const char* key, E value, unsigned allowed, std::s
 // DeepNorm is a Transformer stack's residual scheme; a norm over the batch needs a family that allows one.
 void check_norm_type(const ArchDesc& a, NormType t, Parser& p) {
   auto allowed = [&](NormType k) {
-    return (!norm_desc(k).scaled_residual || a.has_stacks()) &&
+    return (!(norm_desc(k).scaled_residual || norm_desc(k).transformer_only) || a.has_stacks()) &&
            (a.allows.batch_norms || norm_desc(k).reduction != Reduction::batch);
   };
   if (allowed(t)) return;
   std::vector<const char*> names;
   for (NormType k : all_norm_types())
     if (allowed(k)) names.push_back(to_string(k));
-  p.problem("model.norm.type", fmt::format("{} {}, not for model.arch {}: expected one of {}", to_string(t),
-                                           norm_desc(t).scaled_residual ? "is a transformer residual scheme"
-                                                                        : "normalizes over the batch",
+  const char* why = norm_desc(t).scaled_residual    ? "is a transformer residual scheme"
+                    : norm_desc(t).transformer_only ? "is defined for Transformer blocks"
+                                                    : "normalizes over the batch";
+  p.problem("model.norm.type", fmt::format("{} {}, not for model.arch {}: expected one of {}", to_string(t), why,
                                            a.name, join_names(names)));
 }
 
@@ -90,6 +91,12 @@ void validate_family(RunConfig& c, Parser& p) {
   if (m.embed_norm && !a.has_stacks())
     p.problem("model.embed_norm", fmt::format("model.arch {} has no embedding norm (a Transformer stack's): leave it "
                                               "false", a.name));
+  if (m.qk_norm && !a.has_stacks())
+    p.problem("model.qk_norm", fmt::format("needs dot-product attention, model.arch {}, got \"{}\"",
+                                           families_where([](const ArchDesc& f) { return f.has_stacks(); }), a.name));
+  else if (m.qk_norm && m.norm.type != NormType::layernorm && m.norm.type != NormType::rmsnorm)
+    p.problem("model.qk_norm", fmt::format("a norm of the block's type, which must be layernorm|rmsnorm, got "
+                                           "model.norm.type \"{}\"", to_string(m.norm.type)));
   if (!m.bias && !a.allows.bias_off)
     p.problem("model.bias", fmt::format("model.arch {} keeps its biases: leave it true", a.name));
   check_allowed(p, "train.precision", c.train.precision, a.allows.precisions, kPrecisionNames, a);

@@ -79,6 +79,11 @@ class EncoderDecoder final : public Model {
     return cast(g, head_(g, x), precision_);
   }
 
+  void attention_logits(std::vector<AttentionLogits>& out) const override {
+    encoder_.attention_logits(out);
+    decoder_.attention_logits(out);
+  }
+
   std::vector<std::vector<float>*> buffers() override {
     std::vector<std::vector<float>*> out;
     encoder_.add_buffers(out);

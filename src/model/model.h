@@ -24,6 +24,21 @@ struct SiteCapture {
   const float* mask = nullptr;   // with T set: the real positions of those rows (nullptr: all)
 };
 
+// One attention's scores q.k as the last forward computed them, kept by reference for
+// layers.jsonl's attn_logit_max: head h of row r of q at q + r ldq + h hs (B*Tq rows), of k likewise
+// (B*Tk rows). Valid until the graph is reset.
+struct AttentionLogits {
+  int param = -1;  // the query projection's weight (ParamStore id): the layers.jsonl line that carries it
+  const float *q = nullptr, *k = nullptr;
+  int ldq = 0, ldk = 0, B = 0, NH = 0, Tq = 0, Tk = 0, hs = 0;
+  bool causal = false;
+  const float* key_mask = nullptr;    // (B*Tk): the keys the softmax sees; nullptr: all
+  const float* query_mask = nullptr;  // (B*Tq): the positions the statistics count; nullptr: all
+};
+// model/attention_logits.cpp: the largest |q.k| / sqrt(hs) over the rows, the heads, the queries
+// query_mask keeps and the keys each of them sees (causal, key_mask); 0 when there is none.
+double attention_logit_max(const AttentionLogits& a);
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -36,6 +51,8 @@ class Model {
   virtual std::vector<std::vector<float>*> buffers() = 0;
   // The norm sites of the last forward (a recurrent model gathers its steps' here).
   virtual const std::vector<SiteCapture>& sites() const { return sites_; }
+  // Appends every attention's scores of the last forward (none without attention).
+  virtual void attention_logits(std::vector<AttentionLogits>&) const {}
 
  protected:
   ParamStore<float> params_;

@@ -11,9 +11,11 @@ namespace nt {
 NormSite::NormSite(ParamStore<float>& params, const NormConfig& c, int layer, const std::string& name,
                    const char* place, int C, int positions, float out_scale)
     : type_(c.type), eps_(float(c.eps)), momentum_(float(c.momentum)), out_scale_(out_scale), p_(c.p),
-      composite_(c.impl == NormImpl::composite), C_(C), layer_(layer), positions_(positions), place_(place) {
+      composite_(c.impl == NormImpl::composite), C_(C), layer_(layer), positions_(positions), place_(place),
+      alpha0_(c.dyt_alpha0) {
   if (type_ == NormType::none) return;
   const NormDesc& d = norm_desc(type_);
+  if (d.alpha) alpha_ = params.add(name + ".alpha", layer, 1, 1);  // first, as DynamicTanh declares it
   if (c.affine && d.gain != ParamShape::absent) gain_ = params.add(name + ".weight", layer, 1, param_count(d.gain, C));
   if (c.affine && c.bias && d.bias != ParamShape::absent)
     bias_ = params.add(name + ".bias", layer, 1, param_count(d.bias, C));
@@ -32,12 +34,16 @@ void NormSite::init(ParamStore<float>& params) {
     bias_t_ = params.tensor(bias_);
     std::fill_n(bias_t_.data, bias_t_.size(), 0.0f);
   }
+  if (alpha_ >= 0) {
+    alpha_t_ = params.tensor(alpha_);
+    alpha_t_.data[0] = float(alpha0_);
+  }
 }
 
 RowNorm<float> NormSite::row_norm() const {
   NT_CHECK(type_ == NormType::none || norm_desc(type_).reduction != Reduction::batch,
            "a recurrent cell's norm reduces over each row, not the batch");
-  return {type_, NormArgs<float>{gain_t_, bias_t_, eps_, p_, positions_, {}}, composite_};
+  return {type_, NormArgs<float>{gain_t_, bias_t_, eps_, p_, positions_, {}, alpha_t_}, composite_};
 }
 
 Tensor<float> NormSite::operator()(Graph<float>& g, Tensor<float> x, const float* mask,
@@ -45,7 +51,7 @@ Tensor<float> NormSite::operator()(Graph<float>& g, Tensor<float> x, const float
   Tensor<float> y = apply_norm(
       g, type_, x,
       NormArgs<float>{gain_t_, bias_t_, eps_, p_, positions_,
-                      BatchNormState<float>{running_mean_.data(), running_var_.data(), momentum_, mask}},
+                      BatchNormState<float>{running_mean_.data(), running_var_.data(), momentum_, mask}, alpha_t_},
       composite_);
   if (out_scale_ != 1.0f) y = scale(g, y, out_scale_);
   sites.push_back({layer_, place_, x, y});

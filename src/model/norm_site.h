@@ -22,14 +22,14 @@ struct RowNorm {
 
 class NormSite {
  public:
-  // Declares the gain/bias parameters "<name>.weight", "<name>.bias" of `layer`, in the shapes
+  // Declares the parameters "<name>.alpha" (DyT), "<name>.weight", "<name>.bias" of `layer`, in the shapes
   // of the kind's description (norms/norms.h); no bias with model.norm.bias false. `positions`
   // is the S of batchnorm's (R, S, C) view: T for bn_axes batch in a transformer, else 1.
   // out_scale: the output times this factor, recorded after it (model.norm.depth_scaling's 1 / sqrt(l)).
   NormSite(ParamStore<float>& params, const NormConfig& config, int layer, const std::string& name,
            const char* place, int C, int positions, float out_scale = 1.0f);
 
-  // Gains to the description's initial value, biases to 0 (after ParamStore::finalize).
+  // Gains to the description's initial value, biases to 0, alpha to dyt_alpha0 (after ParamStore::finalize).
   void init(ParamStore<float>& params);
 
   // The running mean and variance (batchnorm), else nothing.
@@ -50,8 +50,9 @@ class NormSite {
   bool composite_;
   int C_, layer_, positions_;
   const char* place_;
-  int gain_ = -1, bias_ = -1;  // parameter ids, -1 when absent
-  Tensor<float> gain_t_, bias_t_;
+  double alpha0_;
+  int gain_ = -1, bias_ = -1, alpha_ = -1;  // parameter ids, -1 when absent
+  Tensor<float> gain_t_, bias_t_, alpha_t_;
   std::vector<float> running_mean_, running_var_;  // batchnorm (positions * C)
 };
 

@@ -65,6 +65,8 @@ class Transformer final : public Model {
     return cast(g, head_(g, x), precision_);
   }
 
+  void attention_logits(std::vector<AttentionLogits>& out) const override { stack_.attention_logits(out); }
+
   std::vector<std::vector<float>*> buffers() override {
     std::vector<std::vector<float>*> out;
     stack_.add_buffers(out);

@@ -43,6 +43,14 @@ Tensor<T> scalenorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps) 
 }
 
 template <class T>
+Tensor<T> dyt_composite(Graph<T>& g, Tensor<T> x, Tensor<T> alpha, Tensor<T> gamma, Tensor<T> beta) {
+  Tensor<T> y = tanh(g, alpha.data ? mul(g, x, reshape(alpha, 1, 1)) : x);  // tanh(alpha x)
+  if (gamma.data) y = mul(g, y, reshape(gamma, 1, x.cols));
+  if (beta.data) y = add(g, y, reshape(beta, 1, x.cols));
+  return y;
+}
+
+template <class T>
 Tensor<T> batchnorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, int S, T eps,
                               Tensor<T> mask) {
   const int R = x.rows / S, C = x.cols;
@@ -77,6 +85,7 @@ Tensor<T> weightnorm_composite(Graph<T>& g, Tensor<T> v, Tensor<T> gain) {
   template Tensor<T> rmsnorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, T);                        \
   template Tensor<T> prmsnorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, T, double);               \
   template Tensor<T> scalenorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, T);                      \
+  template Tensor<T> dyt_composite(Graph<T>&, Tensor<T>, Tensor<T>, Tensor<T>, Tensor<T>);              \
   template Tensor<T> batchnorm_composite(Graph<T>&, Tensor<T>, Tensor<T>, Tensor<T>, int, T, Tensor<T>); \
   template Tensor<T> weightnorm_composite(Graph<T>&, Tensor<T>, Tensor<T>);
 NT_INSTANTIATE(float)

@@ -19,6 +19,7 @@ namespace nt {
   X(deepnorm, kDeepNormDesc) \
   X(prmsnorm, kPRMSNormDesc) \
   X(scalenorm, kScaleNormDesc) \
+  X(dyt, kDyTDesc)           \
   /* a new norm: one line above */
 
 #define NT_NORM_TYPE_ID(id, desc) id,

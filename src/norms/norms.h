@@ -1,5 +1,5 @@
-// The normalizations, each as one unit: a file per norm (layernorm.cpp, rmsnorm.cpp,
-// prmsnorm.cpp, scalenorm.cpp, batchnorm.cpp, weightnorm.cpp) holding its fused op with a hand-derived backward
+// The normalizations, each as one unit: a file per norm (layernorm.cpp, rmsnorm.cpp, prmsnorm.cpp,
+// scalenorm.cpp, dyt.cpp, batchnorm.cpp, weightnorm.cpp) holding its fused op with a hand-derived backward
 // and its description (NormDesc below), and the same norm composed from primitive ops
 // (composite.cpp) whose backward autograd derives; tests hold one against the other.
 //
@@ -15,6 +15,7 @@
 //   scalenorm
 //   prmsnorm             per row, the RMS over the first p C of its features
 //   batchnorm            per feature over the batch (and the positions, bn_axes batch_time)
+//   dyt                  nothing: elementwise tanh(alpha x), no statistic
 //   weightnorm           per output unit over its incoming weights (data-independent)
 //
 // Included by the norms, the model's NormSite and the analyses; the config and the models name a
@@ -43,6 +44,11 @@ Tensor<T> rmsnorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps);
 // with one scalar gain g (1, 1) or absent (g = 1).
 template <class T>
 Tensor<T> scalenorm(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps);
+
+// dyt.cpp: Dynamic Tanh (Zhu et al. 2025), y = gamma * tanh(alpha x) + beta, elementwise; alpha
+// (1, 1) or absent (1); gamma, beta (1, C) or absent.
+template <class T>
+Tensor<T> dyt(Graph<T>& g, Tensor<T> x, Tensor<T> alpha, Tensor<T> gamma, Tensor<T> beta);
 
 // batchnorm.cpp: x is (R*S, C) seen as (R, S, C); statistics per (s, c) over the R rows.
 //   MLP: R = B, S = 1.  bn_axes batch_time: R = B*T, S = 1.  bn_axes batch: R = B, S = T.
@@ -83,6 +89,8 @@ Tensor<T> prmsnorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps, d
 template <class T>
 Tensor<T> scalenorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, T eps);
 template <class T>
+Tensor<T> dyt_composite(Graph<T>& g, Tensor<T> x, Tensor<T> alpha, Tensor<T> gamma, Tensor<T> beta);
+template <class T>
 Tensor<T> batchnorm_composite(Graph<T>& g, Tensor<T> x, Tensor<T> gamma, Tensor<T> beta, int S, T eps,
                               Tensor<T> mask);
 template <class T>
@@ -96,6 +104,7 @@ struct NormArgs {
   double p = 0.0625;          // prmsnorm: the share of the features its RMS reads
   int positions = 1;          // batchnorm: the S of its (R, S, C) view
   BatchNormState<T> state{};  // batchnorm: running statistics, momentum and padding mask
+  Tensor<T> alpha{};          // dyt: the scalar inside the tanh (1, 1), or absent
 };
 
 // ---- the description of a norm ----
@@ -109,7 +118,7 @@ inline int param_count(ParamShape s, int C) {
 
 // What the statistic reduces over.
 enum class Reduction {
-  nothing,       // none: no statistic
+  nothing,       // none, dyt: no statistic
   row,           // each row (one case, one position) over its C features
   row_prefix,    // each row over its first max(1, floor(p C)) features (prmsnorm)
   batch,         // each feature over the batch (and the positions, bn_axes batch_time)
@@ -156,6 +165,11 @@ struct NormDesc {
   // Its own residual wiring, whatever model.norm.placement says: Post-LN with the residual scaled
   // by alpha, x_{l+1} = LN(alpha x_l + f(x_l)) (DeepNorm), in a Transformer stack only.
   bool scaled_residual = false;
+  // A learnable scalar "<site>.alpha" inside the norm, at model.norm.dyt_alpha0, with or without
+  // affine (DyT's alpha).
+  bool alpha = false;
+  // Defined for Transformer stacks only (the families with blocks): DyT replaces a Transformer's norms.
+  bool transformer_only = false;
   // Its colour in every picture (io/palette.h), from the palette, its own: a norm looks the same in
   // every plot. nullptr: the next free colour of the palette.
   const char* color = nullptr;

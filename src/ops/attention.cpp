@@ -25,6 +25,7 @@
 //   self_attention         qkv (B*T, 3 NH hs) as one product writes q, k and v side by side;
 //                          the heads are read and written in place, no split/merge copies
 //   cross_attention        q (B*Tq, NH hs) and kv (B*Tk, 2 NH hs), k and v side by side, in place
+//   multi_head_attention   q (B*Tq, NH hs), k and v (B*Tk, NH hs) each its own tensor, in place (model.qk_norm)
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -239,11 +240,27 @@ Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq,
                    q.requires_grad() || kv.requires_grad(), Shape{Lq, Lk, Lq, false, key_mask}, q.rows, C);
 }
 
+template <class T>
+Tensor<T> multi_head_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, int B, int Tq, int Tk, int NH,
+                               bool causal, const float* key_mask) {
+  NT_CHECK(q.rows == B * Tq && q.cols % NH == 0, "multi_head_attention: q must be (B*Tq, NH*hs)");
+  NT_CHECK(k.rows == B * Tk && v.rows == k.rows && k.cols == q.cols && v.cols == q.cols,
+           "multi_head_attention: k and v must be (B*Tk, NH*hs)");
+  NT_CHECK(!causal || Tq == Tk, "multi_head_attention: causal needs Tq == Tk");
+  const int C = q.cols, hs = C / NH;
+  const Layout Lq{B, NH, Tq, hs, int64_t(Tq) * C, hs, C}, Lk{B, NH, Tk, hs, int64_t(Tk) * C, hs, C};
+  return attention(g, Operands<const T>{q.data, k.data, v.data}, Operands<T>{q.grad, k.grad, v.grad}, {0, 1, 2},
+                   {q.grad, k.grad, v.grad}, q.requires_grad() || k.requires_grad() || v.requires_grad(),
+                   Shape{Lq, Lk, Lq, causal, key_mask}, q.rows, C);
+}
+
 #define NT_INSTANTIATE(T)                                                                                  \
   template Tensor<T> causal_attention(Graph<T>&, Tensor<T>, Tensor<T>, Tensor<T>, int, int);               \
   template Tensor<T> self_attention(Graph<T>&, Tensor<T>, int, int, int, bool, const float*);              \
   template Tensor<T> causal_self_attention(Graph<T>&, Tensor<T>, int, int, int);                           \
-  template Tensor<T> cross_attention(Graph<T>&, Tensor<T>, Tensor<T>, int, int, int, int, const float*);
+  template Tensor<T> cross_attention(Graph<T>&, Tensor<T>, Tensor<T>, int, int, int, int, const float*);       \
+  template Tensor<T> multi_head_attention(Graph<T>&, Tensor<T>, Tensor<T>, Tensor<T>, int, int, int, int, bool,  \
+                                          const float*);
 NT_INSTANTIATE(float)
 NT_INSTANTIATE(double)
 

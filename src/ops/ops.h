@@ -74,6 +74,11 @@ Tensor<T> self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int NH, bool
 template <class T>
 Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq, int Tk, int NH, const float* key_mask);
 
+// q (B*Tq, NH*hs), k, v (B*Tk, NH*hs) as three tensors (queries and keys normalized per head,
+// model.qk_norm), heads read in place; causal (Tq == Tk) or not, key_mask as above -> (B*Tq, NH*hs).
+template <class T>
+Tensor<T> multi_head_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, int B, int Tq, int Tk, int NH,
+                               bool causal, const float* key_mask);
 // rows.cpp: one time step's rows of a batch-major (B*T, C) sequence, rows first + i * stride.
 // take_rows -> (count, C); put_rows writes x (count, C) into the graph tensor y (made with a gradient).
 template <class T> Tensor<T> take_rows(Graph<T>& g, Tensor<T> x, int first, int count, int stride);

@@ -10,7 +10,7 @@
 namespace nt {
 
 StepStatistics::StepStatistics(const ParamStore<float>& params)
-    : before_update_(params.numel()), grad_norms_(params.count()) {}
+    : before_update_(params.numel()), grad_norms_(params.count()), logit_max_(params.count()) {}
 
 void StepStatistics::before_update(int step, Session& session, RunFiles& files) {
   const Batch& batch = session.batch();
@@ -30,6 +30,11 @@ void StepStatistics::before_update(int step, Session& session, RunFiles& files) 
     }
   }
   files.flush_stats();
+  std::fill(logit_max_.begin(), logit_max_.end(), std::nan(""));
+  logits_.clear();
+  session.model().attention_logits(logits_);
+  for (const AttentionLogits& a : logits_)
+    if (a.q) logit_max_[a.param] = attention_logit_max(a);
   ParamStore<float>& ps = session.params();
   for (int i = 0; i < ps.count(); ++i) {
     const Tensor<float> p = ps.tensor(i);
@@ -45,8 +50,10 @@ void StepStatistics::after_update(int step, const ParamStore<float>& ps, RunFile
     const float* w0 = before_update_.data() + info.offset;
     double update2 = 0;
     for (std::size_t k = 0; k < info.size(); ++k) update2 += double(w[k] - w0[k]) * (w[k] - w0[k]);
-    files.layer({{"step", step}, {"layer", info.layer}, {"param", info.name}, {"grad_norm", grad_norms_[i]},
-                 {"weight_norm", global_norm(w, info.size())}, {"update_norm", std::sqrt(update2)}});
+    nlohmann::json line{{"step", step}, {"layer", info.layer}, {"param", info.name}, {"grad_norm", grad_norms_[i]},
+                        {"weight_norm", global_norm(w, info.size())}, {"update_norm", std::sqrt(update2)}};
+    if (!std::isnan(logit_max_[i])) line["attn_logit_max"] = logit_max_[i];  // the query projection's line
+    files.layer(line);
   }
 }
 

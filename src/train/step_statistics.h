@@ -20,6 +20,8 @@ class StepStatistics {
  private:
   std::vector<float> before_update_;  // the weights before the update
   std::vector<double> grad_norms_;    // per parameter
+  std::vector<double> logit_max_;     // per parameter: attn_logit_max on a query weight's line, else NaN
+  std::vector<AttentionLogits> logits_;
   std::vector<double> mean_, std_;    // per position
   RangeStats ranges_;
 };

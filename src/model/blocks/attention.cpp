@@ -3,11 +3,12 @@
 #include <algorithm>
 
 #include "core/check.h"
+#include "ops/ops.h"
 
 namespace nt {
 
 Attention::Attention(ParamStore<float>& params, AttentionKind kind, const std::string& name, int layer, int C,
-                     int heads, Precision precision, bool bias)
+                     int heads, Precision precision, bool bias, const NormConfig* qk_norm)
     : kind_(kind), C_(C), heads_(heads), precision_(precision) {
   // self: q, k and v side by side, their weights one (3C, C) matrix, their biases one (1, 3C) row;
   // cross: q alone (it reads the queries' sequence), k and v side by side (one product of the keys')
@@ -21,6 +22,10 @@ Attention::Attention(ParamStore<float>& params, AttentionKind kind, const std::s
     v_.b = params.add(name + ".v.bias", layer, 1, C, /*follow=*/true);
   }
   out_.declare(params, name + ".out", layer, C, C, bias);
+  if (qk_norm) {  // over each head's hs features: no statistics site of their own
+    q_norm_.emplace(params, *qk_norm, layer, name + ".q_norm", "q_norm", C / heads, 1);
+    k_norm_.emplace(params, *qk_norm, layer, name + ".k_norm", "k_norm", C / heads, 1);
+  }
 }
 
 void Attention::init(ParamStore<float>& params, const SublayerInit& init, Rng& rng) {
@@ -40,17 +45,46 @@ void Attention::init(ParamStore<float>& params, const SublayerInit& init, Rng& r
   init.query_key(k_.W, rng);
   init.value(v_.W, rng);
   init.value(out_.W, rng);
+  if (q_norm_) {
+    q_norm_->init(params);
+    k_norm_->init(params);
+    q_row_ = q_norm_->row_norm();
+    k_row_ = k_norm_->row_norm();
+  }
 }
 
-Branch Attention::operator()(Graph<float>& g, int B, const Sequence& queries, const Sequence& keys) const {
+void Attention::keep(int B, const Sequence& queries, const Sequence& keys, const float* q, int ldq, const float* k,
+                     int ldk) {
+  logits_ = {q_.w, q, k, ldq, ldk, B, heads_, queries.T, keys.T, C_ / heads_, kind_ == AttentionKind::causal_self,
+             keys.mask, queries.mask};
+}
+
+Tensor<float> Attention::qk_normed(Graph<float>& g, int B, const Sequence& queries, const Sequence& keys) {
+  const int hs = C_ / heads_, rows_q = B * queries.T, rows_k = B * keys.T;
+  auto per_head = [&](const RowNorm<float>& norm, Tensor<float> x, int rows) {  // (rows, C) as (rows NH, hs)
+    return cast(g, reshape(norm(g, reshape(x, rows * heads_, hs)), rows, C_), precision_);
+  };
+  const Tensor<float> q = per_head(q_row_, cast(g, q_(g, queries.x), precision_), rows_q);
+  const Tensor<float> k = per_head(k_row_, cast(g, k_(g, keys.x), precision_), rows_k);
+  const Tensor<float> v = cast(g, v_(g, keys.x), precision_);
+  keep(B, queries, keys, q.data, C_, k.data, C_);
+  return multi_head_attention(g, q, k, v, B, queries.T, keys.T, heads_, kind_ == AttentionKind::causal_self,
+                              keys.mask);
+}
+
+Branch Attention::operator()(Graph<float>& g, int B, const Sequence& queries, const Sequence& keys) {
   Tensor<float> heads;
-  if (kind_ == AttentionKind::cross) {
+  if (q_norm_) {
+    heads = qk_normed(g, B, queries, keys);
+  } else if (kind_ == AttentionKind::cross) {
     const Tensor<float> q = cast(g, q_(g, queries.x), precision_);
     const Tensor<float> kv = cast(g, qkv_(g, keys.x), precision_);
+    keep(B, queries, keys, q.data, C_, kv.data, 2 * C_);
     heads = cross_attention(g, q, kv, B, queries.T, keys.T, heads_, keys.mask);
   } else {
     NT_CHECK(queries.x.data == keys.x.data && queries.T == keys.T, "attention: self-attention reads one sequence");
     const Tensor<float> qkv = cast(g, qkv_(g, queries.x), precision_);
+    keep(B, queries, keys, qkv.data, 3 * C_, qkv.data + C_, 3 * C_);
     heads = self_attention(g, qkv, B, queries.T, heads_, kind_ == AttentionKind::causal_self, keys.mask);
   }
   heads = cast(g, heads, precision_);

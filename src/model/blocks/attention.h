@@ -5,13 +5,19 @@
 //                   heads read in place; causal: position t sees positions <= t
 //   cross-attention: queries from one sequence, keys and values from another (an encoder's
 //                   output), whose padding the key mask hides
+//   model.qk_norm (Dehghani et al. 2023; Wortsman et al. 2023): q = q_norm(q), k = k_norm(k) per
+//                   head over its hs features, before the dot product; q, k and v then three products
+//                   and q_norm, k_norm norms of the block's type with one gain (and bias) of hs each,
+//                   shared by the heads
 // The bias of `out` is left to the residual connection (Branch). train.precision: the qkv
 // product, the attention's output and out's product stored in the run's format (ops/cast.cpp).
 #pragma once
+#include <optional>
 #include <string>
 
 #include "model/init.h"
 #include "model/layers.h"
+#include "model/norm_site.h"
 
 namespace nt {
 
@@ -27,15 +33,20 @@ struct Sequence {
 
 class Attention {
  public:
-  // Declares "<name>.q", ".k", ".v" and ".out" (weight, and bias with `bias`) of `layer`, C = heads * head size.
+  // Declares "<name>.q", ".k", ".v" and ".out" (weight, and bias with `bias`) of `layer`, C = heads * head size;
+  // with qk_norm (model.norm, when model.qk_norm) then "<name>.q_norm.*", "<name>.k_norm.*".
   Attention(ParamStore<float>& params, AttentionKind kind, const std::string& name, int layer, int C, int heads,
-            Precision precision, bool bias = true);
+            Precision precision, bool bias = true, const NormConfig* qk_norm = nullptr);
 
   // Binds the views (after ParamStore::finalize), biases 0, weights as `init` says: q, k, v, out.
   void init(ParamStore<float>& params, const SublayerInit& init, Rng& rng);
 
-  // queries attend to keys: the same Sequence for self-attention. Returns (B*Tq, C) before out's bias.
-  Branch operator()(Graph<float>& g, int B, const Sequence& queries, const Sequence& keys) const;
+  // queries attend to keys: the same Sequence for self-attention (queries.mask: the positions the
+  // statistics count). Returns (B*Tq, C) before out's bias; keeps its q and k by reference (logits()).
+  Branch operator()(Graph<float>& g, int B, const Sequence& queries, const Sequence& keys);
+
+  // The scores of the last call, for attn_logit_max (model.h).
+  const AttentionLogits& logits() const { return logits_; }
 
  private:
   AttentionKind kind_;
@@ -43,6 +54,14 @@ class Attention {
   Precision precision_;
   Linear q_, k_, v_, out_;
   Linear qkv_;  // q, k and v joined: one product computes all three
+  std::optional<NormSite> q_norm_, k_norm_;  // model.qk_norm
+  RowNorm<float> q_row_, k_row_;             // their norms as applied (after init)
+  AttentionLogits logits_;
+
+  // model.qk_norm's path: q, k, v three products, q and k normalized per head.
+  Tensor<float> qk_normed(Graph<float>& g, int B, const Sequence& queries, const Sequence& keys);
+  // logits_ = q (rows ldq apart) and k (ldk) of this call
+  void keep(int B, const Sequence& queries, const Sequence& keys, const float* q, int ldq, const float* k, int ldk);
 };
 
 }  // namespace nt

@@ -18,6 +18,7 @@ Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
   const int C = m.d_model;
   const std::string prefix = s.names.prefix;
   const float alpha = float(s.deepnorm.alpha);
+  const NormConfig* qk_norm = m.qk_norm ? &m.norm : nullptr;  // q_norm and k_norm in every attention
   auto residual = [&](int l, const char* sub, const char* place, const char* out_place) {
     return Residual(params, m.norm, alpha, precision_, l, prefix + sub + "_norm", place, C, s.positions,
                     prefix + sub + "_out_norm", out_place);
@@ -27,9 +28,9 @@ Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
         residual(l, "attn", s.names.attn, s.names.attn_out),
         s.cross ? std::optional<Residual>(residual(l, "cross", s.names.cross, s.names.cross_out)) : std::nullopt,
         residual(l, "ffn", s.names.ffn, s.names.ffn_out),
-        Attention(params, s.self, prefix + "attn", l, C, m.n_heads, precision_, m.bias),
+        Attention(params, s.self, prefix + "attn", l, C, m.n_heads, precision_, m.bias, qk_norm),
         s.cross ? std::optional<Attention>(std::in_place, params, AttentionKind::cross, prefix + "cross", l, C,
-                                           m.n_heads, precision_, m.bias)
+                                           m.n_heads, precision_, m.bias, qk_norm)
                 : std::nullopt,
         FeedForward(params, prefix + "ffn", l, C, m.d_ff, m.activation, precision_, m.bias)});
   if (has_final_norm(m))
@@ -62,13 +63,21 @@ void Stack::add_buffers(std::vector<std::vector<float>*>& out) {
   if (final_norm_) final_norm_->add_buffers(out);
 }
 
+void Stack::attention_logits(std::vector<AttentionLogits>& out) const {
+  for (const Block& b : blocks_) {
+    out.push_back(b.attn.logits());
+    if (b.cross) out.push_back(b.cross->logits());
+  }
+}
+
 Tensor<float> Stack::operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask,
                                 const float* keys, std::vector<SiteCapture>& sites, const Sequence* memory) {
   Tensor<float> x = embed_(g, tokens, B, T, mask, sites);
   for (Block& b : blocks_) {
-    x = b.attn_res(g, x, mask, sites, [&](Tensor<float> u) { return b.attn(g, B, {u, T}, {u, T, keys}); });
+    x = b.attn_res(g, x, mask, sites, [&](Tensor<float> u) { return b.attn(g, B, {u, T, mask}, {u, T, keys}); });
     if (b.cross)
-      x = (*b.cross_res)(g, x, mask, sites, [&](Tensor<float> u) { return (*b.cross)(g, B, {u, T}, *memory); });
+      x = (*b.cross_res)(g, x, mask, sites,
+                         [&](Tensor<float> u) { return (*b.cross)(g, B, {u, T, mask}, *memory); });
     x = b.ffn_res(g, x, mask, sites, [&](Tensor<float> u) { return b.ffn(g, u); });
   }
   if (final_norm_) x = cast(g, (*final_norm_)(g, x, mask, sites), precision_);
@@ -77,7 +86,8 @@ Tensor<float> Stack::operator()(Graph<float>& g, const int32_t* tokens, int B, i
 
 int64_t Stack::params(const ModelConfig& m, int vocab, int T, int n, bool cross) {
   const int64_t C = m.d_model, F = m.d_ff, bias = m.bias ? 1 : 0, norm = norm_site_params(m.norm, C);
-  const int64_t attention = 4 * C * C + bias * 4 * C, ffn = 2 * C * F + bias * (F + C);  // q, k, v, out; fc1, fc2
+  const int64_t qk_norm = m.qk_norm ? 2 * norm_site_params(m.norm, C / m.n_heads) : 0;  // q_norm, k_norm
+  const int64_t attention = 4 * C * C + bias * 4 * C + qk_norm, ffn = 2 * C * F + bias * (F + C);  // q, k, v, out
   const int64_t norms_per_sublayer = wiring_of(m.norm) == Wiring::peri ? 2 : 1;  // peri: and the output norm
   const int64_t block = (cross ? 2 : 1) * attention + ffn + (cross ? 3 : 2) * norms_per_sublayer * norm;
   const bool final_norm = has_final_norm(m);

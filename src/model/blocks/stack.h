@@ -58,6 +58,7 @@ class Stack {
   // Binds and draws the parameters (after ParamStore::finalize), in the order they were declared.
   void init(ParamStore<float>& params, const ModelConfig& m, Rng& rng);
   void add_buffers(std::vector<std::vector<float>*>& out);  // the norms' running statistics
+  void attention_logits(std::vector<AttentionLogits>& out) const;  // each attention's last scores, in order
 
   // tokens (B*T) -> x (B*T, C). mask (B*T): the real tokens, for the norms' statistics (nullptr: all);
   // keys: the self-attention's key mask (nullptr: every key); memory: what cross-attention reads.
