@@ -108,6 +108,14 @@ std::string headline_figure(const ClaimResult& r) {
   return r.measured;
 }
 
+// The same figure number first, for the README's results table: "1.46 [1.37, 1.56] for <= 1.5: <name>"
+std::string headline_value(const ClaimResult& r) {
+  for (const Measure& m : r.measures)
+    if (m.group.empty() && !m.precondition)
+      return fmt::format("{} for {}: {}", show(m.interval, 3), m.criterion, m.name);
+  return "";
+}
+
 // "3 (1, 2, 3)": the look a training claim stopped at and its seeds
 std::string seeds_text(const ClaimResult& r) {
   if (r.seeds.empty()) return "-";
@@ -265,6 +273,7 @@ json verdict_entry(const Claim& c, const ClaimResult& r) {
           {"slug", c.slug},
           {"title", c.title},
           {"figure", r.ran ? headline_figure(r) : r.measured},
+          {"value", r.ran ? headline_value(r) : ""},
           {"quick", quick_run(r)},
           {"verdict", to_string(r.verdict)},
           {"ran", r.ran},

@@ -18,23 +18,24 @@ constexpr const char* kBegin =
     "<!-- results: generated from reports/verdicts.json by `normtool reproduce`, do not edit -->";
 constexpr const char* kEnd = "<!-- end of the results -->";
 
-// The figure a row shows: the report's deciding figure, or for an older report the first clause
-// of its one-line result
+// The figure a row shows: the deciding figure's value first ("value"), else the report's deciding
+// figure, or for an older report the first clause of its one-line result
 std::string figure_of(const nlohmann::json& v) {
-  std::string f = v.value("figure", "");
+  std::string f = v.value("value", "");
+  if (f.empty()) f = v.value("figure", "");
   if (f.empty()) f = v.value("measured", "");
   if (const auto cut = f.find("; "); cut != std::string::npos && !v.contains("figure")) f.resize(cut);
-  if (f.size() > 64) f = f.substr(0, 61) + "...";
+  if (f.size() > 56) f = f.substr(0, 53) + "...";
   std::string cell;
   for (char ch : f) cell += ch == '|' ? std::string("\\|") : ch == '\n' ? std::string(" ") : std::string(1, ch);
   return cell;
 }
 
-// A claim's title up to its first clause, and at most 48 characters
+// A claim's title up to its first clause, and at most 40 characters
 std::string short_title(std::string t) {
   for (const char* cut : {"; ", ": "})
     if (const auto at = t.find(cut); at != std::string::npos && at >= 15) t.resize(at);
-  if (t.size() > 48) t = t.substr(0, t.rfind(' ', 45)) + "...";
+  if (t.size() > 40) t = t.substr(0, t.rfind(' ', 37)) + "...";
   return t;
 }
 
