@@ -298,10 +298,10 @@ std::string combination(const ClaimResult& r) {
 
 std::string claim_section(const Claim& c, const ClaimResult& r) {
   std::string md = fmt::format(
-      "\n<a id=\"{}-{}\"></a>\n## {}: {}\n\n**{}** ({:.0f} s)\n\n- measured: {}\n- criterion: {}\n"
+      "\n<a id=\"{}\"></a>\n<a id=\"{}-{}\"></a>\n## {}: {}\n\n**{}** ({:.0f} s)\n\n- measured: {}\n- criterion: {}\n"
       "- why this criterion: {}\n- source: {}\n- setup: {} (`experiments/{}/README.md`)\n"
       "- rerun: `normtool reproduce {}`\n\n",
-      c.id, c.slug, c.id, c.title, to_string(r.verdict), r.seconds, r.measured, criterion_text(c), c.why, c.source,
+      c.id, c.id, c.slug, c.id, c.title, to_string(r.verdict), r.seconds, r.measured, criterion_text(c), c.why, c.source,
       setup_text(c), dir_name(c), c.id);
   if (!r.reason.empty()) md += fmt::format("INCONCLUSIVE because the {}.\n\n", r.reason);
   md += combination(r);

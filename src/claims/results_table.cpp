@@ -52,8 +52,7 @@ std::string results_table(const nlohmann::json& verdicts, const std::string& rep
       kBegin, verdicts.size(), counts, report_link, report_link);
   for (const auto& v : verdicts) {
     const std::string id = v.value("id", "?");
-    const Claim* c = find_claim(id);
-    t += fmt::format("| [{}]({}#{}) {} | **{}**{} | {} |\n", id, report_link, c ? c->id + "-" + c->slug : id,
+    t += fmt::format("| [{}]({}#{}) {} | **{}**{} | {} |\n", id, report_link, id,
                      short_title(v.value("title", "")), v.value("verdict", "?"),
                      v.value("quick", false) ? " (quick)" : "", figure_of(v));
   }
