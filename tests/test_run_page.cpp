@@ -90,5 +90,29 @@ TEST(RunPage, EveryEndingDropsTheReload) {
   EXPECT_NE(page_of(interrupted).find(">interrupted</strong>"), std::string::npos) << page_of(interrupted);
 }
 
+// While the run trains its pictures are redrawn (here at every evaluation: train.pictures_every_s 0),
+// and the page shows them then, not only when the run ends: the live page, copied before the
+// interrupt, shows loss.png and stats.png, both PNG files by then.
+TEST(RunPage, ShowsThePicturesWhileTheRunTrains) {
+  if (run_shell("command -v gnuplot").exit_code != 0) GTEST_SKIP() << "gnuplot is not installed";
+  TempDir d;
+  const std::string out = d.str(), live = out + "-live";
+  const auto stopped = run_normtool(
+      "run " + kTiny + "--set train.steps=1000000 --set train.eval_every=20 --set train.stats_every=20 " +
+      "--set train.pictures_every_s=0 --out " + out + " & pid=$!; for i in $(seq 600); do grep -q running " + out +
+      "/index.html 2>/dev/null && grep -q 'src=\"stats.png\"' " + out + "/index.html && break; sleep 0.1; done; " +
+      "mkdir " + live + "; cp " + out + "/index.html " + out + "/loss.png " + out + "/stats.png " + live + "; " +
+      "kill -INT $pid; wait $pid");
+  EXPECT_EQ(stopped.exit_code, 130) << stopped.output;
+  const std::string page = read_text(live + "/index.html");
+  EXPECT_NE(page.find(">running</strong>"), std::string::npos) << page;
+  EXPECT_NE(page.find(kReload), std::string::npos) << page;
+  for (const char* png : {"loss.png", "stats.png"}) {
+    EXPECT_NE(page.find(std::string("<img src=\"") + png + "\""), std::string::npos) << page;
+    EXPECT_EQ(read_text(live + "/" + png).substr(1, 3), "PNG") << png;
+  }
+  fs::remove_all(live);
+}
+
 }  // namespace
 }  // namespace nt::test

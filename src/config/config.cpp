@@ -246,6 +246,10 @@ void train_fields(FieldList& f, TrainConfig& t) {
       .means("Steps between per-position statistics (stats.csv, ranges.csv), which the last step also gets; 0: none.");
   f.integer("train.checkpoint_every", t.checkpoint_every, 0)
       .means("Steps between checkpoints (checkpoint.bin); 0: only when the run stops (end, SIGINT, SIGTERM).");
+  f.number("train.pictures_every_s", t.pictures_every_s, 0)
+      .means("While the run trains, its pictures (loss.png, stats.png, layers.png, ranges.png, shown by index.html) "
+             "are redrawn at an evaluation once this many seconds have passed since the last drawing; 0: at every "
+             "evaluation. They are always drawn when the run stops.");
   f.integer("train.threads", t.threads, 0, 1024).means("Math threads; 0: all cores.");
   f.choice("train.parallel", t.parallel, kParallelNames)
       .means(

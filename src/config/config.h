@@ -149,6 +149,7 @@ struct TrainConfig {
   int eval_batches = 20;
   int stats_every = 100;     // 0 = no statistics
   int checkpoint_every = 0;  // steps between checkpoints; 0 = only when the run stops (end, SIGINT, SIGTERM)
+  double pictures_every_s = 30;  // while it trains: seconds between redrawings of the pictures, at an evaluation
   int threads = 0;           // 0 = all cores
   Parallel parallel = Parallel::batch;  // how a training step uses the threads (train/shards.h)
   // The number format of activations and weights at op boundaries (core/number_format.h), master

@@ -2,7 +2,8 @@
 // the run's name, its status (summary.json's: running, completed, diverged, interrupted, failed),
 // the step, the latest train and validation loss, the config keys that differ from the defaults,
 // and the run's pictures (loss.png, stats.png, layers.png, ranges.png, linked by name: the page
-// lives beside them). Rewritten with every summary.json (RunFiles::write_summary: at the start,
+// lives beside them; the trainer redraws them every train.pictures_every_s while the run trains).
+// Rewritten with every summary.json (RunFiles::write_summary: at the start,
 // every log and evaluation step, and at the end), atomically and never through a link
 // (io/files.h). While the status is running the page reloads itself every kRunPageRefreshS
 // seconds; the last write, at any ending, drops the reload.

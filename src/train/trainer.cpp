@@ -62,6 +62,7 @@ class Run {
                  {"step_ms", nullptr}, {"elapsed_s", elapsed_s()}};
     if (!lm) line["acc"] = records_.last_val_acc = e.acc;
     files_.metric(line);
+    if (step < c_.train.steps) redraw_pictures_when_due();  // the last evaluation's come with finish()
     write_summary();
     progress_.message(lm ? fmt::format("{} step {}: val loss {:.4f}", c_.name, step, e.loss)
                          : fmt::format("{} step {}: val loss {:.4f}, acc {:.4f}", c_.name, step, e.loss, e.acc));
@@ -92,17 +93,18 @@ class Run {
     }
   }
 
-  // The final summary (and loss.png): completed (exit 0), diverged (1) or interrupted (130).
+  // Redraws the pictures when train.pictures_every_s have passed since the last drawing, so that
+  // index.html shows them while the run trains (a drawing is a few gnuplot processes)
+  void redraw_pictures_when_due() {
+    if (std::chrono::duration<double>(Clock::now() - last_drawn_).count() >= c_.train.pictures_every_s)
+      draw_pictures();
+  }
+
+  // The final summary (and the pictures): completed (exit 0), diverged (1) or interrupted (130).
   TrainOutcome finish() {
     const bool interrupted = interrupt_requested();
     json s = summary(interrupted ? "interrupted" : diverged_ ? "diverged" : "completed");
-    std::string note = plot_curves(files_.dir(), "loss", PlotStyle{.title = c_.name + ": loss"},
-                                   {Curve{"train", records_.train_curve, {}},
-                                    Curve{"validation", records_.val_curve, {}}});
-    files_.flush_stats();  // stats.png, layers.png, ranges.png are drawn from the files (io/run_plots.h)
-    if (const std::string more = plot_run_pictures(files_.dir()); !more.empty())
-      note += (note.empty() ? "" : "; ") + more;
-    if (!note.empty()) {
+    if (const std::string note = draw_pictures(); !note.empty()) {
       s["plot"] = note;
       progress_.message(note);
     }
@@ -124,6 +126,19 @@ class Run {
   }
 
  private:
+  // loss.png from the records, and stats.png, layers.png, ranges.png from the files as they stand
+  // (io/run_plots.h); the notes of the pictures that could not be drawn, "" when all were
+  std::string draw_pictures() {
+    last_drawn_ = Clock::now();
+    std::string note = plot_curves(files_.dir(), "loss", PlotStyle{.title = c_.name + ": loss"},
+                                   {Curve{"train", records_.train_curve, {}},
+                                    Curve{"validation", records_.val_curve, {}}});
+    files_.flush_stats();
+    if (const std::string more = plot_run_pictures(files_.dir()); !more.empty())
+      note += (note.empty() ? "" : "; ") + more;
+    return note;
+  }
+
   double elapsed_s() const { return wall_before_ + std::chrono::duration<double>(Clock::now() - wall_start_).count(); }
 
   const RunConfig& c_;
@@ -134,6 +149,7 @@ class Run {
   const json config_json_;
   const Clock::time_point wall_start_ = Clock::now();
   const double wall_before_;  // the run's earlier parts, when resumed
+  Clock::time_point last_drawn_ = wall_start_;
   CheckpointStats checkpoints_;
   bool diverged_ = false;
 };
