@@ -2,6 +2,7 @@
 // registry's (regenerate with `normtool reproduce --sync-readmes`).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -33,6 +34,24 @@ TEST(Claims, RegistryHasEveryFieldOnce) {
 // Runs shared between claims (C1 and C2's RNNSearch LN/RMS and LSTM runs; C1, C2 and C6's transformer runs) are the same
 // runs in every claim that names them: the same config, overrides, quick overrides and axes, so that
 // a reproduction of several claims runs them once.
+// `reproduce core` is the seed papers' claims as first listed (E1-E8, C1-C13, P1), the budget's;
+// `reproduce extra` every other, C14 on; together each claim once.
+TEST(Claims, CoreAndExtraSplitTheClaims) {
+  std::size_t core = 0, extra = 0;
+  for (const Claim& c : all_claims()) {
+    const bool first_list = c.id[0] != 'C' || std::stoi(c.id.substr(1)) <= 13;
+    EXPECT_EQ(c.core, first_list) << c.id;
+    const auto& group = claims_named(c.core ? "core" : "extra");
+    EXPECT_NE(std::find(group.begin(), group.end(), &c), group.end()) << c.id;
+    ++(c.core ? core : extra);
+    EXPECT_EQ(claims_named(c.id), std::vector<const Claim*>{&c});
+  }
+  EXPECT_EQ(claims_named("core").size(), core);
+  EXPECT_EQ(claims_named("extra").size(), extra);
+  EXPECT_EQ(core, 22u);
+  EXPECT_TRUE(claims_named("C99").empty());
+}
+
 TEST(Claims, SharedRunsAreTheSameInEveryClaim) {
   std::map<std::string, std::pair<const Setting*, int>> seen;  // shared/name -> the first, and its users
   for (const Claim& c : all_claims())

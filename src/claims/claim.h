@@ -165,6 +165,10 @@ struct Claim {
   ClaimResult (*run)(const ClaimContext&) = nullptr;
   std::string criterion = {}, setup = {};
   bool exact = false;  // computed directly, no training and no seeds
+  // The seed papers' claims as first listed (E1-E8, C1-C13, P1), which `reproduce core` runs within
+  // the local budget (docs/claims.md); the rest, `reproduce extra` (the notes' open claims, C14 on,
+  // and those of the literature after the seed papers), run beside them or on Slurm.
+  bool core = true;
 };
 
 // The criterion in words: `criterion` for a claim with a function, else its deciding measures'.
@@ -178,5 +182,10 @@ bool sweeps(const Claim& c);
 // Every claim, in the order of docs/claims.md.
 const std::vector<Claim>& all_claims();
 const Claim* find_claim(const std::string& id);  // nullptr when unknown
+// The claims an id names: one claim, or a group ("core", "extra"); empty when it names none.
+std::vector<const Claim*> claims_named(const std::string& id);
+// The claims the ids name, in their order, each once; every claim when there is none. UsageError
+// (core/errors.h) naming an id that names none.
+std::vector<const Claim*> choose_claims(const std::vector<std::string>& ids);
 
 }  // namespace nt

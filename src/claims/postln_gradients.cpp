@@ -310,6 +310,7 @@ Claim c16() {
                 "log L.",
       .details = depth_table,
       .seeds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
+      .core = false,
   };
 }
 

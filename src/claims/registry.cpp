@@ -4,8 +4,10 @@
 // in its theme's file (a new theme: its file and one line below), its experiments/<id>-<slug>/README.md;
 // then `normtool reproduce --sync-readmes`.
 #include <algorithm>
+#include <fmt/format.h>
 
 #include "claims/claim.h"
+#include "core/errors.h"
 
 namespace nt {
 
@@ -40,6 +42,30 @@ const Claim* find_claim(const std::string& id) {
   const auto& all = all_claims();
   const auto it = std::find_if(all.begin(), all.end(), [&](const Claim& c) { return c.id == id; });
   return it == all.end() ? nullptr : &*it;
+}
+
+std::vector<const Claim*> claims_named(const std::string& id) {
+  std::vector<const Claim*> named;
+  for (const Claim& c : all_claims())
+    if (c.id == id || (id == "core" && c.core) || (id == "extra" && !c.core)) named.push_back(&c);
+  return named;
+}
+
+std::vector<const Claim*> choose_claims(const std::vector<std::string>& ids) {
+  std::vector<const Claim*> chosen;
+  for (const auto& id : ids) {
+    const std::vector<const Claim*> named = claims_named(id);
+    if (named.empty()) {
+      std::string known = "core|extra";
+      for (const Claim& k : all_claims()) known += "|" + k.id;
+      throw UsageError(fmt::format("unknown claim \"{}\" (expected {})", id, known));
+    }
+    for (const Claim* c : named)
+      if (std::find(chosen.begin(), chosen.end(), c) == chosen.end()) chosen.push_back(c);
+  }
+  if (ids.empty())
+    for (const Claim& c : all_claims()) chosen.push_back(&c);
+  return chosen;
 }
 
 }  // namespace nt

@@ -289,23 +289,6 @@ int sync_docs() {
   return 0;
 }
 
-// The claims the ids name, in their order; every claim when there is none.
-std::vector<const Claim*> chosen_claims(const std::vector<std::string>& ids) {
-  std::vector<const Claim*> chosen;
-  for (const auto& id : ids) {
-    const Claim* c = find_claim(id);
-    if (!c) {
-      std::vector<const char*> known;
-      for (const Claim& k : all_claims()) known.push_back(k.id.c_str());
-      throw UsageError(fmt::format("unknown claim \"{}\" (expected {})", id, join_names(known)));
-    }
-    chosen.push_back(c);
-  }
-  if (ids.empty())
-    for (const Claim& c : all_claims()) chosen.push_back(&c);
-  return chosen;
-}
-
 // --collect DIR: the report of a reproduce --launcher slurm there, with the claims and settings of its manifest.
 int collect(const std::string& dir) {
   const nlohmann::json doc = read_manifest(dir);
@@ -343,11 +326,16 @@ int run_here(const std::vector<const Claim*>& chosen, const std::string& out, co
 int run(const ReproduceOptions& o) {
   if (o.list) {
     fmt::print("claims (setups in {}/experiments):\n", data_dir());
-    for (const Claim& c : all_claims()) fmt::print("  {:<4} {}\n", c.id, c.title);
+    for (const char* group : {"core", "extra"}) {
+      fmt::print("{}\n", group == std::string("core") ? "core: the seed papers' claims (`reproduce core`)"
+                                                       : "extra: the notes' open claims and the literature after "
+                                                         "the seed papers (`reproduce extra`)");
+      for (const Claim* c : claims_named(group)) fmt::print("  {:<4} {}\n", c->id, c->title);
+    }
     return 0;
   }
   if (o.sync_readmes) return sync_docs();
-  const std::vector<const Claim*> chosen = chosen_claims(o.ids);
+  const std::vector<const Claim*> chosen = choose_claims(o.ids);
   if (!o.collect.empty()) return collect(o.collect);
   const Settings how{o.quick, o.ablations, o.jobs, parse_seeds(o.seeds)};
   const std::string out = o.out.empty() ? "runs/reproduce-" + timestamp() : o.out;
@@ -366,7 +354,9 @@ int run(const ReproduceOptions& o) {
 void setup_reproduce(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ReproduceOptions>();
   CLI::App* sub = app.add_subcommand("reproduce", "Rerun the claims' experiments and write a report with verdicts");
-  sub->add_option("ids", o->ids, "claims to run (E1 ... C12); default all");
+  sub->add_option("ids", o->ids,
+                  "claims to run (E1 ... C21), or a group: core (the seed papers' claims, E1-E8, C1-C13, P1, "
+                  "within the local budget) or extra (C14 on); default all");
   sub->add_flag("--quick", o->quick, "shrunken settings (minutes, not tens of minutes)");
   sub->add_flag("--ablations", o->ablations,
                 "also the settings kept beside the papers' as ablations (the decoder-only transformer, other inits, "
