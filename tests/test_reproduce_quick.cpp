@@ -42,6 +42,11 @@ int expect_intervals_follow_from_values(const std::filesystem::path& report) {
   return checked;
 }
 
+// The committed report (reports/, one full run) too: every interval recomputed from its values.
+TEST(ReproduceQuick, TheCommittedReportsIntervalsFollowFromTheirValues) {
+  EXPECT_GT(expect_intervals_follow_from_values(std::filesystem::path(NORMTOOL_SOURCE_DIR) / "reports"), 100);
+}
+
 TEST(ReproduceQuick, EveryClaimHasAVerdictAndTheExactClaimsPass) {
   TempDir d;
   const auto r = run_normtool("reproduce --quick --ablations --jobs 2 --out " + d.str());
