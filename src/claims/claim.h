@@ -121,9 +121,10 @@ struct Measure {
   int sides = 2;
   bool precondition = false;
 };
-// A measure of a claim with a function: its values held to `criterion` at 95%, two-sided, linear.
+// A measure of a claim with a function: its values held to `criterion` at 95%, as the rules of
+// statistics.h read one look: one-sided for a one-sided criterion, on the log scale for a ratio.
 Measure measure_of(std::string name, const std::vector<double>& values, const Criterion& criterion,
-                   std::string group = "");
+                   std::string group = "", Scale scale = Scale::linear);
 // The verdict of the deciding measures together: all PASS -> PASS, one FAIL -> FAIL, else INCONCLUSIVE.
 ClaimVerdict verdict_of(const std::vector<Measure>& measures);
 
