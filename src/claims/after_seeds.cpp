@@ -1,0 +1,165 @@
+// The literature after the seed papers, as data: C19, QK-norm removes the growth of the attention
+// logits and with it the loss's sensitivity to the learning rate (Wortsman et al. 2023, small-scale
+// proxies; Dehghani et al. 2023).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+
+#include "analysis/seed_band.h"
+#include "claims/claim.h"
+#include "claims/evidence.h"
+#include "claims/after_seeds.h"
+#include "io/json_file.h"
+
+namespace nt {
+
+namespace fs = std::filesystem;
+
+// ---- C19 ----
+
+double capped_loss(const RunRecord& r) {
+  const bool has_initial = !r.val_loss.empty() && r.val_loss.front().first == 0;
+  const double initial = has_initial ? r.val_loss.front().second : NAN;
+  if (!std::isfinite(initial)) return NAN;
+  const double final_loss = summary_number(r, "final_val_loss");
+  const bool diverged = r.summary.is_object() && r.summary.value("diverged", false);
+  if (diverged || !std::isfinite(final_loss)) return initial;
+  return std::min(final_loss, initial);
+}
+
+std::vector<double> lr_sensitivity(const std::vector<std::vector<double>>& by_rate) {
+  std::vector<double> v;
+  if (by_rate.empty()) return v;
+  for (std::size_t s = 0; s < by_rate.front().size(); ++s) {
+    double sum = 0, best = INFINITY;
+    for (const std::vector<double>& at : by_rate) sum += at.at(s), best = std::min(best, at.at(s));
+    v.push_back(sum / double(by_rate.size()) - best);
+  }
+  return v;
+}
+
+double largest_attn_logit(const std::string& dir) {
+  double m = NAN;
+  for (const JsonDoc& j : read_json_lines((fs::path(dir) / "layers.jsonl").string())) {
+    const double x = j.get_or<double>("attn_logit_max", NAN);
+    if (std::isfinite(x) && !(x <= m)) m = x;
+  }
+  return m;
+}
+
+namespace {
+
+// The learning rates: 1e-3 to 3e-1 in steps of sqrt(10) (Wortsman et al.'s sweeps are on this grid)
+constexpr const char* kRates[] = {"0.001", "0.003162", "0.01", "0.03162", "0.1", "0.3162"};
+
+Where at_rate(const char* qk, const char* lr) { return {{"model.qk_norm", qk}, {"train.lr", lr}}; }
+std::string with_or_without(const char* qk) { return std::string(qk) == "true" ? "with QK-norm" : "without"; }
+
+// Per seed, the LR sensitivity of the runs with (qk "true") or without QK-norm
+Reader sensitivity(const char* qk) {
+  return [qk](const Evidence& ev) {
+    std::vector<std::vector<double>> by_rate;
+    for (const char* lr : kRates) by_rate.push_back(per_run("lr", at_rate(qk, lr), capped_loss)(ev));
+    return lr_sensitivity(by_rate);
+  };
+}
+
+std::vector<MeasureSpec> c19_measures() {
+  MeasureSpec decides{"LR sensitivity, with QK-norm / without", AtMost{1},
+                      ratio(sensitivity("true"), sensitivity("false")), "", Scale::log};
+  std::vector<MeasureSpec> m{decides};
+  for (const char* qk : {"false", "true"})
+    m.push_back({fmt::format("LR sensitivity {}", with_or_without(qk)), Reported{}, sensitivity(qk),
+                 "the sensitivities", Scale::linear, false, true});
+  for (const char* qk : {"false", "true"})
+    for (const char* lr : kRates)
+      m.push_back({fmt::format("lr {:g}, {}: largest attention logit", std::stod(lr), with_or_without(qk)), Reported{},
+                   per_run("lr", at_rate(qk, lr), [](const RunRecord& r) { return largest_attn_logit(r.dir); }),
+                   "the largest attention logit per learning rate", Scale::log});
+  return m;
+}
+
+// Mean over seeds of f(run) against the learning rate, with or without QK-norm
+Curve over_rates(const Evidence& ev, const char* qk, const std::function<double(const RunRecord&)>& f) {
+  std::vector<std::map<double, double>> per_seed(ev.seeds.size());
+  for (const char* lr : kRates) {
+    const std::vector<const RunRecord*> runs = ev.of("lr", at_rate(qk, lr));
+    for (std::size_t i = 0; i < runs.size() && i < per_seed.size(); ++i) per_seed[i][std::stod(lr)] = f(*runs[i]);
+  }
+  return mean_over_seeds(std::string(qk) == "true" ? "Pre-LN + QK-norm" : "Pre-LN", per_seed);
+}
+
+std::vector<Curve> loss_curves(const Evidence& ev) {
+  return {over_rates(ev, "false", capped_loss), over_rates(ev, "true", capped_loss)};
+}
+std::vector<Curve> logit_curves(const Evidence& ev) {
+  auto f = [](const RunRecord& r) { return largest_attn_logit(r.dir); };
+  return {over_rates(ev, "false", f), over_rates(ev, "true", f)};
+}
+
+std::string c19_details(const Evidence& ev) {
+  return "Mean over seeds per learning rate: the final validation loss (a diverged run's: its initial loss)\n\n" +
+         curves_table("learning rate", loss_curves(ev), "{:.3f}") +
+         "\nand the largest attention logit |q.k| / sqrt(d_head) over the logged steps and layers\n\n" +
+         curves_table("learning rate", logit_curves(ev), "{:.3g}");
+}
+
+Claim c19() {
+  return {
+      .id = "C19",
+      .slug = "qk-norm-lr-sensitivity",
+      .title = "QK-norm removes the attention-logit growth, so the loss is less sensitive to the learning rate",
+      .source =
+          "Wortsman et al. 2023 (small-scale proxies for large-scale instabilities) §3.1, Fig. 1: "
+          "attention logits grow without bound at high learning rates and qk-layernorm removes that, lowering "
+          "the LR sensitivity; Dehghani et al. 2023 (ViT-22B) introduced the query/key norm",
+      .why =
+          "Read off Wortsman et al. §2-3 before any run (claims.md): their LR sensitivity, the mean over the "
+          "learning rates of min(final loss, initial loss) minus the best of them, per seed with and without "
+          "QK-norm; the claim holds when the ratio with / without is below 1 (upper one-sided bound <= 1, on the "
+          "log scale). The min makes a diverged run count as its initial loss, as theirs does. The largest "
+          "attention logit per learning rate, the quantity whose growth they track, is reported. Fresh seeds "
+          "11-20.",
+      .settings = {{.name = "lr",
+                    .config = "lm-tiny.json",
+                    .overrides = {"model.n_layers=4", "train.steps=400", "train.warmup_steps=20",
+                                  "train.schedule=cosine", "train.eval_every=100", "train.eval_batches=10",
+                                  "train.stats_every=50"},
+                    .quick = {"train.steps=60", "train.warmup_steps=3", "train.eval_every=30", "train.stats_every=20"},
+                    .axes = {"model.qk_norm=false,true", fmt::format("train.lr={}", fmt::join(kRates, ","))}}},
+      .measures = c19_measures(),
+      .plots = {{"loss-vs-lr",
+                 {.title = "C19: final validation loss against the learning rate (mean, " + std::string(kSeedBand) +
+                           "; a diverged run: its initial loss)",
+                  .xlabel = "learning rate",
+                  .ylabel = "final validation loss",
+                  .logx = true},
+                 loss_curves},
+                {"attn-logit-vs-lr",
+                 {.title = "C19: the largest attention logit against the learning rate (mean, " +
+                           std::string(kSeedBand) + ")",
+                  .xlabel = "learning rate",
+                  .ylabel = "max |q.k| / sqrt(d_head)",
+                  .logx = true,
+                  .logy = true},
+                 logit_curves}},
+      .method =
+          "The 4-layer Pre-LN transformer on fortunes (C1's ablation model), 400 steps of Adam with a linear "
+          "warm-up of 20 steps and a cosine decay (Wortsman et al.'s schedule, shortened), at six learning "
+          "rates from 1e-3 to 0.316, without and with QK-norm (a LayerNorm on each head's queries and keys). "
+          "Per run, its loss is the final validation loss, at most the validation loss at step 0 (a diverged "
+          "run: the step-0 loss); per seed, the LR sensitivity is the mean of those over the six rates minus "
+          "their smallest. The largest attention logit is the largest attn_logit_max of layers.jsonl over "
+          "the logged steps (every 50) and the four layers.",
+      .details = c19_details,
+      .seeds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
+  };
+}
+
+}  // namespace
+
+std::vector<Claim> after_seeds_claims() { return {c19()}; }
+
+}  // namespace nt

@@ -1,0 +1,82 @@
+// The measurements of the claims after the seed papers (src/claims/after_seeds.cpp), on synthetic
+// runs and logs with numbers worked out by hand.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "claims/after_seeds.h"
+#include "claims/evidence.h"
+#include "helpers.h"
+
+namespace nt::test {
+namespace {
+
+RunRecord run_with(std::vector<std::pair<int, double>> val, nlohmann::json summary) {
+  RunRecord r;
+  r.val_loss = std::move(val);
+  r.summary = std::move(summary);
+  return r;
+}
+
+const MeasureSpec& measure_named(const Claim& c, const std::string& name) {
+  const auto m =
+      std::find_if(c.measures.begin(), c.measures.end(), [&](const MeasureSpec& x) { return x.name == name; });
+  if (m == c.measures.end()) throw std::runtime_error(c.id + " has no measure " + name);
+  return *m;
+}
+
+// C19: the final validation loss, at most the step-0 one; a diverged or lost final loss is the step-0 one
+TEST(AfterSeedsClaims, TheCappedLossIsTheFinalLossAtMostTheInitialOne) {
+  const std::vector<std::pair<int, double>> val{{0, 5.5}, {100, 3.0}};
+  EXPECT_DOUBLE_EQ(capped_loss(run_with(val, {{"final_val_loss", 3.0}, {"diverged", false}})), 3.0);
+  EXPECT_DOUBLE_EQ(capped_loss(run_with(val, {{"final_val_loss", 6.25}, {"diverged", false}})), 5.5);
+  EXPECT_DOUBLE_EQ(capped_loss(run_with(val, {{"final_val_loss", 3.0}, {"diverged", true}})), 5.5);
+  EXPECT_DOUBLE_EQ(capped_loss(run_with(val, {{"final_val_loss", nullptr}})), 5.5);
+  EXPECT_TRUE(std::isnan(capped_loss(run_with({{100, 3.0}}, {{"final_val_loss", 3.0}}))));  // no step 0
+}
+
+// C19: per seed, the mean over the rates minus the best; with QK-norm over without
+TEST(AfterSeedsClaims, TheLrSensitivityIsTheMeanOverRatesMinusTheBestPerSeed) {
+  EXPECT_EQ(lr_sensitivity({{3, 4}, {2, 4}, {4, 4}}), (std::vector<double>{1.0, 0.0}));
+
+  const char* rates[] = {"0.001", "0.003162", "0.01", "0.03162", "0.1", "0.3162"};
+  const double without[] = {4.0, 3.0, 3.0, 3.0, 5.0, 7.0};  // 7 is capped at 6: mean 4, best 3 -> 1
+  const double with[] = {4.0, 3.0, 3.0, 3.5, 3.5, 4.0};     // mean 3.5, best 3 -> 0.5
+  const ClaimContext ctx;
+  Evidence ev{&ctx, {11}, {}};
+  for (int i = 0; i < 6; ++i)
+    for (const char* qk : {"false", "true"}) {
+      RunRecord r = run_with({{0, 6.0}}, {{"final_val_loss", std::string(qk) == "true" ? with[i] : without[i]}});
+      r.overrides = {{"seed", "11"}, {"model.qk_norm", qk}, {"train.lr", rates[i]}};
+      ev.runs["lr"].push_back(r);
+    }
+  const Claim* c19 = find_claim("C19");
+  ASSERT_NE(c19, nullptr);
+  const MeasureSpec& m = measure_named(*c19, "LR sensitivity, with QK-norm / without");
+  EXPECT_EQ(m.read(ev), (std::vector<double>{0.5}));
+  EXPECT_EQ(m.scale, Scale::log);
+  EXPECT_TRUE(std::holds_alternative<AtMost>(m.criterion));
+  EXPECT_EQ(measure_named(*c19, "LR sensitivity without").read(ev), (std::vector<double>{1.0}));
+}
+
+// C19: the largest finite attn_logit_max over every line of layers.jsonl
+TEST(AfterSeedsClaims, TheLargestAttentionLogitIsOverEveryLoggedStepAndLayer) {
+  TempDir d;
+  std::filesystem::create_directories(d.path);
+  std::ofstream(d / "layers.jsonl") << R"({"step":0,"layer":0,"param":"attn.q.weight","attn_logit_max":2.5})"
+                                       "\n"
+                                    << R"({"step":0,"layer":0,"param":"attn.k.weight","grad_norm":99})"
+                                       "\n"
+                                    << R"({"step":50,"layer":1,"param":"attn.q.weight","attn_logit_max":7.0})"
+                                       "\n"
+                                    << R"({"step":100,"layer":0,"param":"attn.q.weight","attn_logit_max":null})"
+                                       "\n"
+                                    << R"({"step":100,"layer":1,"param":"attn.q.weight","attn_logit_max":3.0})"
+                                       "\n";
+  EXPECT_DOUBLE_EQ(largest_attn_logit(d.str()), 7.0);
+}
+
+}  // namespace
+}  // namespace nt::test
