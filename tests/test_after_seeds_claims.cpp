@@ -78,5 +78,24 @@ TEST(AfterSeedsClaims, TheLargestAttentionLogitIsOverEveryLoggedStepAndLayer) {
   EXPECT_DOUBLE_EQ(largest_attn_logit(d.str()), 7.0);
 }
 
+// C21: the residual stream after block l is attn.in of layer l (final.in after the last), std^2 averaged over
+// positions, at the last logged step; the embeddings (layer 0) and the other sites left out
+TEST(AfterSeedsClaims, TheBlockOutputVarianceIsTheResidualAfterEachBlockAtTheLastStep) {
+  TempDir d;
+  std::filesystem::create_directories(d.path);
+  std::ofstream(d / "stats.csv") << "step,layer,site,position,mean,std\n"
+                                 << "0,1,attn.in,0,0,100\n"  // an earlier step: not read
+                                 << "9,0,attn.in,0,0,5\n9,0,attn.in,1,0,5\n"
+                                 << "9,1,attn.in,0,0.5,1\n9,1,attn.in,1,-0.5,3\n"  // (1 + 9) / 2 = 5
+                                 << "9,1,attn.out,0,0,7\n9,1,attn.out,1,0,7\n"
+                                 << "9,1,ffn.in,0,0,7\n9,1,ffn.in,1,0,7\n"
+                                 << "9,2,final.in,0,0,4\n9,2,final.in,1,0,6\n";  // (16 + 36) / 2 = 26
+  const std::map<int, double> v = block_output_variance(d.str());
+  EXPECT_EQ(v, (std::map<int, double>{{1, 5.0}, {2, 26.0}}));
+  EXPECT_DOUBLE_EQ(last_over_first(v), 26.0 / 5.0);
+  EXPECT_DOUBLE_EQ(depth_rank_correlation({{1, 5.0}, {2, 26.0}, {3, 20.0}, {4, 30.0}}), 0.8);
+  EXPECT_DOUBLE_EQ(depth_rank_correlation({{1, 3.0}, {2, 2.0}, {3, 1.0}}), -1.0);
+}
+
 }  // namespace
 }  // namespace nt::test

@@ -1,5 +1,6 @@
 // The measurements of the claims after the seed papers (after_seeds.cpp), for their tests.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,5 +17,15 @@ double capped_loss(const RunRecord& r);
 std::vector<double> lr_sensitivity(const std::vector<std::vector<double>>& by_rate);
 // The largest finite attn_logit_max of <dir>/layers.jsonl, over its logged steps and layers (NaN when none).
 double largest_attn_logit(const std::string& dir);
+
+// C21: the residual stream after each block l = 1..L of a Pre-LN or Peri-LN transformer run, read from
+// <dir>/stats.csv at its last logged step: block l's output is what enters block l + 1's first norm
+// (site attn.in of layer l), the last block's what enters the final norm (final.in, layer L); its
+// variance is stats.csv's std squared (the std over the hidden dimension, averaged over the batch's
+// real tokens at a position), averaged over the positions. Layer 0's attn.in (the embeddings) is left out.
+std::map<int, double> block_output_variance(const std::string& dir);
+// Spearman's rho of (block, variance) over the blocks, and the last block's variance over the first's
+double depth_rank_correlation(const std::map<int, double>& variance);
+double last_over_first(const std::map<int, double>& variance);
 
 }  // namespace nt
