@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <fstream>
 
 #include "claims/after_seeds.h"
 #include "claims/evidence.h"
 #include "helpers.h"
+#include "train/session.h"
 
 namespace nt::test {
 namespace {
@@ -95,6 +97,34 @@ TEST(AfterSeedsClaims, TheBlockOutputVarianceIsTheResidualAfterEachBlockAtTheLas
   EXPECT_DOUBLE_EQ(last_over_first(v), 26.0 / 5.0);
   EXPECT_DOUBLE_EQ(depth_rank_correlation({{1, 5.0}, {2, 26.0}, {3, 20.0}, {4, 30.0}}), 0.8);
   EXPECT_DOUBLE_EQ(depth_rank_correlation({{1, 3.0}, {2, 2.0}, {3, 1.0}}), -1.0);
+}
+
+// C21: a removed block passes its input through exactly (x + 0), in Pre-LN and Peri-LN, and restoring it gives
+// back the model's own loss
+TEST(AfterSeedsClaims, ARemovedBlockPassesItsInputThroughAndComesBack) {
+  for (const char* placement : {"pre", "peri"}) {
+    SCOPED_TRACE(placement);
+    Session run(session_config("lm-tiny.json", {"model.n_layers=3", "train.steps=5", "seed=4",
+                                                fmt::format("model.norm.placement={}", placement)}));
+    for (int t = 0; t < 5; ++t) run.step();  // biases and gains away from their init
+    Batch batch;
+    run.data().val_batch(0, 4, batch);
+    auto attn_in = [&](int layer) {
+      for (const SiteCapture& site : run.model().sites())
+        if (std::string(site.place) == "attn" && site.layer == layer)
+          return std::vector<float>(site.in.data, site.in.data + site.in.size());
+      throw std::runtime_error("no attn site at that layer");
+    };
+    const double whole = run.forward(batch, false).loss.data[0];
+    EXPECT_NE(attn_in(1), attn_in(2));
+    const SavedParams saved = remove_block(run.params(), 2);
+    EXPECT_EQ(saved.size(), std::string(placement) == "peri" ? 8u : 4u);
+    const double without = run.forward(batch, false).loss.data[0];
+    EXPECT_EQ(attn_in(1), attn_in(2));  // block 2 (layer 1) left the stream as it found it
+    EXPECT_NE(without, whole);
+    restore_block(run.params(), saved);
+    EXPECT_EQ(run.forward(batch, false).loss.data[0], whole);
+  }
 }
 
 }  // namespace

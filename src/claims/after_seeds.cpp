@@ -7,13 +7,17 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
+#include <mutex>
 
 #include "analysis/seed_band.h"
 #include "analysis/stats.h"
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "claims/after_seeds.h"
+#include "config/config.h"
 #include "io/json_file.h"
+#include "train/checkpoint.h"
+#include "train/session.h"
 
 namespace nt {
 
@@ -75,6 +79,41 @@ double depth_rank_correlation(const std::map<int, double>& variance) {
 
 double last_over_first(const std::map<int, double>& variance) {
   return variance.empty() ? NAN : variance.rbegin()->second / variance.begin()->second;
+}
+
+SavedParams remove_block(ParamStore<float>& params, int l) {
+  static const std::vector<std::string> kBranchEnds{"attn.out.weight",     "attn.out.bias",        "ffn.fc2.weight",
+                                                    "ffn.fc2.bias",        "attn_out_norm.weight", "attn_out_norm.bias",
+                                                    "ffn_out_norm.weight", "ffn_out_norm.bias"};
+  SavedParams saved;
+  for (int i = 0; i < params.count(); ++i) {
+    const auto& info = params.info(i);
+    if (info.layer != l - 1 || std::find(kBranchEnds.begin(), kBranchEnds.end(), info.name) == kBranchEnds.end())
+      continue;
+    float* p = params.data() + info.offset;
+    saved.emplace_back(info.offset, std::vector<float>(p, p + info.size()));
+    std::fill(p, p + info.size(), 0.0f);
+  }
+  return saved;
+}
+
+void restore_block(ParamStore<float>& params, const SavedParams& saved) {
+  for (const auto& [offset, values] : saved) std::copy(values.begin(), values.end(), params.data() + offset);
+}
+
+std::map<int, double> removal_loss_increase(const std::string& dir) {
+  const RunConfig c = load_config_file((fs::path(dir) / "config.json").string(), {});
+  Session run(c);
+  RunRecords records;
+  load_checkpoint(dir, config_to_json(c), run, records);
+  const double whole = run.evaluate().loss;
+  std::map<int, double> increase;
+  for (int l = 1; l <= c.model.n_layers; ++l) {
+    const SavedParams saved = remove_block(run.params(), l);
+    increase[l] = run.evaluate().loss - whole;
+    restore_block(run.params(), saved);
+  }
+  return increase;
 }
 
 namespace {
@@ -203,6 +242,28 @@ Reader of_profile(const char* setting, double (*f)(const std::map<int, double>&)
   return per_run(setting, {}, [f](const RunRecord& r) { return f(block_output_variance(r.dir)); });
 }
 
+// Each run's blocks removed once: the measures, the plot and the table read it again
+const std::map<int, double>& removal(const RunRecord& r) {
+  static std::mutex lock;
+  static std::map<std::string, std::map<int, double>> done;
+  std::lock_guard<std::mutex> hold(lock);
+  const auto it = done.find(r.dir);
+  return it != done.end() ? it->second : done.emplace(r.dir, removal_loss_increase(r.dir)).first->second;
+}
+
+// The mean loss increase over the shallower (blocks 1..L/2) or the deeper half (L/2+1..L)
+Reader removal_half(const char* setting, bool deeper) {
+  return per_run(setting, {}, [deeper](const RunRecord& r) {
+    const std::map<int, double>& m = removal(r);
+    const int half = int(m.size()) / 2;
+    double sum = 0;
+    int n = 0;
+    for (const auto& [l, x] : m)
+      if ((l > half) == deeper) sum += x, ++n;
+    return n > 0 ? sum / n : NAN;
+  });
+}
+
 std::vector<MeasureSpec> c21_measures() {
   std::vector<MeasureSpec> m{
       {"Pre-LN: Spearman rho(block, variance of its output)", AtLeast{0.8}, of_profile("pre", depth_rank_correlation)},
@@ -222,26 +283,38 @@ std::vector<MeasureSpec> c21_measures() {
   for (const auto& [setting, title] : kDepthRuns)
     m.push_back({fmt::format("{}: final validation loss", title), Reported{}, field(setting, {}, "final_val_loss"),
                  "final validation losses"});
+  for (const auto& [setting, title] : kDepthRuns)
+    for (const bool deeper : {false, true})
+      m.push_back({fmt::format("{}: loss increase when a block of the {} half is removed, mean", title,
+                               deeper ? "deeper" : "shallower"),
+                   Reported{}, removal_half(setting, deeper), "the loss increase when a block is removed"});
   return m;
 }
 
-std::vector<Curve> variance_curves(const Evidence& ev) {
+// Mean over seeds of a per-block profile of each run, one curve per model
+std::vector<Curve> by_block(const Evidence& ev, const std::function<std::map<int, double>(const RunRecord&)>& f) {
   std::vector<Curve> curves;
   for (const auto& [setting, title] : kDepthRuns) {
     std::vector<std::map<double, double>> per_seed;
     for (const RunRecord* r : ev.of(setting)) {
       per_seed.emplace_back();
-      for (const auto& [l, v] : block_output_variance(r->dir)) per_seed.back()[l] = v;
+      for (const auto& [l, v] : f(*r)) per_seed.back()[l] = v;
     }
     curves.push_back(mean_over_seeds(title, per_seed));
   }
   return curves;
 }
+std::vector<Curve> variance_curves(const Evidence& ev) {
+  return by_block(ev, [](const RunRecord& r) { return block_output_variance(r.dir); });
+}
+std::vector<Curve> removal_curves(const Evidence& ev) { return by_block(ev, removal); }
 
 std::string c21_details(const Evidence& ev) {
   return "Mean over seeds of the variance of each block's output (the residual stream after block l) at the last "
          "step\n\n" +
-         curves_table("block", variance_curves(ev), "{:.3g}");
+         curves_table("block", variance_curves(ev), "{:.3g}") +
+         "\nand of the validation loss's increase when block l alone is removed (its residual branches zeroed)\n\n" +
+         curves_table("block", removal_curves(ev), "{:.3g}");
 }
 
 Claim c21() {
@@ -268,7 +341,14 @@ Claim c21() {
                   .ylabel = "variance over the hidden dimension",
                   .logy = true,
                   .integer_x = true},
-                 variance_curves}},
+                 variance_curves},
+                {"loss-increase-by-block",
+                 {.title = "C21: validation loss increase when block l alone is removed (mean, " +
+                           std::string(kSeedBand) + ")",
+                  .xlabel = "block l (removed)",
+                  .ylabel = "loss increase",
+                  .integer_x = true},
+                 removal_curves}},
       .method =
           "The 12-layer Pre-LN transformer on fortunes (d 64, 4 heads; C12's model) trained 1000 steps of "
           "Adam at lr 1e-3, as Pre-LN, as Pre-LN with LayerNorm Scaling (model.norm.depth_scaling: each "
@@ -277,7 +357,10 @@ Claim c21() {
           "entering block l + 1's first norm (attn.in of layer l; after the last block the final norm's, "
           "final.in), averaged over the batch's tokens at each position; its square averaged over the 64 "
           "positions is the block's variance. Per seed, Spearman's rho of (l, variance) over l = 1..12 and "
-          "the variance at l = 12 over l = 1.",
+          "the variance at l = 12 over l = 1. Reported: each trained run's checkpoint loaded in this process, "
+          "the validation loss's increase (10 batches) when block l alone is removed, its residual branches "
+          "zeroed (Pre-LN: attention output projection and fc2; Peri-LN: also its output norms) so that it "
+          "passes its input through.",
       .details = c21_details,
       .seeds = {11, 12, 13, 14, 15, 16},
       .seeds_why =

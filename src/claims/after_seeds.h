@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "claims/claim.h"
+#include "core/params.h"
 
 namespace nt {
 
@@ -27,5 +28,16 @@ std::map<int, double> block_output_variance(const std::string& dir);
 // Spearman's rho of (block, variance) over the blocks, and the last block's variance over the first's
 double depth_rank_correlation(const std::map<int, double>& variance);
 double last_over_first(const std::map<int, double>& variance);
+
+// C21: block l (1..L) of a Pre-LN or Peri-LN transformer removed: its residual branches' outputs set
+// to zero, so that it passes its input through (x + 0). Pre-LN's branch ends in the attention's output
+// projection and fc2, Peri-LN's in its output norms: those parameters of block l (weights, biases,
+// gains) are zeroed. Returns what it overwrote (offset, values), for restore_block.
+using SavedParams = std::vector<std::pair<std::size_t, std::vector<float>>>;
+SavedParams remove_block(ParamStore<float>& params, int l);
+void restore_block(ParamStore<float>& params, const SavedParams& saved);
+// The validation loss's increase (train.eval_batches batches, eval mode) when each block l = 1..L is
+// removed from the trained run in `dir`, its checkpoint loaded into a session of this process.
+std::map<int, double> removal_loss_increase(const std::string& dir);
 
 }  // namespace nt
