@@ -11,9 +11,9 @@
 
 #include "analysis/seed_band.h"
 #include "analysis/stats.h"
+#include "claims/after_seeds.h"
 #include "claims/claim.h"
 #include "claims/evidence.h"
-#include "claims/after_seeds.h"
 #include "config/config.h"
 #include "io/json_file.h"
 #include "train/checkpoint.h"
@@ -118,7 +118,7 @@ std::map<int, double> removal_loss_increase(const std::string& dir) {
 
 namespace {
 
-// The learning rates: 1e-3 to 3e-1 in steps of sqrt(10) (Wortsman et al.'s sweeps are on this grid)
+// The learning rates: 1e-3 to 3e-1 in steps of sqrt(10) (claims.md)
 constexpr const char* kRates[] = {"0.001", "0.003162", "0.01", "0.03162", "0.1", "0.3162"};
 
 Where at_rate(const char* qk, const char* lr) { return {{"model.qk_norm", qk}, {"train.lr", lr}}; }
@@ -177,7 +177,9 @@ Claim c19() {
   return {
       .id = "C19",
       .slug = "qk-norm-lr-sensitivity",
-      .title = "QK-norm removes the attention-logit growth, so the loss is less sensitive to the learning rate",
+      .title =
+          "QK-norm lowers the LR sensitivity: it removes the attention-logit growth that makes high learning "
+          "rates unstable",
       .source =
           "Wortsman et al. 2023 (small-scale proxies for large-scale instabilities) §3.1, Fig. 1: "
           "attention logits grow without bound at high learning rates and qk-layernorm removes that, lowering "
@@ -321,7 +323,9 @@ Claim c21() {
   return {
       .id = "C21",
       .slug = "curse-of-depth",
-      .title = "In Pre-LN the residual stream's variance grows with depth; LayerNorm Scaling (1/sqrt(l)) bounds it",
+      .title =
+          "The curse of depth: in Pre-LN the residual stream's variance grows with depth, so deep blocks do "
+          "little; LayerNorm Scaling (1/sqrt(l)) bounds it",
       .source =
           "Sun et al. 2025 (The curse of depth in large language models) §3-4: in Pre-LN the output variance "
           "grows with depth, so deep blocks act almost as the identity; scaling block l's norm outputs by "
