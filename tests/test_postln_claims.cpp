@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <unistd.h>
 
 #include "claims/evidence.h"
 #include "claims/postln.h"
@@ -18,10 +21,10 @@ namespace {
 // C7's per-stack profile: the Frobenius norm of the batch-averaged W2 gradient, computed here
 // parameter by parameter from a second session with the same init and data stream.
 TEST(PostLnClaims, W2GradientNormsAreEachStacksOwnLayerByLayer) {
-  const RunConfig c = session_config("encdec-tiny.json", {"data.dataset=synthetic-seq2seq", "model.n_layers=2",
-                                                          "model.n_dec_layers=3", "model.norm.placement=post",
-                                                          "model.init=xavier", "model.activation=relu", "model.d_ff=64",
-                                                          "train.batch_size=8", "seed=7"});
+  const RunConfig c =
+      session_config("encdec-tiny.json", {"data.dataset=synthetic-seq2seq", "model.n_layers=2", "model.n_dec_layers=3",
+                                          "model.norm.placement=post", "model.init=xavier", "model.activation=relu",
+                                          "model.d_ff=64", "train.batch_size=8", "seed=7"});
   const std::shared_ptr<const Dataset> data = make_dataset(c);
   const int batches = 3;
   const auto norms = w2_gradient_norms(c, data, batches);
@@ -63,8 +66,8 @@ TEST(PostLnClaims, W2GradientNormsAreEachStacksOwnLayerByLayer) {
 // and DeepNet's encoder-decoder constants for N = M (DeepNet Figure 2), not the decoder-only ones.
 TEST(PostLnClaims, TheDepthSweepsEncoderDecoderIsNByNWithTheEncoderDecoderConstants) {
   for (int n : {6, 12, 18}) {
-    const RunConfig c = session_config("encdec-tiny.json", {fmt::format("model.n_layers={}", n), "model.n_dec_layers=null",
-                                                            "model.norm.type=deepnorm"});
+    const RunConfig c = session_config("encdec-tiny.json", {fmt::format("model.n_layers={}", n),
+                                                            "model.n_dec_layers=null", "model.norm.type=deepnorm"});
     EXPECT_EQ(c.model.dec_layers(), n);
     const double nm = std::pow(double(n), 5);
     EXPECT_NEAR(c.deepnorm(StackRole::encoder).alpha, 0.81 * std::pow(nm, 1.0 / 16), 1e-12);
@@ -84,10 +87,10 @@ TEST(PostLnClaims, TheDepthSweepsEncoderDecoderIsNByNWithTheEncoderDecoderConsta
 // with the same init and data stream, padding left out, and it differs from the same sum over
 // every row (so the test fails if padding enters it).
 TEST(PostLnClaims, TheModelUpdateIsOverTheRealTargetTokensOnly) {
-  const RunConfig c = session_config("encdec-tiny.json", {"data.dataset=synthetic-seq2seq", "model.n_layers=2",
-                                                          "model.n_dec_layers=null", "model.norm.placement=post",
-                                                          "model.init=xavier", "model.d_ff=64", "train.batch_size=8",
-                                                          "train.warmup_steps=0", "seed=3"});
+  const RunConfig c =
+      session_config("encdec-tiny.json", {"data.dataset=synthetic-seq2seq", "model.n_layers=2",
+                                          "model.n_dec_layers=null", "model.norm.placement=post", "model.init=xavier",
+                                          "model.d_ff=64", "train.batch_size=8", "train.warmup_steps=0", "seed=3"});
   const std::vector<int> at{1, 3};
   const UpdateTrace u = model_update(c, at);
   ASSERT_EQ(u.update.size(), at.size());
@@ -158,7 +161,8 @@ TEST(PostLnClaims, TheStepsToTargetAreEachRunsFirstEvaluationAtPostLnsFinalLossC
 }
 
 const MeasureSpec& measure_named(const Claim& c, const std::string& name) {
-  const auto m = std::find_if(c.measures.begin(), c.measures.end(), [&](const MeasureSpec& x) { return x.name == name; });
+  const auto m =
+      std::find_if(c.measures.begin(), c.measures.end(), [&](const MeasureSpec& x) { return x.name == name; });
   if (m == c.measures.end()) throw std::runtime_error(c.id + " has no measure " + name);
   return *m;
 }
@@ -169,8 +173,8 @@ TEST(PostLnClaims, TheLastLayersGradientAgainstDepthIsReadOffEachDepthsLastLayer
   const std::vector<int> depths{2, 4, 6, 8, 12, 16};
   auto run = [](int seed, const char* placement, int L, double last) {
     RunRecord r;
-    r.overrides = {{"seed", std::to_string(seed)}, {"model.norm.placement", placement},
-                   {"model.n_layers", std::to_string(L)}};
+    r.overrides = {
+        {"seed", std::to_string(seed)}, {"model.norm.placement", placement}, {"model.n_layers", std::to_string(L)}};
     r.summary = {{"", std::vector<double>{9.0, last}}};  // layer 0's value is not the last layer's
     return r;
   };
@@ -215,6 +219,50 @@ TEST(PostLnClaims, TheNormInputsGrowthIsTheMedianOverBlocksAfterOverBefore) {
             (std::vector<double>{2.4, 1.5}));
   EXPECT_EQ(measure_named(*c17, "DeepNorm: median over blocks of ||LN input|| / sqrt(d), last step / step 0").read(ev),
             (std::vector<double>{1.25, 1.0}));
+}
+
+// C18, per seed: Post-LN-init's final loss over Post-LN's (a diverged run counts as ln 256), and its
+// last decoder block's gradient norm at step 0 over Post-LN's: the norm of all the block's
+// parameters' gradients together, from layers.jsonl's step-0 lines (embeddings, other stacks, the
+// head and later steps left out)
+TEST(PostLnClaims, PostLnInitsGradientIsTheLastDecoderBlocksAtStepZero) {
+  const auto root = std::filesystem::temp_directory_path() / ("c18-" + std::to_string(::getpid()));
+  auto run = [&](const char* init, double loss, bool diverged, double fc2, double norm) {
+    RunRecord r;
+    r.dir = (root / init).string();
+    std::filesystem::create_directories(r.dir);
+    std::ofstream(root / init / "layers.jsonl")
+        << R"({"step":0,"param":"dec.tok_emb.weight","layer":0,"grad_norm":100})"
+        << "\n"
+        << R"({"step":0,"param":"enc.ffn.fc2.weight","layer":1,"grad_norm":70})"
+        << "\n"
+        << R"({"step":0,"param":"dec.attn.q.weight","layer":0,"grad_norm":1})"
+        << "\n"
+        << R"({"step":0,"param":"dec.ffn.fc2.weight","layer":1,"grad_norm":)" << fc2 << "}\n"
+        << R"({"step":0,"param":"dec.ffn_norm.weight","layer":1,"grad_norm":)" << norm << "}\n"
+        << R"({"step":0,"param":"head.weight","layer":2,"grad_norm":50})"
+        << "\n"
+        << R"({"step":999,"param":"dec.ffn.fc2.weight","layer":1,"grad_norm":200})"
+        << "\n";
+    r.overrides = {{"seed", "1"}, {"model.init", init}};
+    r.summary = {{"final_val_loss", loss}, {"diverged", diverged}};
+    return r;
+  };
+  const ClaimContext ctx;
+  Evidence ev{&ctx, {1}, {}};
+  ev.runs["no-warmup"] = {run("xavier", 9.0, true, 3.0, 4.0), run("postln-init", 2.0, false, 6.0, 8.0)};
+  const Claim* c18 = find_claim("C18");
+  ASSERT_NE(c18, nullptr);
+  EXPECT_EQ(measure_named(*c18, "Post-LN: last decoder layer's gradient norm at step 0").read(ev),
+            (std::vector<double>{5.0}));
+  const MeasureSpec& g = measure_named(*c18, "Post-LN-init / Post-LN: last decoder layer's gradient norm at step 0");
+  EXPECT_EQ(g.read(ev), (std::vector<double>{2.0}));
+  EXPECT_EQ(std::get<AtLeast>(g.criterion).bound, 1.0);
+  const MeasureSpec& loss = measure_named(*c18, "Post-LN-init / Post-LN: final validation loss");
+  EXPECT_EQ(loss.read(ev), (std::vector<double>{2.0 / std::log(256.0)}));
+  EXPECT_EQ(std::get<AtMost>(loss.criterion).bound, 0.9);
+  EXPECT_EQ(loss.scale, Scale::log);
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

@@ -13,6 +13,11 @@
 
 namespace nt {
 
+double final_loss(const RunRecord& r) {
+  const double loss = summary_number(r, "final_val_loss");
+  return r.summary.value("diverged", false) || !std::isfinite(loss) ? std::log(256.0) : loss;
+}
+
 namespace {
 
 using Strings = std::vector<std::string>;
@@ -20,13 +25,6 @@ template <class T>
 std::vector<T> operator+(std::vector<T> a, const std::vector<T>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
-}
-
-// A run's final validation loss; a diverged run counts as ln 256 = 5.545, the loss of the uniform
-// predictor, the most a diverged model can be credited with.
-double final_loss(const RunRecord& r) {
-  const double loss = summary_number(r, "final_val_loss");
-  return r.summary.value("diverged", false) || !std::isfinite(loss) ? std::log(256.0) : loss;
 }
 
 // ---- C8 ----

@@ -10,9 +10,14 @@
 namespace nt {
 
 struct RunConfig;
+struct RunRecord;
 class Dataset;
 
 inline constexpr const char* kSmallInit = "ablation: model.init normal, N(0, 0.02) (normtool's default)";
+
+// A run's final validation loss; a diverged run (or a non-finite loss) counts as ln 256 = 5.545, the
+// loss of the uniform predictor over bytes, the most a diverged model can be credited with (also C14's).
+double final_loss(const RunRecord& r);
 
 // A depth as the tables name it: "6L-6L" in the encoder-decoder (layers per stack), "6 layers" else.
 inline std::string depth_label(bool encoder_decoder, int depth) {

@@ -18,6 +18,7 @@ namespace nt {
 
 // gettext-de as the config asks, or synthetic-seq2seq where its catalogs are missing (postln_gradients.cpp)
 RunConfig on_this_machine(RunConfig c);
+Claim postln_init_claim();  // C18 (postln_init.cpp)
 
 namespace {
 // A row's weight at a site on the probe batch: 1 on a real token, 0 on padding (a site over the
@@ -345,7 +346,7 @@ std::vector<Claim> postln_update_claims() {
       .details = update_table,
       .seeds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
   },
-  c17()};
+  c17(), postln_init_claim()};
 }
 
 }  // namespace nt
