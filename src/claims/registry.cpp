@@ -19,13 +19,14 @@ std::vector<Claim> postln_update_claims();     // postln_update.cpp: C10, C17
 std::vector<Claim> precision_claims();         // precision.cpp: C12
 std::vector<Claim> side_by_side_claims();      // side_by_side.cpp: P1
 std::vector<Claim> rmsnorm_paper_claims();     // rmsnorm_paper.cpp: C15
+std::vector<Claim> dyt_claims();               // dyt.cpp: C20
 
 const std::vector<Claim>& all_claims() {
   static const std::vector<Claim> claims = [] {
     std::vector<Claim> all;
     for (auto theme : {exact_claims, convergence_claims, speed_claims, batchnorm_claims, postln_gradients_claims,
                        postln_claims, postln_update_claims, precision_claims, side_by_side_claims,
-                       rmsnorm_paper_claims}) {
+                       rmsnorm_paper_claims, dyt_claims}) {
       std::vector<Claim> some = theme();
       all.insert(all.end(), some.begin(), some.end());
     }
