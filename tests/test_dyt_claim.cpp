@@ -28,7 +28,7 @@ TEST(SCurve, TheTanhFitRecoversKnownParameters) {
   EXPECT_NEAR(t.b, 0.7, 1e-4);
   EXPECT_NEAR(t.r2, 1.0, 1e-9);
   const CurveFit l = fit_line(x, y);
-  EXPECT_LT(l.r2, 0.95);  // the saturation a line cannot follow
+  EXPECT_LT(l.r2, 0.95);        // the saturation a line cannot follow
   EXPECT_NEAR(l.b, 0.0, 1e-9);  // an odd function: no intercept
 }
 

@@ -327,7 +327,8 @@ TEST(Palette, ADotsCurveIsDrawnAsPointsWithoutALine) {
   plot_curves(tmp.str(), "p", PlotStyle{.title = "t", .xlabel = "x"}, curves);
   std::ifstream in(tmp / "p.gp");
   const std::string gp((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto dots = gp.find("index 0 using 1:2 with points pointtype 7"), line = gp.find("index 1 using 1:2 with linesp");
+  const auto dots = gp.find("index 0 using 1:2 with points pointtype 7");
+  const auto line = gp.find("index 1 using 1:2 with linespoints");
   EXPECT_NE(dots, std::string::npos) << gp;
   EXPECT_NE(line, std::string::npos) << gp;
   EXPECT_EQ(gp.find("with points", line), std::string::npos) << gp;  // the fit keeps its line

@@ -16,7 +16,7 @@ namespace nt {
 namespace {
 
 constexpr const char* kAlphas[] = {"0.1", "0.5", "1", "2"};  // alpha_0; 0.5 the paper's default
-constexpr int kScatter = 1500;                              // points of a site drawn in the S-curve plot
+constexpr int kScatter = 1500;                               // points of a site drawn in the S-curve plot
 
 const std::vector<std::string> kOverrides = {"model.n_layers=4", "train.steps=600", "train.eval_every=50",
                                              "train.eval_batches=10", "train.stats_every=0"};
@@ -65,9 +65,15 @@ nlohmann::json fit_sites(Session& run, const RunConfig& c) {
   for (std::size_t k = 0; k < sites.size(); ++k) {
     const auto [x, y] = ln_pairs(sites[k], probe, c.model.norm.eps);
     const CurveFit t = fit_tanh(x, y), l = fit_line(x, y);
-    out.push_back({{"place", sites[k].place}, {"layer", sites[k].layer},
-                   {"deep", 2 * sites[k].layer >= c.model.n_layers}, {"r2_tanh", t.r2}, {"r2_line", l.r2},
-                   {"a", t.a}, {"b", t.b}, {"c", l.a}, {"d", l.b}});
+    out.push_back({{"place", sites[k].place},
+                   {"layer", sites[k].layer},
+                   {"deep", 2 * sites[k].layer >= c.model.n_layers},
+                   {"r2_tanh", t.r2},
+                   {"r2_line", l.r2},
+                   {"a", t.a},
+                   {"b", t.b},
+                   {"c", l.a},
+                   {"d", l.b}});
     if (drawn(k, sites.size())) out.back()["scatter"] = scatter(x, y);
   }
   return out;
@@ -93,7 +99,8 @@ Reader fit_gain(bool deep, bool smallest) {
   return per_run("ln", {}, [deep, smallest](const RunRecord& r) {
     std::vector<double> gaps;
     for (const auto& s : r.summary.at("sites"))
-      if (s.at("deep").get<bool>() == deep) gaps.push_back(s.at("r2_tanh").get<double>() - s.at("r2_line").get<double>());
+      if (s.at("deep").get<bool>() == deep)
+        gaps.push_back(s.at("r2_tanh").get<double>() - s.at("r2_line").get<double>());
     if (gaps.empty()) return double(NAN);
     if (smallest) return *std::min_element(gaps.begin(), gaps.end());
     double m = 0;
@@ -111,24 +118,24 @@ std::vector<MeasureSpec> c20_measures() {
       {"DyT (alpha_0 = 0.5) / LN: final validation loss", NonInferior{0.02}, ratio(dyt_loss("0.5"), ln), "",
        Scale::log},
       {"LN, deeper half of the sites: smallest R^2(tanh) - R^2(line)", Reported{}, fit_gain(true, true), "the fits"},
-      {"LN, shallower half of the sites: mean R^2(tanh) - R^2(line)", Reported{}, fit_gain(false, false),
-       "the fits"}};
+      {"LN, shallower half of the sites: mean R^2(tanh) - R^2(line)", Reported{}, fit_gain(false, false), "the fits"}};
   m[1].digits = 4;
   for (const char* a : kAlphas)
     if (std::string(a) != "0.5")
-      m.push_back({fmt::format("DyT (alpha_0 = {}) / LN: final validation loss", a), Reported{},
-                   ratio(dyt_loss(a), ln), "the alpha_0 sweep", Scale::log, false, false, 4});
+      m.push_back({fmt::format("DyT (alpha_0 = {}) / LN: final validation loss", a), Reported{}, ratio(dyt_loss(a), ln),
+                   "the alpha_0 sweep", Scale::log, false, false, 4});
   m.push_back({"LN: final validation loss", Reported{}, ln, "the alpha_0 sweep"});
   for (const char* a : kAlphas)
-    m.push_back({fmt::format("DyT (alpha_0 = {}): final validation loss", a), Reported{}, dyt_loss(a),
-                 "the alpha_0 sweep"});
+    m.push_back(
+        {fmt::format("DyT (alpha_0 = {}): final validation loss", a), Reported{}, dyt_loss(a), "the alpha_0 sweep"});
   return m;
 }
 
 // Where a site is, in words
 std::string site_name(const nlohmann::json& site) {
   const std::string place = site.at("place");
-  return place == "final" ? "the final norm" : fmt::format("block {}'s {} norm", site.at("layer").get<int>() + 1, place);
+  return place == "final" ? "the final norm"
+                          : fmt::format("block {}'s {} norm", site.at("layer").get<int>() + 1, place);
 }
 
 // The S-curve of the k-th drawn site of the first seed's LN run: its scatter, the tanh and the line fitted
@@ -159,7 +166,8 @@ std::vector<Curve> loss_curves(const Evidence& ev) {
   std::vector<RunRecord> ln;
   for (const RunRecord* r : ev.of("ln")) {
     ln.push_back(*r);
-    for (const auto& p : r->summary.at("val_loss")) ln.back().val_loss.emplace_back(p.at(0).get<int>(), p.at(1).get<double>());
+    for (const auto& p : r->summary.at("val_loss"))
+      ln.back().val_loss.emplace_back(p.at(0).get<int>(), p.at(1).get<double>());
   }
   std::vector<const RunRecord*> lns;
   for (const RunRecord& r : ln) lns.push_back(&r);
@@ -189,8 +197,9 @@ std::vector<PlotSpec> c20_plots() {
 std::string c20_details(const Evidence& ev) {
   const auto runs = ev.of("ln");
   const auto& first = runs.front()->summary.at("sites");
-  std::string t = "The fits per norm site (forward order), means over the seeds:\n\n| site | deeper half | R^2 tanh | "
-                  "R^2 line | difference | a | b |\n|---|---|---|---|---|---|---|\n";
+  std::string t =
+      "The fits per norm site (forward order), means over the seeds:\n\n| site | deeper half | R^2 tanh | "
+      "R^2 line | difference | a | b |\n|---|---|---|---|---|---|---|\n";
   for (std::size_t k = 0; k < first.size(); ++k) {
     double rt = 0, rl = 0, a = 0, b = 0;
     for (const RunRecord* r : runs) {
@@ -222,13 +231,13 @@ std::vector<Claim> dyt_claims() {
              "the line with one (2 parameters each); their smallest and the shallower half's mean reported. "
              "(b) DyT (alpha_0 = 0.5) / LN final validation loss with an upper bound <= 1.02 (NonInferior, log "
              "scale); the other alpha_0 reported.",
-      .settings = {{.name = "ln", .config = "lm-tiny.json", .overrides = kOverrides, .quick = kQuick,
-                    .session = ln_probe},
-                   {.name = "dyt",
-                    .config = "lm-tiny.json",
-                    .overrides = kOverrides,
-                    .quick = kQuick,
-                    .axes = {"model.norm.type=dyt", fmt::format("model.norm.dyt_alpha0={}", fmt::join(kAlphas, ","))}}},
+      .settings =
+          {{.name = "ln", .config = "lm-tiny.json", .overrides = kOverrides, .quick = kQuick, .session = ln_probe},
+           {.name = "dyt",
+            .config = "lm-tiny.json",
+            .overrides = kOverrides,
+            .quick = kQuick,
+            .axes = {"model.norm.type=dyt", fmt::format("model.norm.dyt_alpha0={}", fmt::join(kAlphas, ","))}}},
       .measures = c20_measures(),
       .plots = c20_plots(),
       .method = "The 4-layer Pre-LN transformer on fortunes (C15's model) for 600 steps. LN is trained in this "
