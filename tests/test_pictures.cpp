@@ -317,6 +317,23 @@ TEST(Palette, APlotsScriptPutsItsKeyOutsideAndColoursByNorm) {
   EXPECT_NE(gp.find("set xtics 2\n"), std::string::npos) << gp;  // 24 layers: a tick every 2
 }
 
+// A scatter: a dots curve is drawn with points alone, a line curve beside it with its line
+TEST(Palette, ADotsCurveIsDrawnAsPointsWithoutALine) {
+  TempDir tmp;
+  std::vector<Curve> curves{{"layernorm", {{-1, -0.9}, {0, 0.1}, {1, 0.8}}, {}},
+                            {"fit", {{-1, -1.0}, {1, 1.0}}, {}}};
+  curves[0].dots = true;
+  std::filesystem::create_directories(tmp.path);
+  plot_curves(tmp.str(), "p", PlotStyle{.title = "t", .xlabel = "x"}, curves);
+  std::ifstream in(tmp / "p.gp");
+  const std::string gp((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto dots = gp.find("index 0 using 1:2 with points pointtype 7");
+  const auto line = gp.find("index 1 using 1:2 with linespoints");
+  EXPECT_NE(dots, std::string::npos) << gp;
+  EXPECT_NE(line, std::string::npos) << gp;
+  EXPECT_EQ(gp.find("with points", line), std::string::npos) << gp;  // the fit keeps its line
+}
+
 TEST(Version, NamesTheCommit) {
   const auto r = run_normtool("--version");
   EXPECT_EQ(r.exit_code, 0);

@@ -17,18 +17,19 @@ std::vector<Claim> speed_claims();             // speed.cpp: C3
 std::vector<Claim> batchnorm_claims();         // batchnorm.cpp: C4, C5, C11, C13
 std::vector<Claim> postln_gradients_claims();  // postln_gradients.cpp: C7, C16
 std::vector<Claim> postln_claims();            // postln.cpp: C8, C9
-std::vector<Claim> postln_update_claims();     // postln_update.cpp: C10, C17
+std::vector<Claim> postln_update_claims();     // postln_update.cpp: C10, C17; C18 (postln_init.cpp)
 std::vector<Claim> precision_claims();         // precision.cpp: C12
 std::vector<Claim> side_by_side_claims();      // side_by_side.cpp: P1
-std::vector<Claim> rmsnorm_paper_claims();     // rmsnorm_paper.cpp: C15
+std::vector<Claim> rmsnorm_paper_claims();     // rmsnorm_paper.cpp: C14, C15
 std::vector<Claim> after_seeds_claims();       // after_seeds.cpp: C19, C21
+std::vector<Claim> dyt_claims();               // dyt.cpp: C20
 
 const std::vector<Claim>& all_claims() {
   static const std::vector<Claim> claims = [] {
     std::vector<Claim> all;
     for (auto theme : {exact_claims, convergence_claims, speed_claims, batchnorm_claims, postln_gradients_claims,
                        postln_claims, postln_update_claims, precision_claims, side_by_side_claims,
-                       rmsnorm_paper_claims, after_seeds_claims}) {
+                       rmsnorm_paper_claims, after_seeds_claims, dyt_claims}) {
       std::vector<Claim> some = theme();
       all.insert(all.end(), some.begin(), some.end());
     }

@@ -172,9 +172,10 @@ std::string plot_command(const std::string& stem, const std::vector<Curve>& curv
     const std::string src = gnuplot_string(stem + ".tsv") + fmt::format(" index {}", block++);
     const std::string pen = fmt::format("linecolor rgb '{}' dashtype {}", pens[i].color, pens[i].dash);
     if (!c.band.empty()) add(src + " using 1:3:4 with filledcurves " + pen + " notitle");
-    add(src + (c.thin ? " using 1:2 with lines linewidth 0.6 " + pen + " notitle"
-                      : " using 1:2 with linespoints pointsize 0.45 linewidth 1.5 " + pen + " title " +
-                            gnuplot_string(c.title)));
+    const std::string title = " title " + gnuplot_string(c.title);
+    add(src + (c.thin   ? " using 1:2 with lines linewidth 0.6 " + pen + " notitle"
+               : c.dots ? " using 1:2 with points pointtype 7 pointsize 0.25 " + pen + title
+                        : " using 1:2 with linespoints pointsize 0.45 linewidth 1.5 " + pen + title));
   }
   if (first) gp += "NaN notitle";  // no curve has a point: an empty graph, not a gnuplot error
   return gp + "\n";

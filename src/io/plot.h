@@ -24,6 +24,7 @@ struct Curve {
   std::vector<std::pair<double, double>> band;    // (low, high) per point, e.g. over seeds; may be empty
   std::string color = {};                         // "#rrggbb"; "" the palette's (io/palette.h)
   bool thin = false;                              // a thin line without points, e.g. one seed beside the mean
+  bool dots = false;                              // small dots without a line: a scatter
 };
 
 struct PlotStyle {
