@@ -24,7 +24,7 @@ STEPS = {"lm-small": (5, 25), "lm-deep18": (10, 50), "encdec-deep12": (5, 30), "
 # an op's backward names the op, so op names come before the generic helpers.
 PARTS = [
     ("products", r"\bblock<\d+, ?\d+>|\(anonymous namespace\)::pack\b|transpose_floats|gemm|openblas|sgemm_|"
-                 r"Eigen::internal::gebp|gemm_pack|general_matrix_matrix"),
+                 r"Eigen::internal::gebp|gemm_pack|general_matrix_matrix|\blinear<|linear_backward|linear_forward"),
     ("attention", r"attention|softmax|merge_heads|split_heads|permute_heads|causal_mask"),
     ("norms", r"layernorm|rmsnorm|prmsnorm|scalenorm|batchnorm|deepnorm|dyt|weightnorm|RowNorm|norm_site"),
     ("optimizer", r"OptimizerState|global_norm|clip_to_norm|adam|schedule"),
@@ -35,7 +35,7 @@ PARTS = [
                  r"for_row_blocks|parallel|_M_invoke|std::|Session|gomp|GOMP|\brows\b|Tensor|Params"),
 ]
 ORDER = ["products", "attention", "norms", "elementwise", "optimizer", "overhead", "unclassified"]
-HZ = 999
+HZ = 1999
 
 
 def part_of(symbol):
@@ -180,6 +180,11 @@ def table(rows, peak, bw, kernels):
         lines.append(f"| {name} | {t:.1f} | {r['cpu_ms']:.1f} | " + " | ".join(cells) +
                      f" | {100 * r['share']['unclassified']:.1f}% | {r['gflop']:.2f} | "
                      f"{r['gflop'] / (t * 1e-3) / peak:.2f} | {total_bound:.1f} | {100 * total_bound / t:.0f}% |")
+    busy = [n for n, r in rows.items() if r["step_ms"] > 1.2 * r["cpu_ms"]]
+    if busy:
+        lines += ["", f"The machine was busy during this run: the step time of {', '.join(busy)} exceeds the CPU time "
+                  "perf sampled by more than a fifth (the process waited for a core), so their ms are not the "
+                  "engine's; the shares are."]
     return "\n".join(lines) + "\n"
 
 
