@@ -1,0 +1,88 @@
+"""scripts/profile_step.py's parts that need no perf and no binary: which part a symbol goes to, reading
+`perf report`'s output, the difference of two runs, and its roofline counts against bench_vs_torch.work()
+(run by CTest, python.NormtoolModule)."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.environ.get("NORMTOOL_SOURCE_DIR",
+                                               os.path.dirname(os.path.dirname(os.path.dirname(
+                                                   os.path.abspath(__file__))))), "scripts"))
+import bench_vs_torch  # noqa: E402
+import profile_step  # noqa: E402
+
+LM_SMALL = {"data": {"seq_len": 128}, "model": {"arch": "transformer", "d_model": 128, "n_layers": 4, "n_heads": 4,
+                                                 "d_ff": 512}, "train": {"batch_size": 16, "optimizer": "adamw"}}
+LM_DEEP18 = {"data": {"seq_len": 64}, "model": {"arch": "transformer", "d_model": 64, "n_layers": 18, "n_heads": 2,
+                                                 "d_ff": 128}, "train": {"batch_size": 16, "optimizer": "adam"}}
+
+
+class Classification(unittest.TestCase):
+    def test_each_family_of_symbols_goes_to_its_part(self):
+        cases = {
+            "[.] nt::(anonymous namespace)::block<12, 2> (normtool)": "products",
+            "[.] nt::(anonymous namespace)::pack (normtool)": "products",
+            "[.] nt::transpose_floats (normtool)": "products",
+            "[.] sgemm_kernel_SKYLAKEX (libopenblas.so.0)": "products",
+            "[.] nt::(anonymous namespace)::softmax_row<float> (normtool)": "attention",
+            "[.] nt::(anonymous namespace)::attention_backward<float> (normtool)": "attention",
+            "[.] nt::layernorm_backward<float>(float*, int)::{lambda(int, int, int)#1}::operator() (normtool)":
+                "norms",
+            "[.] nt::OptimizerState::step (normtool)": "optimizer",
+            "[.] nt::(anonymous namespace)::bias_activation_backward_node<float>(void const*, unsigned int)"
+            "::{lambda(int, int, int)#1}::operator() (normtool)": "elementwise",
+            # the op a generic helper runs decides, not the helper
+            "[.] nt::for_row_blocks<nt::(anonymous namespace)::residual_backward_node<float>(void const*, "
+            "unsigned int)::{lambda(int, int, int)#1}> (normtool)": "elementwise",
+            "[.] __memset_avx512_unaligned_erms (libc.so.6)": "overhead",
+            "[k] exc_page_fault ([kernel.kallsyms])": "overhead",
+            "[.] do_lookup_x (ld-linux-x86-64.so.2)": "unclassified",
+        }
+        for symbol, part in cases.items():
+            self.assertEqual(profile_step.part_of(symbol), part, symbol)
+
+    def test_report_lines_are_summed_by_symbol_and_the_short_run_subtracted(self):
+        report = ("# header\n\n"
+                  "    50.00%\t100\tnormtool\t[.] nt::(anonymous namespace)::block<12, 2>\n"
+                  "    10.00%\t20\tlibc.so.6\t[.] __memset_avx512_unaligned_erms\n"
+                  "     5.00%\t10\tnormtool\t[.] nt::(anonymous namespace)::softmax_row<float>\n")
+        long = profile_step.parse_report(report)
+        self.assertEqual(long["[.] nt::(anonymous namespace)::block<12, 2> (normtool)"], 100)
+        short = {"[.] __memset_avx512_unaligned_erms (libc.so.6)": 15, "[.] start_up_only (normtool)": 7}
+        parts, diff = profile_step.split(short, long)
+        self.assertEqual(parts["products"], 100)
+        self.assertEqual(parts["overhead"], 5)
+        self.assertEqual(parts["attention"], 10)
+        self.assertEqual(parts["unclassified"], -7)  # start-up that only the short run sampled shows, not hides
+        self.assertEqual(diff["[.] start_up_only (normtool)"], -7)
+
+
+class Roofline(unittest.TestCase):
+    def test_transformer_parts_add_up_to_work(self):
+        for c, gflop in ((LM_SMALL, 10.88), (LM_DEEP18, 4.18)):
+            p = profile_step.transformer_parts(c)
+            flops, mb = bench_vs_torch.work(c)
+            self.assertAlmostEqual(p["products"], flops, places=9)
+            self.assertAlmostEqual(p["products"], gflop, delta=0.005)  # docs/performance.md's figures
+            self.assertAlmostEqual(sum(v for k, v in p.items() if k != "products"), mb, delta=1e-6 * mb)
+
+    def test_encoder_decoder_and_rnnsearch_counts(self):
+        ed = {"data": {"max_len": 2}, "model": {"arch": "encoder-decoder", "d_model": 4, "n_layers": 1,
+                                                 "n_dec_layers": 1, "n_heads": 1, "d_ff": 8},
+              "train": {"batch_size": 1, "optimizer": "sgd"}}
+        p = profile_step.encdec_parts(ed, params=100)
+        # rows: 2 source, 3 target; Linears 2*1*(64+64) + 3*(96+64) + 2*32 + 3*4*256; attention
+        # 12*4*4 + (6*4*3*4 + 12*3*2*4)
+        lin = 2 * 128 + 3 * 160 + 2 * 32 + 3 * 1024
+        self.assertAlmostEqual(p["products"] * 1e9, 6 * lin + 192 + 288 + 288)
+        self.assertAlmostEqual(p["optimizer"], 7 * 100 * 4e-6)
+        rs = {"data": {"max_len": 2}, "model": {"arch": "rnnsearch", "d_emb": 2, "d_model": 4},
+              "train": {"batch_size": 1, "optimizer": "adam"}}
+        q = profile_step.rnnsearch_parts(rs, params=10)
+        self.assertAlmostEqual(q["attention"], 8 * 3 * 2 * 8 * 4e-6)
+        self.assertAlmostEqual(q["optimizer"], 9 * 10 * 4e-6)
+        self.assertGreater(q["products"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
