@@ -71,6 +71,10 @@ TEST(Docs, ReadmeShowsTheCommittedVerdicts) {
     EXPECT_NE(table.find("**" + v["verdict"].get<std::string>() + "**"), std::string::npos);
   }
   EXPECT_EQ(with_results_table("no markers\n", table), "no markers\n");
+  // a report without some claims of the registry names them after the table, with the command
+  const std::string partial = results_table(nlohmann::json::array({verdicts[0]}), "reports/REPORT.md");
+  EXPECT_NE(partial.find("Not in this report yet: E2, E3, "), std::string::npos) << partial;
+  EXPECT_NE(partial.find("`normtool reproduce E2 E3 "), std::string::npos) << partial;
 }
 
 TEST(Docs, ClaimsReferenceReplacesOnlyItsPart) {

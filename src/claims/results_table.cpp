@@ -1,5 +1,6 @@
 #include "claims/results_table.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <fmt/format.h>
@@ -56,6 +57,13 @@ std::string results_table(const nlohmann::json& verdicts, const std::string& rep
                      short_title(v.value("title", "")), v.value("verdict", "?"),
                      v.value("quick", false) ? " (quick)" : "", figure_of(v));
   }
+  std::vector<std::string> missing;  // claims of the registry the report has not run
+  for (const Claim& c : all_claims())
+    if (std::none_of(verdicts.begin(), verdicts.end(), [&](const auto& v) { return v.value("id", "") == c.id; }))
+      missing.push_back(c.id);
+  if (!missing.empty())
+    t += fmt::format("\nNot in this report yet: {} (`normtool reproduce {}`).\n", fmt::join(missing, ", "),
+                     fmt::join(missing, " "));
   return t + kEnd + "\n";
 }
 
