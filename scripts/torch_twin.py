@@ -70,7 +70,8 @@ DEFAULTS = {
               "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
                        "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625,
                        "dyt_alpha0": 0.5, "impl": "fused", "depth_scaling": False},
-              "final_norm": True, "embed_norm": False, "bias": True, "qk_norm": False, "n_dec_layers": None,
+              "final_norm": True, "embed_norm": False, "bias": True, "qk_norm": False, "position": "learned",
+              "rotary_base": 10000.0, "n_dec_layers": None,
               "cell": "gru", "d_emb": None},
     "train": {"steps": 500, "batch_size": 16, "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "beta1": 0.9,
               "beta2": 0.999, "adam_eps": 1e-8, "weight_decay": 0.0, "schedule": "constant", "warmup_steps": 0,
@@ -125,6 +126,7 @@ CHOICES = {  # docs/config.md
     "model.activation": tuple(ACT), "model.init": ("normal", "xavier", "nematus", "postln-init"),
     "model.norm.type": ("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm",
                         "dyt"),
+    "model.position": ("learned", "none", "rotary"),
     "model.norm.placement": ("pre", "post", "peri"), "model.norm.bn_axes": ("batch_time", "batch"),
     "model.norm.impl": ("fused", "composite"), "model.cell": ("gru", "lstm"),
     "train.optimizer": ("sgd", "adam", "adamw"), "train.schedule": ("constant", "linear", "cosine", "inverse_sqrt"),
@@ -197,6 +199,10 @@ def validate(c):
         n["placement"] = "post"
         if arch != "encoder-decoder":
             n["alpha"], n["beta"] = deepnorm_constants(c, "dec")
+    if m["position"] != "learned" and arch in ("mlp",) + RECURRENT:
+        raise ConfigError(f"model.position: {m['position']} is a Transformer stack's position scheme, not {arch!r}")
+    if m["position"] == "rotary" and arch not in ("mlp",) + RECURRENT and (m["d_model"] // m["n_heads"]) % 2:
+        raise ConfigError("model.position: rotary needs an even head size model.d_model / model.n_heads")
     if n["type"] == "batchnorm" and n["impl"] == "composite":
         raise ConfigError("model.norm.impl: composite batchnorm keeps no running statistics: use fused")
     if n["type"] == "batchnorm" and arch == "mlp" and tr["batch_size"] < 2:
@@ -522,11 +528,23 @@ def linear(m, i, o, bias=True, gain=None, recurrent=False):
     return lin
 
 
+def rotate(t, base):
+    """RoPE (Su et al. 2021) in GPT-NeoX's half split: t (B, NH, T, hs), feature i < hs/2 paired with i + hs/2,
+    turned by the angle pos * base^(-2i/hs) (GPT-NeoX's rotate_half, GLM-130B, Gemma, OLMo 2)."""
+    T, hs = t.shape[-2], t.shape[-1]
+    inv_freq = base ** (-torch.arange(0, hs, 2, dtype=torch.float64) / hs)
+    angle = torch.arange(T, dtype=torch.float64)[:, None] * inv_freq[None, :]  # (T, hs/2)
+    cos, sin = torch.cos(angle).to(t.dtype), torch.sin(angle).to(t.dtype)
+    a, b = t[..., :hs // 2], t[..., hs // 2:]
+    return torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
+
+
 class Attention(torch.nn.Module):
-    def __init__(self, m, gains):
+    def __init__(self, m, gains, cross=False):
         super().__init__()
         C, b = m["d_model"], m["bias"]
         self.heads = m["n_heads"]
+        self.rotary = m["rotary_base"] if m["position"] == "rotary" and not cross else None  # self-attention's
         self.q, self.k, self.v, self.out = (linear(m, C, C, b, g) for g in gains)
         if m["qk_norm"]:  # Dehghani et al. 2023: a norm of the block's type on each head's q and k, gains shared
             self.q_norm, self.k_norm = Norm({"model": m}, C // self.heads), Norm({"model": m}, C // self.heads)
@@ -539,6 +557,8 @@ class Attention(torch.nn.Module):
         q, k, v = split(self.q(x), T), split(self.k(mem), S), split(self.v(mem), S)
         if hasattr(self, "q_norm"):
             q, k = (n(t.reshape(-1, hs)).view(t.shape) for n, t in ((self.q_norm, q), (self.k_norm, k)))
+        if self.rotary is not None:  # after the q and k norms (OLMo 2)
+            q, k = rotate(q, self.rotary), rotate(k, self.rotary)
         att = (q @ k.transpose(-2, -1)) / math.sqrt(hs)
         keep = torch.ones(B, 1, T, S, dtype=torch.bool)
         if key_mask is not None:
@@ -573,7 +593,7 @@ class Block(torch.nn.Module):
         gains = (1.0, 1.0, beta, beta) if deep else (None,) * 4
         self.placement, self.alpha, self.causal = m["norm"]["placement"], alpha if deep else 1.0, causal
         self.attn_norm, self.attn = Norm(c, m["d_model"], positions), Attention(m, gains)
-        self.cross = Attention(m, gains) if cross else None
+        self.cross = Attention(m, gains, cross=True) if cross else None
         self.cross_norm = Norm(c, m["d_model"], positions) if cross else None
         self.ffn_norm, self.ffn = Norm(c, m["d_model"], positions), FeedForward(m, beta if deep else None)
         self.scale = 1 / math.sqrt(i + 1) if m["norm"]["depth_scaling"] else 1.0
@@ -607,9 +627,11 @@ class Stack(torch.nn.Module):
         m = c["model"]
         C = m["d_model"]
         alpha, beta = deepnorm_constants(c, stack) if m["norm"]["type"] == "deepnorm" else (1.0, None)
-        self.tok_emb, self.pos_emb = torch.nn.Embedding(vocab, C), torch.nn.Embedding(positions, C)
+        self.tok_emb = torch.nn.Embedding(vocab, C)  # model.position learned: and a position table
+        self.pos_emb = torch.nn.Embedding(positions, C) if m["position"] == "learned" else None
         for e in (self.tok_emb, self.pos_emb):
-            _normal(e.weight, _embedding_std(m))
+            if e is not None:
+                _normal(e.weight, _embedding_std(m))
         self.emb_norm = Norm(c, C, positions) if m["embed_norm"] else None
         self.blocks = torch.nn.ModuleList(Block(c, positions, causal, cross, alpha, beta, i) for i in range(n))
         if m["init"] == "postln-init":  # DeepNet §3: block l = i + 1 of n, v, out, fc1, fc2 divided by n - i
@@ -625,7 +647,10 @@ class Stack(torch.nn.Module):
         """tokens (B, T); real (B, T): the real tokens (norm statistics); key_mask: the attention's keys."""
         B, T = tokens.shape
         r = real.reshape(-1)
-        h = (self.tok_emb(tokens) + self.pos_emb(torch.arange(T))).reshape(B * T, -1)
+        h = self.tok_emb(tokens)
+        if self.pos_emb is not None:
+            h = h + self.pos_emb(torch.arange(T))
+        h = h.reshape(B * T, -1)
         if self.emb_norm is not None:
             h = self.emb_norm(h, r, B, T)
         for b in self.blocks:

@@ -155,6 +155,24 @@ void norm_fields(FieldList& f, NormConfig& n) {
           "pre or peri, layernorm or rmsnorm.");
 }
 
+// What a Transformer stack's attention and feed-forward are made of, beyond the norms.
+void stack_fields(FieldList& f, ModelConfig& m) {
+  f.boolean("model.qk_norm", m.qk_norm)
+      .means("A norm of the block's type (layernorm|rmsnorm; model.norm's eps, affine, bias) on each head's queries "
+             "and keys (d_model / n_heads features) before q.k, in every attention, cross-attention too: q_norm, "
+             "k_norm, one gain (and bias) each shared by the heads (Dehghani et al. 2023). Transformer families.");
+  f.choice("model.position", m.position, kPositionNames)
+      .means(
+          "Transformer families: learned adds a learned position table (pos_emb) to the token embedding; none "
+          "has no position signal but the causal mask; rotary (RoPE, Su et al. 2021) turns each head's queries "
+          "and keys in every self-attention (not cross-attention) by position, GPT-NeoX's half-split pairs "
+          "(feature i with i + d_head/2; GLM-130B, Gemma, OLMo 2), and has no position table. rotary needs an "
+          "even d_head = model.d_model / model.n_heads.");
+  f.number("model.rotary_base", m.rotary_base, 1)
+      .means("rotary: the base of the angles, pair i at position t turning by t * base^(-2i / d_head) "
+             "(10000: RoFormer, Llama, GLM-130B, Gemma; OLMo 2: 500000).");
+}
+
 void model_fields(FieldList& f, ModelConfig& m) {
   f.choice("model.arch", m.arch, kArchNames)
       .means(
@@ -200,10 +218,7 @@ void model_fields(FieldList& f, ModelConfig& m) {
           "Every Linear has an additive bias: q, k, v and out of every attention, fc1 and fc2, the output layer, "
           "the mlp's layers (Llama and T5: false); rnn and rnnsearch keep Nematus's biases (true only). "
           "Biases start at 0.");
-  f.boolean("model.qk_norm", m.qk_norm)
-      .means("A norm of the block's type (layernorm|rmsnorm; model.norm's eps, affine, bias) on each head's queries "
-             "and keys (d_model / n_heads features) before q.k, in every attention, cross-attention too: q_norm, "
-             "k_norm, one gain (and bias) each shared by the heads (Dehghani et al. 2023). Transformer families.");
+  stack_fields(f, m);
   f.optional_integer("model.n_dec_layers", m.n_dec_layers, 1, 1000)
       .means("encoder-decoder: the decoder blocks; null: model.n_layers. Other architectures: must be null.");
   f.choice("model.cell", m.cell, kCellNames)

@@ -1,11 +1,13 @@
 // Decoder-only causal Transformer over bytes (model.arch transformer), and the same stack without
 // the causal mask as BERT's masked LM (model.arch encoder): one Stack (model/blocks/stack.h) and a head,
 //
-//   x = tok_emb[tokens] + pos_emb[t]                      Embedding
+//   x = tok_emb[tokens] + pos_emb[t]                      Embedding (model.position learned; none and
+//                                                          rotary: tok_emb[tokens] alone)
 //   embed_norm: x = norm(x)                               (BERT, BLOOM; site "embed")
 //   each layer:
 //     x = placement(x, attention)                          Residual, Attention (causal self; encoder:
-//                                                          bidirectional, keys the real tokens only)
+//                                                          bidirectional, keys the real tokens only;
+//                                                          rotary: q, k turned by position, ops/rotary.cpp)
 //     x = placement(x, feed_forward)                       Residual, FeedForward
 //   where placement(x, f) is, by model.norm:
 //     pre       x + f(norm(x))
@@ -100,6 +102,7 @@ ModelShape transformer_shape(const RunConfig& c, int vocab, int) {
   // residual C; each with its gradient. Attention: P and dS per head. Embeddings and logits.
   s.activations = N * (L * 2 * (9 * C + 2 * F) + 6 * C + 3 * V) + L * 2 * B * m.n_heads * T * T;
   if (m.norm.placement == Placement::peri) s.activations += N * L * 2 * 4 * C;  // each sub-layer's f + b, norm_out
+  if (m.position == Position::rotary) s.activations += N * L * 2 * 3 * C;  // the turned qkv and its gradient
   // per sequence and layer: q, k, v, out 4 C^2, fc1 and fc2 2 C F, scores and their use 2 T C; the head C V
   s.forward_flops = double(T) * (2.0 * double(L) * double(4 * C * C + 2 * C * F + 2 * T * C) + 2.0 * double(C * V));
   s.smaller = fmt::format("data.seq_len (= {}), model.d_model (= {}) or model.n_layers (= {})", T, C, L);

@@ -79,6 +79,10 @@ Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq,
 template <class T>
 Tensor<T> multi_head_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, int B, int Tq, int Tk, int NH,
                                bool causal, const float* key_mask);
+// rotary.cpp: rotary position embedding (RoPE), GPT-NeoX's half split: in each head of hs features of
+// columns [0, rotated) of x (B*T_, cols), feature i < hs/2 and i + hs/2 turned by the angle
+// t * base^(-2i/hs), t = row % T_; the other columns copied -> (B*T_, cols).
+template <class T> Tensor<T> rotary(Graph<T>& g, Tensor<T> x, int T_, int hs, int rotated, double base);
 // rows.cpp: one time step's rows of a batch-major (B*T, C) sequence, rows first + i * stride.
 // take_rows -> (count, C); put_rows writes x (count, C) into the graph tensor y (made with a gradient).
 template <class T> Tensor<T> take_rows(Graph<T>& g, Tensor<T> x, int first, int count, int stride);

@@ -1,5 +1,6 @@
-// The embedding of a token sequence: x = tok_emb[tokens] + pos_emb[t], then optionally
-// x = norm(x) (an embedding norm, place "embed"). train.precision: x stored in the run's format.
+// The embedding of a token sequence: x = tok_emb[tokens] + pos_emb[t] (model.position learned; none
+// and rotary: x = tok_emb[tokens], no position table), then optionally x = norm(x) (an embedding norm,
+// place "embed"). train.precision: x stored in the run's format.
 #pragma once
 #include <memory>
 #include <vector>
@@ -11,9 +12,10 @@ namespace nt {
 
 class Embedding {
  public:
-  // Declares "<prefix>tok_emb.weight" (vocab, C) and "<prefix>pos_emb.weight" (T, C) of `layer`,
-  // and with `norm` an embedding norm "<prefix>emb_norm" at site `place` (positions as NormSite's).
-  Embedding(ParamStore<float>& params, int layer, int vocab, int T, int C, Precision precision,
+  // Declares "<prefix>tok_emb.weight" (vocab, C) and, with `learned` positions, "<prefix>pos_emb.weight"
+  // (T, C) of `layer`, and with `norm` an embedding norm "<prefix>emb_norm" at site `place` (positions as
+  // NormSite's).
+  Embedding(ParamStore<float>& params, int layer, int vocab, int T, int C, bool learned, Precision precision,
             const NormConfig* norm = nullptr, int positions = 1, const std::string& prefix = "",
             const char* place = "embed");
 
@@ -26,7 +28,7 @@ class Embedding {
                            std::vector<SiteCapture>& sites);
 
  private:
-  int tok_ = -1, pos_ = -1;  // parameter ids
+  int tok_ = -1, pos_ = -1;  // parameter ids; pos_ -1: no position table
   Tensor<float> tok_table_, pos_table_;
   Precision precision_;
   std::unique_ptr<NormSite> norm_;

@@ -12,13 +12,15 @@ Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
     : precision_(c.train.precision),
       deepnorm_(norm_desc(c.model.norm.type).scaled_residual),
       beta_(s.deepnorm.beta),
-      embed_(params, 0, s.vocab, s.T, c.model.d_model, precision_, c.model.embed_norm ? &c.model.norm : nullptr,
+      embed_(params, 0, s.vocab, s.T, c.model.d_model, c.model.position == Position::learned, precision_,
+             c.model.embed_norm ? &c.model.norm : nullptr,
              s.positions, s.names.prefix, s.names.embed) {
   const ModelConfig& m = c.model;
   const int C = m.d_model;
   const std::string prefix = s.names.prefix;
   const float alpha = float(s.deepnorm.alpha);
   const NormConfig* qk_norm = m.qk_norm ? &m.norm : nullptr;  // q_norm and k_norm in every attention
+  const double rotary = m.position == Position::rotary ? m.rotary_base : 0.0;  // self-attention's alone
   auto residual = [&](int l, const char* sub, const char* place, const char* out_place) {
     return Residual(params, m.norm, alpha, precision_, l, prefix + sub + "_norm", place, C, s.positions,
                     prefix + sub + "_out_norm", out_place);
@@ -28,7 +30,7 @@ Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
         residual(l, "attn", s.names.attn, s.names.attn_out),
         s.cross ? std::optional<Residual>(residual(l, "cross", s.names.cross, s.names.cross_out)) : std::nullopt,
         residual(l, "ffn", s.names.ffn, s.names.ffn_out),
-        Attention(params, s.self, prefix + "attn", l, C, m.n_heads, precision_, m.bias, qk_norm),
+        Attention(params, s.self, prefix + "attn", l, C, m.n_heads, precision_, m.bias, qk_norm, rotary),
         s.cross ? std::optional<Attention>(std::in_place, params, AttentionKind::cross, prefix + "cross", l, C,
                                            m.n_heads, precision_, m.bias, qk_norm)
                 : std::nullopt,
@@ -91,7 +93,8 @@ int64_t Stack::params(const ModelConfig& m, int vocab, int T, int n, bool cross)
   const int64_t norms_per_sublayer = wiring_of(m.norm) == Wiring::peri ? 2 : 1;  // peri: and the output norm
   const int64_t block = (cross ? 2 : 1) * attention + ffn + (cross ? 3 : 2) * norms_per_sublayer * norm;
   const bool final_norm = has_final_norm(m);
-  return int64_t(vocab) * C + int64_t(T) * C + (m.embed_norm ? norm : 0) + n * block + (final_norm ? norm : 0);
+  const int64_t positions = m.position == Position::learned ? int64_t(T) * C : 0;  // pos_emb
+  return int64_t(vocab) * C + positions + (m.embed_norm ? norm : 0) + n * block + (final_norm ? norm : 0);
 }
 
 }  // namespace nt
