@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """PyTorch reference values for the parts of the seed articles' systems that change what a norm sees
-(tests/test_system_parts.cpp): rotary position embedding and no position table (model.position).
+(tests/test_system_parts.cpp): rotary position embedding and no position table (model.position), gated
+feed-forwards (model.ffn glu: SwiGLU, GeGLU).
 
 Run with Debian's interpreter, which has python3-torch:  /usr/bin/python3 scripts/dump_system_golden.py
 Writes tests/golden/<case>.json in the format of scripts/dump_golden.py: the batch, the logits, the loss and
@@ -66,6 +67,10 @@ CASES = [  # new cases go last
     lambda: decoder_case("model_position_none", 20261202, {"position": "none"}),
     lambda: encdec_case("model_rotary_encdec_qk_norm", 20261203,
                         {"position": "rotary", "rotary_base": 500000.0, "qk_norm": True}),
+    lambda: decoder_case("model_swiglu", 20261204,
+                         {"ffn": "glu", "activation": "silu", "bias": False, "norm": {"type": "rmsnorm"}}),
+    lambda: decoder_case("model_geglu_post", 20261205,
+                         {"ffn": "glu", "activation": "gelu", "norm": {"placement": "post"}}),
 ]
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ DEFAULTS = {
     "data": {"dataset": "fortunes", "path": "", "seq_len": 64, "layout": "packed", "val_fraction": 0.05,
              "max_len": 48, "catalogs": None, "mask_prob": 0.15},
     "model": {"arch": "transformer", "d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 256, "hidden": 256,
-              "activation": "gelu", "init": "normal", "init_std": 0.02, "init_mean": 0.0,
+              "activation": "gelu", "ffn": "mlp", "init": "normal", "init_std": 0.02, "init_mean": 0.0,
               "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
                        "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625,
                        "dyt_alpha0": 0.5, "impl": "fused", "depth_scaling": False},
@@ -78,7 +78,7 @@ DEFAULTS = {
               "grad_clip": 0.0, "log_every": 10, "eval_every": 100, "eval_batches": 20, "stats_every": 100,
               "checkpoint_every": 0, "threads": 0, "precision": "fp32"},
 }
-ACT = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh}
+ACT = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh, "silu": F.silu}
 LM_DATA, SEQ2SEQ_DATA = ("fortunes",), ("gettext-de", "synthetic-seq2seq")
 RECURRENT = ("rnn", "rnnsearch")
 # data.catalogs' default (docs/usage.md, "Seq2seq datasets")
@@ -126,7 +126,7 @@ CHOICES = {  # docs/config.md
     "model.activation": tuple(ACT), "model.init": ("normal", "xavier", "nematus", "postln-init"),
     "model.norm.type": ("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm",
                         "dyt"),
-    "model.position": ("learned", "none", "rotary"),
+    "model.position": ("learned", "none", "rotary"), "model.ffn": ("mlp", "glu"),
     "model.norm.placement": ("pre", "post", "peri"), "model.norm.bn_axes": ("batch_time", "batch"),
     "model.norm.impl": ("fused", "composite"), "model.cell": ("gru", "lstm"),
     "train.optimizer": ("sgd", "adam", "adamw"), "train.schedule": ("constant", "linear", "cosine", "inverse_sqrt"),
@@ -199,6 +199,8 @@ def validate(c):
         n["placement"] = "post"
         if arch != "encoder-decoder":
             n["alpha"], n["beta"] = deepnorm_constants(c, "dec")
+    if m["ffn"] != "mlp" and arch in ("mlp",) + RECURRENT:
+        raise ConfigError(f"model.ffn: glu is a Transformer block's feed-forward, not {arch!r}'s")
     if m["position"] != "learned" and arch in ("mlp",) + RECURRENT:
         raise ConfigError(f"model.position: {m['position']} is a Transformer stack's position scheme, not {arch!r}")
     if m["position"] == "rotary" and arch not in ("mlp",) + RECURRENT and (m["d_model"] // m["n_heads"]) % 2:
@@ -574,10 +576,13 @@ class FeedForward(torch.nn.Module):
         super().__init__()
         self.fc1 = linear(m, m["d_model"], m["d_ff"], m["bias"], gain)
         self.fc2 = linear(m, m["d_ff"], m["d_model"], m["bias"], gain)
+        # glu (Shazeer 2020): fc2(act(fc1 x) * fc3 x), SwiGLU with silu, GeGLU with gelu
+        self.fc3 = linear(m, m["d_model"], m["d_ff"], m["bias"], gain) if m["ffn"] == "glu" else None
         self.act = ACT[m["activation"]]
 
     def forward(self, x):
-        return self.fc2(self.act(self.fc1(x)))
+        h = self.act(self.fc1(x))
+        return self.fc2(h if self.fc3 is None else h * self.fc3(x))
 
 
 class Block(torch.nn.Module):

@@ -1,6 +1,8 @@
 // The parts of the seed articles' systems that change what a norm sees (docs/presets.md): rotary
-// position embedding and no position table (model.position). normtool's models against PyTorch's
-// twin (tests/golden/model_rotary*.json, model_position_none.json from scripts/dump_system_golden.py),
+// position embedding and no position table (model.position), gated feed-forwards (model.ffn glu:
+// SwiGLU, GeGLU). normtool's models against PyTorch's
+// twin (tests/golden/model_rotary*.json, model_position_none.json, model_swiglu.json, model_geglu_post.json
+// from scripts/dump_system_golden.py),
 // the gradient of each new op in double, what it must leave invariant, and the combinations refused.
 #include <gtest/gtest.h>
 
@@ -15,6 +17,7 @@
 #include "gradcheck.h"
 #include "helpers.h"
 #include "model/model.h"
+#include "model/shape.h"
 #include "ops/ops.h"
 
 namespace nt::test {
@@ -62,6 +65,8 @@ void check_decoder(const std::string& name) {
 
 TEST(SystemGolden, RotaryRmsNormWithoutBiases) { check_decoder("model_rotary"); }
 TEST(SystemGolden, NoPositionTable) { check_decoder("model_position_none"); }
+TEST(SystemGolden, SwigluRmsNormWithoutBiases) { check_decoder("model_swiglu"); }
+TEST(SystemGolden, GegluPostLnWithBiases) { check_decoder("model_geglu_post"); }
 
 // Rotary in both stacks' self-attention (after qk_norm), not in cross-attention; padded source and target.
 TEST(SystemGolden, RotaryEncoderDecoderWithQkNorm) {
@@ -154,6 +159,29 @@ TEST(PositionConfig, RefusedCombinationsNameTheKey) {
                                        "--set model.position=rotary --out /nonexistent/x");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("model.position: rotary"), std::string::npos) << r.output;
+}
+
+// glu adds fc3 (d_model x d_ff, and its bias) to every block; the shape's count is the model's.
+TEST(Ffn, GluAddsFc3AndTheShapeCountsIt) {
+  for (const char* bias : {"true", "false"}) {
+    std::vector<std::string> o = {"data.dataset=synthetic-lm", "model.ffn=glu", "model.activation=silu",
+                                  std::string("model.bias=") + bias};
+    const RunConfig glu = load_config("{}", "t", o);
+    o[1] = "model.ffn=mlp";
+    const RunConfig mlp = load_config("{}", "t", o);
+    auto a = make_model(glu, 256, 256), b = make_model(mlp, 256, 256);
+    const int64_t C = glu.model.d_model, F = glu.model.d_ff, L = glu.model.n_layers;
+    EXPECT_EQ(int64_t(a->params().parameter_count() - b->params().parameter_count()), L * (C * F + (std::string(bias) == "true" ? F : 0)));
+    EXPECT_EQ(int64_t(a->params().parameter_count()), model_shape(glu, 256, 256).params);
+  }
+}
+
+TEST(FfnConfig, GluOutsideTransformerStacksIsRefused) {
+  EXPECT_NE(problems_of({"model.ffn=glu", "model.arch=rnn", "data.dataset=synthetic-lm"}).find("model.ffn:"),
+            std::string::npos);
+  EXPECT_NE(problems_of({"model.ffn=glu", "model.arch=mlp", "data.dataset=synthetic-classify"}).find("model.ffn:"),
+            std::string::npos);
+  EXPECT_EQ(problems_of({"model.ffn=glu", "model.arch=encoder-decoder", "data.dataset=synthetic-seq2seq"}), "");
 }
 
 }  // namespace

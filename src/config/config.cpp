@@ -157,6 +157,11 @@ void norm_fields(FieldList& f, NormConfig& n) {
 
 // What a Transformer stack's attention and feed-forward are made of, beyond the norms.
 void stack_fields(FieldList& f, ModelConfig& m) {
+  f.choice("model.ffn", m.ffn, kFfnNames)
+      .means(
+          "Transformer families: mlp is fc2(act(fc1 x)); glu is the gated fc2(act(fc1 x) * fc3 x), fc3 a third "
+          "Linear of d_model -> d_ff drawn as fc1 (Shazeer 2020): SwiGLU with model.activation silu (Llama), "
+          "GeGLU with gelu (GLM-130B, Gemma; theirs the tanh approximation, normtool's gelu the exact one).");
   f.boolean("model.qk_norm", m.qk_norm)
       .means("A norm of the block's type (layernorm|rmsnorm; model.norm's eps, affine, bias) on each head's queries "
              "and keys (d_model / n_heads features) before q.k, in every attention, cross-attention too: q_norm, "
@@ -191,7 +196,8 @@ void model_fields(FieldList& f, ModelConfig& m) {
   f.integer("model.d_ff", m.d_ff, 1, 65536).means("Transformer feed-forward width.");
   f.integer("model.hidden", m.hidden, 1, 65536).means("Width of the mlp's hidden layers.");
   f.choice("model.activation", m.activation, kActivationNames)
-      .means("The activation of the feed-forward (transformer) or of each hidden layer (mlp).");
+      .means("The activation of the feed-forward (transformer; with model.ffn glu, of its gate) or of each hidden "
+             "layer (mlp); silu is x sigmoid(x).");
   f.choice("model.init", m.init, kInitNames)
       .means(
           "normal: every Linear weight and both embeddings N(0, init_std), biases 0; xavier: "

@@ -47,6 +47,10 @@ inline constexpr const char* kInitNames[] = {"normal", "xavier", "nematus", "pos
 // nothing (only the causal mask tells), or rotary embedding of every self-attention's q and k.
 enum class Position { learned, none, rotary };
 inline constexpr const char* kPositionNames[] = {"learned", "none", "rotary"};
+// A Transformer block's feed-forward: mlp fc2(act(fc1 x)); glu fc2(act(fc1 x) * fc3 x) (Shazeer 2020:
+// SwiGLU with silu, GeGLU with gelu).
+enum class Ffn { mlp, glu };
+inline constexpr const char* kFfnNames[] = {"mlp", "glu"};
 enum class Placement { pre, post, peri };
 inline constexpr const char* kPlacementNames[] = {"pre", "post", "peri"};
 enum class BnAxes { batch_time, batch };
@@ -103,6 +107,7 @@ struct ModelConfig {
   int d_ff = 256;
   int hidden = 256;          // mlp hidden width
   Activation activation = Activation::gelu;
+  Ffn ffn = Ffn::mlp;        // glu: fc2(act(fc1 x) * fc3 x), a third d_model x d_ff matrix
   Init init = Init::normal;  // normal: N(0, init_std) everywhere; xavier: Glorot normal, embeddings N(0, 1)
   double init_std = 0.02;
   double init_mean = 0.0;    // added to every Linear weight after its init (RMS §6.1 Fig. 4)
@@ -237,6 +242,7 @@ const char* to_string(Activation v);
 const char* to_string(Layout v);
 const char* to_string(Init v);
 const char* to_string(Position v);
+const char* to_string(Ffn v);
 const char* to_string(RnnCell v);
 const char* to_string(NormImpl v);
 const char* to_string(Precision v);

@@ -8,7 +8,7 @@
 //     x = placement(x, attention)                          Residual, Attention (causal self; encoder:
 //                                                          bidirectional, keys the real tokens only;
 //                                                          rotary: q, k turned by position, ops/rotary.cpp)
-//     x = placement(x, feed_forward)                       Residual, FeedForward
+//     x = placement(x, feed_forward)                       Residual, FeedForward (glu: SwiGLU, GeGLU)
 //   where placement(x, f) is, by model.norm:
 //     pre       x + f(norm(x))
 //     post      norm(x + f(x))
@@ -102,9 +102,11 @@ ModelShape transformer_shape(const RunConfig& c, int vocab, int) {
   // residual C; each with its gradient. Attention: P and dS per head. Embeddings and logits.
   s.activations = N * (L * 2 * (9 * C + 2 * F) + 6 * C + 3 * V) + L * 2 * B * m.n_heads * T * T;
   if (m.norm.placement == Placement::peri) s.activations += N * L * 2 * 4 * C;  // each sub-layer's f + b, norm_out
+  if (m.ffn == Ffn::glu) s.activations += N * L * 2 * 2 * F;  // fc3 x and the gated product
   if (m.position == Position::rotary) s.activations += N * L * 2 * 3 * C;  // the turned qkv and its gradient
   // per sequence and layer: q, k, v, out 4 C^2, fc1 and fc2 2 C F, scores and their use 2 T C; the head C V
-  s.forward_flops = double(T) * (2.0 * double(L) * double(4 * C * C + 2 * C * F + 2 * T * C) + 2.0 * double(C * V));
+  const int64_t ffn = (m.ffn == Ffn::glu ? 3 : 2) * C * F;  // fc1, fc2 (, fc3)
+  s.forward_flops = double(T) * (2.0 * double(L) * double(4 * C * C + ffn + 2 * T * C) + 2.0 * double(C * V));
   s.smaller = fmt::format("data.seq_len (= {}), model.d_model (= {}) or model.n_layers (= {})", T, C, L);
   return s;
 }

@@ -32,6 +32,7 @@ template <class T> Tensor<T> residual(Graph<T>& g, T alpha, Tensor<T> x, Tensor<
 template <class T> Tensor<T> relu(Graph<T>& g, Tensor<T> x);
 template <class T> Tensor<T> gelu(Graph<T>& g, Tensor<T> x);  // exact: x * Phi(x)
 template <class T> Tensor<T> tanh(Graph<T>& g, Tensor<T> x);
+template <class T> Tensor<T> silu(Graph<T>& g, Tensor<T> x);  // x sigmoid(x)
 template <class T> Tensor<T> activation(Graph<T>& g, Tensor<T> x, Activation a);
 // act(x + b), b (1, C) on every row: a Linear's bias folded into the activation after it.
 template <class T> Tensor<T> bias_activation(Graph<T>& g, Tensor<T> x, Tensor<T> b, Activation a);

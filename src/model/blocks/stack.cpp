@@ -34,7 +34,7 @@ Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
         s.cross ? std::optional<Attention>(std::in_place, params, AttentionKind::cross, prefix + "cross", l, C,
                                            m.n_heads, precision_, m.bias, qk_norm)
                 : std::nullopt,
-        FeedForward(params, prefix + "ffn", l, C, m.d_ff, m.activation, precision_, m.bias)});
+        FeedForward(params, prefix + "ffn", l, C, m.d_ff, m.activation, precision_, m.bias, m.ffn == Ffn::glu)});
   if (has_final_norm(m))
     final_norm_ = std::make_unique<NormSite>(params, m.norm, s.n, prefix + "final_norm", s.names.final, C, s.positions);
 }
@@ -88,8 +88,9 @@ Tensor<float> Stack::operator()(Graph<float>& g, const int32_t* tokens, int B, i
 
 int64_t Stack::params(const ModelConfig& m, int vocab, int T, int n, bool cross) {
   const int64_t C = m.d_model, F = m.d_ff, bias = m.bias ? 1 : 0, norm = norm_site_params(m.norm, C);
+  const int64_t glu = m.ffn == Ffn::glu ? 1 : 0;  // fc3
   const int64_t qk_norm = m.qk_norm ? 2 * norm_site_params(m.norm, C / m.n_heads) : 0;  // q_norm, k_norm
-  const int64_t attention = 4 * C * C + bias * 4 * C + qk_norm, ffn = 2 * C * F + bias * (F + C);  // q, k, v, out
+  const int64_t attention = 4 * C * C + bias * 4 * C + qk_norm, ffn = 2 * C * F + bias * (F + C) + glu * (C * F + bias * F);  // q, k, v, out
   const int64_t norms_per_sublayer = wiring_of(m.norm) == Wiring::peri ? 2 : 1;  // peri: and the output norm
   const int64_t block = (cross ? 2 : 1) * attention + ffn + (cross ? 3 : 2) * norms_per_sublayer * norm;
   const bool final_norm = has_final_norm(m);
