@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch reference values for the parts of the seed articles' systems that change what a norm sees
 (tests/test_system_parts.cpp): rotary position embedding and no position table (model.position), gated
-feed-forwards (model.ffn glu: SwiGLU, GeGLU).
+feed-forwards (model.ffn glu: SwiGLU, GeGLU), tied input and output embeddings.
 
 Run with Debian's interpreter, which has python3-torch:  /usr/bin/python3 scripts/dump_system_golden.py
 Writes tests/golden/<case>.json in the format of scripts/dump_golden.py: the batch, the logits, the loss and
@@ -71,6 +71,7 @@ CASES = [  # new cases go last
                          {"ffn": "glu", "activation": "silu", "bias": False, "norm": {"type": "rmsnorm"}}),
     lambda: decoder_case("model_geglu_post", 20261205,
                          {"ffn": "glu", "activation": "gelu", "norm": {"placement": "post"}}),
+    lambda: decoder_case("model_tied", 20261206, {"tie_embeddings": True}),
 ]
 
 if __name__ == "__main__":

@@ -70,7 +70,7 @@ DEFAULTS = {
               "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
                        "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625,
                        "dyt_alpha0": 0.5, "impl": "fused", "depth_scaling": False},
-              "final_norm": True, "embed_norm": False, "bias": True, "qk_norm": False, "position": "learned",
+              "final_norm": True, "embed_norm": False, "bias": True, "qk_norm": False, "position": "learned", "tie_embeddings": False,
               "rotary_base": 10000.0, "n_dec_layers": None,
               "cell": "gru", "d_emb": None},
     "train": {"steps": 500, "batch_size": 16, "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "beta1": 0.9,
@@ -199,6 +199,8 @@ def validate(c):
         n["placement"] = "post"
         if arch != "encoder-decoder":
             n["alpha"], n["beta"] = deepnorm_constants(c, "dec")
+    if m["tie_embeddings"] and arch not in ("transformer", "encoder"):
+        raise ConfigError(f"model.tie_embeddings: ties a single stack's token table to its output layer, not {arch!r}")
     if m["ffn"] != "mlp" and arch in ("mlp",) + RECURRENT:
         raise ConfigError(f"model.ffn: glu is a Transformer block's feed-forward, not {arch!r}'s")
     if m["position"] != "learned" and arch in ("mlp",) + RECURRENT:
@@ -671,10 +673,16 @@ class Transformer(Stack):
         encoder = m["arch"] == "encoder"
         super().__init__(c, c["data"]["seq_len"], m["n_layers"], causal=not encoder, vocab=vocab)
         self.encoder = encoder
-        self.head = linear(m, m["d_model"], vocab, m["bias"])
+        if m["tie_embeddings"]:  # GPT-2: the output layer's weight is tok_emb, its bias (if any) its own
+            self.head = torch.nn.Module()
+            self.head.bias = torch.nn.Parameter(torch.zeros(vocab)) if m["bias"] else None
+        else:
+            self.head = linear(m, m["d_model"], vocab, m["bias"])
+        self.tied = m["tie_embeddings"]
 
     def forward(self, x, mask):  # mask (B, T): the real tokens
-        return self.head(self.encode(x, mask, mask if self.encoder else None))
+        h = self.encode(x, mask, mask if self.encoder else None)
+        return F.linear(h, self.tok_emb.weight, self.head.bias) if self.tied else self.head(h)
 
 
 class EncoderDecoder(torch.nn.Module):

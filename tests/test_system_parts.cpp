@@ -1,6 +1,6 @@
 // The parts of the seed articles' systems that change what a norm sees (docs/presets.md): rotary
 // position embedding and no position table (model.position), gated feed-forwards (model.ffn glu:
-// SwiGLU, GeGLU). normtool's models against PyTorch's
+// SwiGLU, GeGLU), tied embeddings (model.tie_embeddings). normtool's models against PyTorch's
 // twin (tests/golden/model_rotary*.json, model_position_none.json, model_swiglu.json, model_geglu_post.json
 // from scripts/dump_system_golden.py),
 // the gradient of each new op in double, what it must leave invariant, and the combinations refused.
@@ -67,6 +67,8 @@ TEST(SystemGolden, RotaryRmsNormWithoutBiases) { check_decoder("model_rotary"); 
 TEST(SystemGolden, NoPositionTable) { check_decoder("model_position_none"); }
 TEST(SystemGolden, SwigluRmsNormWithoutBiases) { check_decoder("model_swiglu"); }
 TEST(SystemGolden, GegluPostLnWithBiases) { check_decoder("model_geglu_post"); }
+// tok_emb's gradient: the embedding's rows plus the output layer's product
+TEST(SystemGolden, TiedEmbeddings) { check_decoder("model_tied"); }
 
 // Rotary in both stacks' self-attention (after qk_norm), not in cross-attention; padded source and target.
 TEST(SystemGolden, RotaryEncoderDecoderWithQkNorm) {
@@ -174,6 +176,26 @@ TEST(Ffn, GluAddsFc3AndTheShapeCountsIt) {
     EXPECT_EQ(int64_t(a->params().parameter_count() - b->params().parameter_count()), L * (C * F + (std::string(bias) == "true" ? F : 0)));
     EXPECT_EQ(int64_t(a->params().parameter_count()), model_shape(glu, 256, 256).params);
   }
+}
+
+// Tied: no head.weight, V x C fewer parameters, and the shape counts them.
+TEST(TieEmbeddings, TheHeadHasNoWeightOfItsOwn) {
+  for (const char* arch : {"transformer", "encoder"}) {
+    const RunConfig tied = load_config("{}", "t", {"data.dataset=synthetic-lm", std::string("model.arch=") + arch,
+                                                   "model.tie_embeddings=true"});
+    RunConfig untied = tied;
+    untied.model.tie_embeddings = false;
+    auto a = make_model(tied, 256, 256), b = make_model(untied, 256, 256);
+    EXPECT_EQ(b->params().parameter_count() - a->params().parameter_count(), std::size_t(256 * tied.model.d_model));
+    EXPECT_EQ(int64_t(a->params().parameter_count()), model_shape(tied, 256, 256).params);
+    for (int i = 0; i < a->params().count(); ++i) EXPECT_NE(a->params().info(i).name, "head.weight");
+  }
+  EXPECT_NE(problems_of({"model.tie_embeddings=true", "model.arch=encoder-decoder", "data.dataset=synthetic-seq2seq"})
+                .find("model.tie_embeddings:"),
+            std::string::npos);
+  EXPECT_NE(problems_of({"model.tie_embeddings=true", "model.arch=rnn", "data.dataset=synthetic-lm"})
+                .find("model.tie_embeddings:"),
+            std::string::npos);
 }
 
 TEST(FfnConfig, GluOutsideTransformerStacksIsRefused) {

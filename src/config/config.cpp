@@ -166,6 +166,11 @@ void stack_fields(FieldList& f, ModelConfig& m) {
       .means("A norm of the block's type (layernorm|rmsnorm; model.norm's eps, affine, bias) on each head's queries "
              "and keys (d_model / n_heads features) before q.k, in every attention, cross-attention too: q_norm, "
              "k_norm, one gain (and bias) each shared by the heads (Dehghani et al. 2023). Transformer families.");
+  f.boolean("model.tie_embeddings", m.tie_embeddings)
+      .means(
+          "transformer, encoder: the output layer's weight is the token embedding table tok_emb (Press & Wolf "
+          "2017; GPT-2, Gemma), drawn as an embedding, its gradient the sum of both uses; the output bias stays "
+          "a parameter of its own with model.bias.");
   f.choice("model.position", m.position, kPositionNames)
       .means(
           "Transformer families: learned adds a learned position table (pos_emb) to the token embedding; none "

@@ -117,7 +117,8 @@ struct ModelConfig {
   bool bias = true;          // every Linear (attention, feed-forward, output layer, mlp layers): Llama, T5 false
   bool qk_norm = false;      // a norm of model.norm's type on each head's queries and keys (Dehghani et al. 2023)
   Position position = Position::learned;  // learned: pos_emb table; none; rotary: RoPE on q, k of self-attention
-  double rotary_base = 10000;             // rotary: the angle of feature pair i at position t is t base^(-2i/hs)
+  double rotary_base = 10000;
+  bool tie_embeddings = false;            // transformer, encoder: the output layer's weight is tok_emb (GPT-2)             // rotary: the angle of feature pair i at position t is t base^(-2i/hs)
   std::optional<int> n_dec_layers;  // encoder-decoder: decoder blocks; unset = n_layers (= encoder blocks)
   int dec_layers() const { return n_dec_layers ? *n_dec_layers : n_layers; }
   RnnCell cell = RnnCell::gru;     // rnn: the recurrent cell

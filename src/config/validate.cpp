@@ -97,6 +97,9 @@ void validate_family(RunConfig& c, Parser& p) {
   else if (m.qk_norm && m.norm.type != NormType::layernorm && m.norm.type != NormType::rmsnorm)
     p.problem("model.qk_norm", fmt::format("a norm of the block's type, which must be layernorm|rmsnorm, got "
                                            "model.norm.type \"{}\"", to_string(m.norm.type)));
+  if (m.tie_embeddings && a.stacks != Stacks::decoder && a.stacks != Stacks::encoder)
+    p.problem("model.tie_embeddings", fmt::format("ties the token table of a single-stack model (model.arch "
+                                                  "transformer|encoder) to its output layer, got \"{}\"", a.name));
   if (m.ffn == Ffn::glu && !a.has_stacks())
     p.problem("model.ffn", fmt::format("glu is a Transformer block's feed-forward (model.arch {}), not for \"{}\": "
                                        "leave it mlp", families_where([](const ArchDesc& f) { return f.has_stacks(); }),

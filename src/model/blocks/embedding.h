@@ -22,6 +22,7 @@ class Embedding {
   // Binds the tables (after ParamStore::finalize) and draws them as model.init says: tokens, positions.
   void init(ParamStore<float>& params, const ModelConfig& m, Rng& rng);
   void add_buffers(std::vector<std::vector<float>*>& out);  // the embedding norm's (model/norm_site.h)
+  int token_table() const { return tok_; }                  // the parameter id of tok_emb
 
   // tokens (B*T) -> x (B*T, C); mask and sites as NormSite's (used by the embedding norm only).
   Tensor<float> operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask,

@@ -66,6 +66,8 @@ class Stack {
   Tensor<float> operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask,
                            const float* keys, std::vector<SiteCapture>& sites, const Sequence* memory = nullptr);
 
+  int token_table() const { return embed_.token_table(); }  // tok_emb's parameter id (model.tie_embeddings)
+
   // The parameters of a stack of this spec, as the constructor declares them: the shape's count.
   static int64_t params(const ModelConfig& m, int vocab, int T, int n, bool cross);
 
