@@ -70,7 +70,7 @@ DEFAULTS = {
               "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
                        "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625,
                        "dyt_alpha0": 0.5, "impl": "fused", "depth_scaling": False},
-              "final_norm": True, "embed_norm": False, "bias": True, "qk_norm": False, "position": "learned", "tie_embeddings": False,
+              "final_norm": True, "embed_norm": False, "bias": True, "qk_norm": False, "position": "learned", "tie_embeddings": False, "scaled_residual_init": False,
               "rotary_base": 10000.0, "n_dec_layers": None,
               "cell": "gru", "d_emb": None},
     "train": {"steps": 500, "batch_size": 16, "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "beta1": 0.9,
@@ -199,6 +199,8 @@ def validate(c):
         n["placement"] = "post"
         if arch != "encoder-decoder":
             n["alpha"], n["beta"] = deepnorm_constants(c, "dec")
+    if m["scaled_residual_init"] and arch in ("mlp",) + RECURRENT:
+        raise ConfigError(f"model.scaled_residual_init: a Transformer stack's out and fc2, not {arch!r}'s")
     if m["tie_embeddings"] and arch not in ("transformer", "encoder"):
         raise ConfigError(f"model.tie_embeddings: ties a single stack's token table to its output layer, not {arch!r}")
     if m["ffn"] != "mlp" and arch in ("mlp",) + RECURRENT:
@@ -647,6 +649,11 @@ class Stack(torch.nn.Module):
                     for lin in (b.attn.v, b.attn.out, b.ffn.fc1, b.ffn.fc2) + (
                             (b.cross.v, b.cross.out) if b.cross is not None else ()):
                         lin.weight.div_(n - i)
+        if m["scaled_residual_init"]:  # GPT-2: the projections into the residual stream / sqrt(2 n)
+            with torch.no_grad():
+                for b in self.blocks:
+                    for lin in (b.attn.out, b.ffn.fc2) + ((b.cross.out,) if b.cross is not None else ()):
+                        lin.weight.div_(math.sqrt(2 * n))
         pre = m["norm"]["placement"] in ("pre", "peri")
         self.final_norm = Norm(c, C, positions) if pre and m["final_norm"] else None
 

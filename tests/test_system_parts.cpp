@@ -198,6 +198,31 @@ TEST(TieEmbeddings, TheHeadHasNoWeightOfItsOwn) {
             std::string::npos);
 }
 
+// GPT-2's init: the same draws, out and fc2 divided by sqrt(2 N) exactly, every other weight untouched.
+TEST(ScaledResidualInit, OutAndFc2DividedBySqrtTwoN) {
+  for (const char* arch : {"transformer", "encoder-decoder"}) {
+    const bool encdec = std::string(arch) == "encoder-decoder";
+    RunConfig plain = load_config("{}", "t", {encdec ? "data.dataset=synthetic-seq2seq" : "data.dataset=synthetic-lm",
+                                              std::string("model.arch=") + arch, "model.n_layers=3"});
+    RunConfig scaled = plain;
+    scaled.model.scaled_residual_init = true;
+    auto a = make_model(plain, 256, 256), b = make_model(scaled, 256, 256);
+    int scaled_weights = 0;
+    for (int i = 0; i < a->params().count(); ++i) {
+      const auto& info = a->params().info(i);
+      const bool output = info.name.ends_with("out.weight") || info.name.ends_with("fc2.weight");
+      const double d = output ? std::sqrt(2.0 * 3) : 1.0;  // both stacks of 3 blocks
+      scaled_weights += output;
+      for (std::size_t j = 0; j < info.size(); ++j)
+        ASSERT_NEAR(b->params().data()[info.offset + j], a->params().data()[info.offset + j] / d, 1e-7) << info.name;
+    }
+    EXPECT_EQ(scaled_weights, encdec ? 3 * 2 + 3 * 3 : 3 * 2) << arch;
+  }
+  EXPECT_NE(problems_of({"model.scaled_residual_init=true", "model.arch=rnn", "data.dataset=synthetic-lm"})
+                .find("model.scaled_residual_init:"),
+            std::string::npos);
+}
+
 TEST(FfnConfig, GluOutsideTransformerStacksIsRefused) {
   EXPECT_NE(problems_of({"model.ffn=glu", "model.arch=rnn", "data.dataset=synthetic-lm"}).find("model.ffn:"),
             std::string::npos);

@@ -166,6 +166,11 @@ void stack_fields(FieldList& f, ModelConfig& m) {
       .means("A norm of the block's type (layernorm|rmsnorm; model.norm's eps, affine, bias) on each head's queries "
              "and keys (d_model / n_heads features) before q.k, in every attention, cross-attention too: q_norm, "
              "k_norm, one gain (and bias) each shared by the heads (Dehghani et al. 2023). Transformer families.");
+  f.boolean("model.scaled_residual_init", m.scaled_residual_init)
+      .means(
+          "Transformer families: after model.init, every attention's out and every fc2 weight (the projections "
+          "that write into the residual stream) divided by sqrt(2 N), N the stack's blocks (GPT-2, Radford et "
+          "al. 2019; nanoGPT's c_proj.weight std 0.02 / sqrt(2 n_layer)); with deepnorm, after its gain beta.");
   f.boolean("model.tie_embeddings", m.tie_embeddings)
       .means(
           "transformer, encoder: the output layer's weight is the token embedding table tok_emb (Press & Wolf "

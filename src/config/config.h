@@ -118,6 +118,7 @@ struct ModelConfig {
   bool qk_norm = false;      // a norm of model.norm's type on each head's queries and keys (Dehghani et al. 2023)
   Position position = Position::learned;  // learned: pos_emb table; none; rotary: RoPE on q, k of self-attention
   double rotary_base = 10000;
+  bool scaled_residual_init = false;      // out and fc2 weights / sqrt(2 n_layers) after model.init (GPT-2)
   bool tie_embeddings = false;            // transformer, encoder: the output layer's weight is tok_emb (GPT-2)             // rotary: the angle of feature pair i at position t is t base^(-2i/hs)
   std::optional<int> n_dec_layers;  // encoder-decoder: decoder blocks; unset = n_layers (= encoder blocks)
   int dec_layers() const { return n_dec_layers ? *n_dec_layers : n_layers; }

@@ -100,6 +100,11 @@ void validate_family(RunConfig& c, Parser& p) {
   if (m.tie_embeddings && a.stacks != Stacks::decoder && a.stacks != Stacks::encoder)
     p.problem("model.tie_embeddings", fmt::format("ties the token table of a single-stack model (model.arch "
                                                   "transformer|encoder) to its output layer, got \"{}\"", a.name));
+  if (m.scaled_residual_init && !a.has_stacks())
+    p.problem("model.scaled_residual_init", fmt::format("scales a Transformer stack's out and fc2 (model.arch {}), "
+                                                        "got \"{}\"",
+                                                        families_where([](const ArchDesc& f) { return f.has_stacks(); }),
+                                                        a.name));
   if (m.ffn == Ffn::glu && !a.has_stacks())
     p.problem("model.ffn", fmt::format("glu is a Transformer block's feed-forward (model.arch {}), not for \"{}\": "
                                        "leave it mlp", families_where([](const ArchDesc& f) { return f.has_stacks(); }),

@@ -45,7 +45,7 @@ void Attention::init(ParamStore<float>& params, const SublayerInit& init, Rng& r
   init.query_key(q_.W, rng);
   init.query_key(k_.W, rng);
   init.value(v_.W, rng);
-  init.value(out_.W, rng);
+  init.output(out_.W, rng);
   if (q_norm_) {
     q_norm_->init(params);
     k_norm_->init(params);

@@ -18,7 +18,7 @@ void FeedForward::init(ParamStore<float>& params, const SublayerInit& init, Rng&
     l->zero_bias();
   }
   init.value(fc1_.W, rng);
-  init.value(fc2_.W, rng);
+  init.output(fc2_.W, rng);
   if (fc3_.w >= 0) {
     fc3_.bind(params);
     fc3_.zero_bias();

@@ -1,6 +1,7 @@
 #include "model/blocks/stack.h"
 #include "norms/norms.h"
 
+#include <cmath>
 #include <string>
 
 #include "model/shape.h"
@@ -44,7 +45,8 @@ void Stack::init(ParamStore<float>& params, const ModelConfig& m, Rng& rng) {
   const int n = int(blocks_.size());
   for (int l = 0; l < n; ++l) {  // postln-init: block l (from 0) of n divided by k = n - l
     Block& b = blocks_[std::size_t(l)];
-    const SublayerInit sublayer{m, deepnorm_, beta_, m.init == Init::postln_init ? double(n - l) : 1.0};
+    const SublayerInit sublayer{m, deepnorm_, beta_, m.init == Init::postln_init ? double(n - l) : 1.0,
+                                m.scaled_residual_init ? std::sqrt(2.0 * n) : 1.0};
     b.attn_res.init(params);
     if (b.cross_res) b.cross_res->init(params);
     b.ffn_res.init(params);
