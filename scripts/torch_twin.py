@@ -22,7 +22,9 @@ model.arch of normtool:
 - rnn, stacked GRU (Nematus's transition, four norm sites) or LN-LSTM cells (model.cell, d_emb);
 - rnnsearch, the GRU encoder-decoder with additive attention in Nematus's layout.
 Norms layernorm, rmsnorm, prmsnorm, scalenorm, dyt, batchnorm (batch_time or batch axes, running
-statistics) and none, with affine, norm.bias, embed_norm, final_norm, model.bias and qk_norm; init normal,
+statistics) and none, with affine, norm.bias, embed_norm, final_norm, model.bias and qk_norm; position learned,
+none or rotary (GPT-NeoX's half split, rotary_base); ffn mlp or glu (SwiGLU with silu, GeGLU with gelu);
+tie_embeddings; scaled_residual_init (GPT-2's out and fc2 / sqrt(2N)); init normal,
 xavier or nematus (orthogonal square and recurrent blocks); sgd, adam, adamw; the four schedules
 with linear warm-up; global-norm clipping; the fortunes (packed and padded), fashion-mnist and
 gettext-de and synthetic-seq2seq datasets (the same split and pairs: summary.json's
