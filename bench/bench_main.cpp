@@ -295,6 +295,9 @@ BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny, "lm-tiny.json", {})->Arg(1)->Arg(2)->Un
 BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny_bf16, "lm-tiny.json", {"train.precision=bf16"})->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
 BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny_fp16, "lm-tiny.json", {"train.precision=fp16"})->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
 BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny_rmsnorm, "lm-tiny.json", {"model.norm.type=rmsnorm"})->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
+// model.position rotary and model.ffn glu (SwiGLU: fc3 adds half the feed-forward's products)
+BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny_rotary, "lm-tiny.json", {"model.position=rotary"})->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
+BENCHMARK_CAPTURE(BM_TrainStep, lm_tiny_swiglu, "lm-tiny.json", {"model.ffn=glu", "model.activation=silu"})->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
 BENCHMARK_CAPTURE(BM_TrainStep, lm_small, "lm-small.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(1)->MinTime(3);
 BENCHMARK_CAPTURE(BM_TrainStep, mlp_fmnist, "mlp-fmnist.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(0.5);
 BENCHMARK_CAPTURE(BM_TrainStep, lm_deep18, "lm-deep18.json", {})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinWarmUpTime(1)->MinTime(2);

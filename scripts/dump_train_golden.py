@@ -32,6 +32,7 @@ def twin_config(c):
     if c["arch"] == "transformer":  # deepnorm: the twin's alpha is the case's, (2 n_layers)^(1/4)
         model = {k: c[k] for k in ("d_model", "n_layers", "n_heads", "d_ff")}
         model["norm"] = {"type": c["norm"], "placement": c["placement"]}
+        model.update(c.get("model", {}))  # the case's other model keys (position, ffn, ...)
         return {"model": model, "data": {"seq_len": c["seq_len"]}, "train": train}
     model = {"arch": "mlp", "hidden": c["hidden"], "n_layers": c["n_layers"], "activation": "relu",
              "norm": {"type": c["norm"]}}
@@ -95,8 +96,15 @@ CASES = {
     "none_pre_sgd": dict(LM, norm="none", placement="pre", optimizer="sgd", lr=0.3),
     "mlp_batchnorm_sgd": {"arch": "mlp", "inputs": 20, "hidden": 16, "n_layers": 2, "classes": 10, "batch_size": 8,
                           "norm": "batchnorm", "optimizer": "sgd", "lr": 0.1, "weight_decay": 0.01},
+    # new cases go last: each case draws with its index as the seed
+    "rotary_swiglu_tied_adamw": dict(LM, norm="rmsnorm", placement="pre", optimizer="adamw", lr=1e-2, weight_decay=0.1,
+                                     model={"position": "rotary", "ffn": "glu", "activation": "silu", "bias": False,
+                                            "tie_embeddings": True}),
 }
 
 if __name__ == "__main__":
+    import sys
+    only = sys.argv[1:]  # case names: regenerate those alone
     for seed, (name, c) in enumerate(CASES.items()):
-        run_case(seed, name, c)
+        if not only or name in only:
+            run_case(seed, name, c)

@@ -22,7 +22,9 @@ model.arch of normtool:
 - rnn, stacked GRU (Nematus's transition, four norm sites) or LN-LSTM cells (model.cell, d_emb);
 - rnnsearch, the GRU encoder-decoder with additive attention in Nematus's layout.
 Norms layernorm, rmsnorm, prmsnorm, scalenorm, dyt, batchnorm (batch_time or batch axes, running
-statistics) and none, with affine, norm.bias, embed_norm, final_norm, model.bias and qk_norm; init normal,
+statistics) and none, with affine, norm.bias, embed_norm, final_norm, model.bias and qk_norm; position learned,
+none or rotary (GPT-NeoX's half split, rotary_base); ffn mlp or glu (SwiGLU with silu, GeGLU with gelu);
+tie_embeddings; scaled_residual_init (GPT-2's out and fc2 / sqrt(2N)); init normal,
 xavier or nematus (orthogonal square and recurrent blocks); sgd, adam, adamw; the four schedules
 with linear warm-up; global-norm clipping; the fortunes (packed and padded), fashion-mnist and
 gettext-de and synthetic-seq2seq datasets (the same split and pairs: summary.json's
@@ -66,18 +68,19 @@ DEFAULTS = {
     "data": {"dataset": "fortunes", "path": "", "seq_len": 64, "layout": "packed", "val_fraction": 0.05,
              "max_len": 48, "catalogs": None, "mask_prob": 0.15},
     "model": {"arch": "transformer", "d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 256, "hidden": 256,
-              "activation": "gelu", "init": "normal", "init_std": 0.02, "init_mean": 0.0,
+              "activation": "gelu", "ffn": "mlp", "init": "normal", "init_std": 0.02, "init_mean": 0.0,
               "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
                        "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625,
                        "dyt_alpha0": 0.5, "impl": "fused", "depth_scaling": False},
-              "final_norm": True, "embed_norm": False, "bias": True, "qk_norm": False, "n_dec_layers": None,
+              "final_norm": True, "embed_norm": False, "bias": True, "qk_norm": False, "position": "learned", "tie_embeddings": False, "scaled_residual_init": False,
+              "rotary_base": 10000.0, "n_dec_layers": None,
               "cell": "gru", "d_emb": None},
     "train": {"steps": 500, "batch_size": 16, "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "beta1": 0.9,
               "beta2": 0.999, "adam_eps": 1e-8, "weight_decay": 0.0, "schedule": "constant", "warmup_steps": 0,
               "grad_clip": 0.0, "log_every": 10, "eval_every": 100, "eval_batches": 20, "stats_every": 100,
               "checkpoint_every": 0, "threads": 0, "precision": "fp32"},
 }
-ACT = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh}
+ACT = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh, "silu": F.silu}
 LM_DATA, SEQ2SEQ_DATA = ("fortunes",), ("gettext-de", "synthetic-seq2seq")
 RECURRENT = ("rnn", "rnnsearch")
 # data.catalogs' default (docs/usage.md, "Seq2seq datasets")
@@ -125,6 +128,7 @@ CHOICES = {  # docs/config.md
     "model.activation": tuple(ACT), "model.init": ("normal", "xavier", "nematus", "postln-init"),
     "model.norm.type": ("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm",
                         "dyt"),
+    "model.position": ("learned", "none", "rotary"), "model.ffn": ("mlp", "glu"),
     "model.norm.placement": ("pre", "post", "peri"), "model.norm.bn_axes": ("batch_time", "batch"),
     "model.norm.impl": ("fused", "composite"), "model.cell": ("gru", "lstm"),
     "train.optimizer": ("sgd", "adam", "adamw"), "train.schedule": ("constant", "linear", "cosine", "inverse_sqrt"),
@@ -197,6 +201,16 @@ def validate(c):
         n["placement"] = "post"
         if arch != "encoder-decoder":
             n["alpha"], n["beta"] = deepnorm_constants(c, "dec")
+    if m["scaled_residual_init"] and arch in ("mlp",) + RECURRENT:
+        raise ConfigError(f"model.scaled_residual_init: a Transformer stack's out and fc2, not {arch!r}'s")
+    if m["tie_embeddings"] and arch not in ("transformer", "encoder"):
+        raise ConfigError(f"model.tie_embeddings: ties a single stack's token table to its output layer, not {arch!r}")
+    if m["ffn"] != "mlp" and arch in ("mlp",) + RECURRENT:
+        raise ConfigError(f"model.ffn: glu is a Transformer block's feed-forward, not {arch!r}'s")
+    if m["position"] != "learned" and arch in ("mlp",) + RECURRENT:
+        raise ConfigError(f"model.position: {m['position']} is a Transformer stack's position scheme, not {arch!r}")
+    if m["position"] == "rotary" and arch not in ("mlp",) + RECURRENT and (m["d_model"] // m["n_heads"]) % 2:
+        raise ConfigError("model.position: rotary needs an even head size model.d_model / model.n_heads")
     if n["type"] == "batchnorm" and n["impl"] == "composite":
         raise ConfigError("model.norm.impl: composite batchnorm keeps no running statistics: use fused")
     if n["type"] == "batchnorm" and arch == "mlp" and tr["batch_size"] < 2:
@@ -522,11 +536,23 @@ def linear(m, i, o, bias=True, gain=None, recurrent=False):
     return lin
 
 
+def rotate(t, base):
+    """RoPE (Su et al. 2021) in GPT-NeoX's half split: t (B, NH, T, hs), feature i < hs/2 paired with i + hs/2,
+    turned by the angle pos * base^(-2i/hs) (GPT-NeoX's rotate_half, GLM-130B, Gemma, OLMo 2)."""
+    T, hs = t.shape[-2], t.shape[-1]
+    inv_freq = base ** (-torch.arange(0, hs, 2, dtype=torch.float64) / hs)
+    angle = torch.arange(T, dtype=torch.float64)[:, None] * inv_freq[None, :]  # (T, hs/2)
+    cos, sin = torch.cos(angle).to(t.dtype), torch.sin(angle).to(t.dtype)
+    a, b = t[..., :hs // 2], t[..., hs // 2:]
+    return torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
+
+
 class Attention(torch.nn.Module):
-    def __init__(self, m, gains):
+    def __init__(self, m, gains, cross=False):
         super().__init__()
         C, b = m["d_model"], m["bias"]
         self.heads = m["n_heads"]
+        self.rotary = m["rotary_base"] if m["position"] == "rotary" and not cross else None  # self-attention's
         self.q, self.k, self.v, self.out = (linear(m, C, C, b, g) for g in gains)
         if m["qk_norm"]:  # Dehghani et al. 2023: a norm of the block's type on each head's q and k, gains shared
             self.q_norm, self.k_norm = Norm({"model": m}, C // self.heads), Norm({"model": m}, C // self.heads)
@@ -539,6 +565,8 @@ class Attention(torch.nn.Module):
         q, k, v = split(self.q(x), T), split(self.k(mem), S), split(self.v(mem), S)
         if hasattr(self, "q_norm"):
             q, k = (n(t.reshape(-1, hs)).view(t.shape) for n, t in ((self.q_norm, q), (self.k_norm, k)))
+        if self.rotary is not None:  # after the q and k norms (OLMo 2)
+            q, k = rotate(q, self.rotary), rotate(k, self.rotary)
         att = (q @ k.transpose(-2, -1)) / math.sqrt(hs)
         keep = torch.ones(B, 1, T, S, dtype=torch.bool)
         if key_mask is not None:
@@ -554,10 +582,13 @@ class FeedForward(torch.nn.Module):
         super().__init__()
         self.fc1 = linear(m, m["d_model"], m["d_ff"], m["bias"], gain)
         self.fc2 = linear(m, m["d_ff"], m["d_model"], m["bias"], gain)
+        # glu (Shazeer 2020): fc2(act(fc1 x) * fc3 x), SwiGLU with silu, GeGLU with gelu
+        self.fc3 = linear(m, m["d_model"], m["d_ff"], m["bias"], gain) if m["ffn"] == "glu" else None
         self.act = ACT[m["activation"]]
 
     def forward(self, x):
-        return self.fc2(self.act(self.fc1(x)))
+        h = self.act(self.fc1(x))
+        return self.fc2(h if self.fc3 is None else h * self.fc3(x))
 
 
 class Block(torch.nn.Module):
@@ -573,7 +604,7 @@ class Block(torch.nn.Module):
         gains = (1.0, 1.0, beta, beta) if deep else (None,) * 4
         self.placement, self.alpha, self.causal = m["norm"]["placement"], alpha if deep else 1.0, causal
         self.attn_norm, self.attn = Norm(c, m["d_model"], positions), Attention(m, gains)
-        self.cross = Attention(m, gains) if cross else None
+        self.cross = Attention(m, gains, cross=True) if cross else None
         self.cross_norm = Norm(c, m["d_model"], positions) if cross else None
         self.ffn_norm, self.ffn = Norm(c, m["d_model"], positions), FeedForward(m, beta if deep else None)
         self.scale = 1 / math.sqrt(i + 1) if m["norm"]["depth_scaling"] else 1.0
@@ -607,9 +638,11 @@ class Stack(torch.nn.Module):
         m = c["model"]
         C = m["d_model"]
         alpha, beta = deepnorm_constants(c, stack) if m["norm"]["type"] == "deepnorm" else (1.0, None)
-        self.tok_emb, self.pos_emb = torch.nn.Embedding(vocab, C), torch.nn.Embedding(positions, C)
+        self.tok_emb = torch.nn.Embedding(vocab, C)  # model.position learned: and a position table
+        self.pos_emb = torch.nn.Embedding(positions, C) if m["position"] == "learned" else None
         for e in (self.tok_emb, self.pos_emb):
-            _normal(e.weight, _embedding_std(m))
+            if e is not None:
+                _normal(e.weight, _embedding_std(m))
         self.emb_norm = Norm(c, C, positions) if m["embed_norm"] else None
         self.blocks = torch.nn.ModuleList(Block(c, positions, causal, cross, alpha, beta, i) for i in range(n))
         if m["init"] == "postln-init":  # DeepNet §3: block l = i + 1 of n, v, out, fc1, fc2 divided by n - i
@@ -618,6 +651,11 @@ class Stack(torch.nn.Module):
                     for lin in (b.attn.v, b.attn.out, b.ffn.fc1, b.ffn.fc2) + (
                             (b.cross.v, b.cross.out) if b.cross is not None else ()):
                         lin.weight.div_(n - i)
+        if m["scaled_residual_init"]:  # GPT-2: the projections into the residual stream / sqrt(2 n)
+            with torch.no_grad():
+                for b in self.blocks:
+                    for lin in (b.attn.out, b.ffn.fc2) + ((b.cross.out,) if b.cross is not None else ()):
+                        lin.weight.div_(math.sqrt(2 * n))
         pre = m["norm"]["placement"] in ("pre", "peri")
         self.final_norm = Norm(c, C, positions) if pre and m["final_norm"] else None
 
@@ -625,7 +663,10 @@ class Stack(torch.nn.Module):
         """tokens (B, T); real (B, T): the real tokens (norm statistics); key_mask: the attention's keys."""
         B, T = tokens.shape
         r = real.reshape(-1)
-        h = (self.tok_emb(tokens) + self.pos_emb(torch.arange(T))).reshape(B * T, -1)
+        h = self.tok_emb(tokens)
+        if self.pos_emb is not None:
+            h = h + self.pos_emb(torch.arange(T))
+        h = h.reshape(B * T, -1)
         if self.emb_norm is not None:
             h = self.emb_norm(h, r, B, T)
         for b in self.blocks:
@@ -641,10 +682,16 @@ class Transformer(Stack):
         encoder = m["arch"] == "encoder"
         super().__init__(c, c["data"]["seq_len"], m["n_layers"], causal=not encoder, vocab=vocab)
         self.encoder = encoder
-        self.head = linear(m, m["d_model"], vocab, m["bias"])
+        if m["tie_embeddings"]:  # GPT-2: the output layer's weight is tok_emb, its bias (if any) its own
+            self.head = torch.nn.Module()
+            self.head.bias = torch.nn.Parameter(torch.zeros(vocab)) if m["bias"] else None
+        else:
+            self.head = linear(m, m["d_model"], vocab, m["bias"])
+        self.tied = m["tie_embeddings"]
 
     def forward(self, x, mask):  # mask (B, T): the real tokens
-        return self.head(self.encode(x, mask, mask if self.encoder else None))
+        h = self.encode(x, mask, mask if self.encoder else None)
+        return F.linear(h, self.tok_emb.weight, self.head.bias) if self.tied else self.head(h)
 
 
 class EncoderDecoder(torch.nn.Module):

@@ -93,7 +93,7 @@ TEST(Blocks, EmbeddingNormNormalizesEachRow) {
   ParamStore<float> params;
   NormConfig norm;
   norm.type = NormType::layernorm;
-  Embedding embed(params, 0, 8, 4, C, Precision::fp32, &norm);
+  Embedding embed(params, 0, 8, 4, C, /*learned=*/true, Precision::fp32, &norm);
   params.finalize();
   ModelConfig m;
   m.init = Init::xavier;  // embeddings N(0, 1): a variance far above eps

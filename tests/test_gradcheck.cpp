@@ -99,8 +99,12 @@ TEST(GradCheck, Tanh) {
   expect_gradients_match([](auto& g, auto& t) { return nt::tanh(g, t[0]); }, {random_input(6, 5, 1, 1.5)});
 }
 
-TEST(GradCheck, BiasActivation) {  // act(x + b): relu kept off its kink, gelu, tanh
-  for (const Activation a : {Activation::relu, Activation::gelu, Activation::tanh}) {
+TEST(GradCheck, Silu) {
+  expect_gradients_match([](auto& g, auto& t) { return silu(g, t[0]); }, {random_input(6, 5, 1, 2.0)});
+}
+
+TEST(GradCheck, BiasActivation) {  // act(x + b): relu kept off its kink, gelu, tanh, silu
+  for (const Activation a : {Activation::relu, Activation::gelu, Activation::tanh, Activation::silu}) {
     SCOPED_TRACE(kActivationNames[int(a)]);
     expect_gradients_match([a](auto& g, auto& t) { return bias_activation(g, t[0], t[1], a); },
                            {away_from_zero(random_input(5, 7, 1)), random_input(1, 7, 2, 1e-3)});

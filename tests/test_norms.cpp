@@ -95,7 +95,7 @@ TEST(FusedVsComposite, EveryKindThroughItsDescription) {
 }
 
 TEST(FusedVsComposite, BiasActivationIsAddThenActivation) {
-  for (const Activation a : {Activation::relu, Activation::gelu, Activation::tanh})
+  for (const Activation a : {Activation::relu, Activation::gelu, Activation::tanh, Activation::silu})
     expect_same_op([a](auto& g, auto& t) { return bias_activation(g, t[0], t[1], a); },
                    [a](auto& g, auto& t) { return activation(g, add(g, t[0], t[1]), a); },
                    {random_input(9, 16, 1, 2.0), random_input(1, 16, 2)});

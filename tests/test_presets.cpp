@@ -126,7 +126,7 @@ TEST(Presets, EveryNormalizationKeyIsSetAndCited) {
     const bool recurrent = c["model"]["arch"] == "rnnsearch" || c["model"]["arch"] == "rnn";
     if (!recurrent)
       wanted.insert(wanted.end(), {"model.norm.placement", "model.final_norm", "model.bias", "model.norm.bias",
-                                   "model.embed_norm"});
+                                   "model.embed_norm", "model.position", "model.ffn"});
     if (c["model"]["norm"]["type"] == "deepnorm") wanted.insert(wanted.end(), {"model.norm.alpha", "model.norm.beta"});
     if (c["model"]["init"] == "normal") wanted.push_back("model.init_std");
     for (const auto& k : wanted) {

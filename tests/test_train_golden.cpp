@@ -39,6 +39,9 @@ RunConfig config_of(const nlohmann::json& g) {
     o.push_back("data.seq_len=" + c["seq_len"].dump());
     o.push_back("model.activation=gelu");
     o.push_back("data.dataset=synthetic-lm");  // the batches come from the golden file
+    if (c.contains("model"))  // the case's other model keys, after the defaults above
+      for (const auto& [k, v] : c["model"].items())
+        o.push_back("model." + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
   } else {
     o.insert(o.end(), {"data.dataset=synthetic-classify", "model.arch=mlp", "model.activation=relu",
                        "model.hidden=" + c["hidden"].dump(), "model.n_layers=" + c["n_layers"].dump()});
@@ -107,7 +110,8 @@ TEST_P(TrainGolden, FirstTenLossesMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, TrainGolden,
                          ::testing::Values("layernorm_pre_adam", "rmsnorm_post_adam", "batchnorm_pre_padded_adamw",
-                                           "deepnorm_adam", "none_pre_sgd", "mlp_batchnorm_sgd"));
+                                           "deepnorm_adam", "none_pre_sgd", "mlp_batchnorm_sgd",
+                                           "rotary_swiglu_tied_adamw"));
 
 // A run's whole trajectory: normtool's own init and batches of fortunes through Session::step(),
 // loss by loss against PyTorch trained from the same weights on the same batches

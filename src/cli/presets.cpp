@@ -52,7 +52,8 @@ bool recurrent(const json& c) { return family(c) == "rnn" || family(c) == "rnnse
 const char* const kNormKeys[] = {"model.arch",       "model.norm.type",  "model.norm.placement", "model.norm.eps",
                                  "model.norm.affine", "model.norm.bias", "model.bias",           "model.embed_norm",
                                  "model.final_norm",  "model.norm.alpha", "model.norm.beta",     "model.init",
-                                 "model.init_std"};
+                                 "model.init_std",    "model.position",   "model.ffn",            "model.tie_embeddings",
+                                 "model.scaled_residual_init"};
 
 std::string presets_dir() { return (fs::path(data_dir()) / "configs" / "presets").string(); }
 

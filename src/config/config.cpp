@@ -155,6 +155,39 @@ void norm_fields(FieldList& f, NormConfig& n) {
           "pre or peri, layernorm or rmsnorm.");
 }
 
+// What a Transformer stack's attention and feed-forward are made of, beyond the norms.
+void stack_fields(FieldList& f, ModelConfig& m) {
+  f.choice("model.ffn", m.ffn, kFfnNames)
+      .means(
+          "Transformer families: mlp is fc2(act(fc1 x)); glu is the gated fc2(act(fc1 x) * fc3 x), fc3 a third "
+          "Linear of d_model -> d_ff drawn as fc1 (Shazeer 2020): SwiGLU with model.activation silu (Llama), "
+          "GeGLU with gelu (GLM-130B, Gemma; theirs the tanh approximation, normtool's gelu the exact one).");
+  f.boolean("model.qk_norm", m.qk_norm)
+      .means("A norm of the block's type (layernorm|rmsnorm; model.norm's eps, affine, bias) on each head's queries "
+             "and keys (d_model / n_heads features) before q.k, in every attention, cross-attention too: q_norm, "
+             "k_norm, one gain (and bias) each shared by the heads (Dehghani et al. 2023). Transformer families.");
+  f.boolean("model.scaled_residual_init", m.scaled_residual_init)
+      .means(
+          "Transformer families: after model.init, every attention's out and every fc2 weight (the projections "
+          "that write into the residual stream) divided by sqrt(2 N), N the stack's blocks (GPT-2, Radford et "
+          "al. 2019; nanoGPT's c_proj.weight std 0.02 / sqrt(2 n_layer)); with deepnorm, after its gain beta.");
+  f.boolean("model.tie_embeddings", m.tie_embeddings)
+      .means(
+          "transformer, encoder: the output layer's weight is the token embedding table tok_emb (Press & Wolf "
+          "2017; GPT-2, Gemma), drawn as an embedding, its gradient the sum of both uses; the output bias stays "
+          "a parameter of its own with model.bias.");
+  f.choice("model.position", m.position, kPositionNames)
+      .means(
+          "Transformer families: learned adds a learned position table (pos_emb) to the token embedding; none "
+          "has no position signal but the causal mask; rotary (RoPE, Su et al. 2021) turns each head's queries "
+          "and keys in every self-attention (not cross-attention) by position, GPT-NeoX's half-split pairs "
+          "(feature i with i + d_head/2; GLM-130B, Gemma, OLMo 2), and has no position table. rotary needs an "
+          "even d_head = model.d_model / model.n_heads.");
+  f.number("model.rotary_base", m.rotary_base, 1)
+      .means("rotary: the base of the angles, pair i at position t turning by t * base^(-2i / d_head) "
+             "(10000: RoFormer, Llama, GLM-130B, Gemma; OLMo 2: 500000).");
+}
+
 void model_fields(FieldList& f, ModelConfig& m) {
   f.choice("model.arch", m.arch, kArchNames)
       .means(
@@ -173,7 +206,8 @@ void model_fields(FieldList& f, ModelConfig& m) {
   f.integer("model.d_ff", m.d_ff, 1, 65536).means("Transformer feed-forward width.");
   f.integer("model.hidden", m.hidden, 1, 65536).means("Width of the mlp's hidden layers.");
   f.choice("model.activation", m.activation, kActivationNames)
-      .means("The activation of the feed-forward (transformer) or of each hidden layer (mlp).");
+      .means("The activation of the feed-forward (transformer; with model.ffn glu, of its gate) or of each hidden "
+             "layer (mlp); silu is x sigmoid(x).");
   f.choice("model.init", m.init, kInitNames)
       .means(
           "normal: every Linear weight and both embeddings N(0, init_std), biases 0; xavier: "
@@ -200,10 +234,7 @@ void model_fields(FieldList& f, ModelConfig& m) {
           "Every Linear has an additive bias: q, k, v and out of every attention, fc1 and fc2, the output layer, "
           "the mlp's layers (Llama and T5: false); rnn and rnnsearch keep Nematus's biases (true only). "
           "Biases start at 0.");
-  f.boolean("model.qk_norm", m.qk_norm)
-      .means("A norm of the block's type (layernorm|rmsnorm; model.norm's eps, affine, bias) on each head's queries "
-             "and keys (d_model / n_heads features) before q.k, in every attention, cross-attention too: q_norm, "
-             "k_norm, one gain (and bias) each shared by the heads (Dehghani et al. 2023). Transformer families.");
+  stack_fields(f, m);
   f.optional_integer("model.n_dec_layers", m.n_dec_layers, 1, 1000)
       .means("encoder-decoder: the decoder blocks; null: model.n_layers. Other architectures: must be null.");
   f.choice("model.cell", m.cell, kCellNames)

@@ -43,6 +43,14 @@ enum class RnnCell { gru, lstm };
 inline constexpr const char* kCellNames[] = {"gru", "lstm"};
 enum class Init { normal, xavier, nematus, postln_init };
 inline constexpr const char* kInitNames[] = {"normal", "xavier", "nematus", "postln-init"};
+// How a Transformer stack knows a token's position: a learned table added to the token embedding,
+// nothing (only the causal mask tells), or rotary embedding of every self-attention's q and k.
+enum class Position { learned, none, rotary };
+inline constexpr const char* kPositionNames[] = {"learned", "none", "rotary"};
+// A Transformer block's feed-forward: mlp fc2(act(fc1 x)); glu fc2(act(fc1 x) * fc3 x) (Shazeer 2020:
+// SwiGLU with silu, GeGLU with gelu).
+enum class Ffn { mlp, glu };
+inline constexpr const char* kFfnNames[] = {"mlp", "glu"};
 enum class Placement { pre, post, peri };
 inline constexpr const char* kPlacementNames[] = {"pre", "post", "peri"};
 enum class BnAxes { batch_time, batch };
@@ -99,6 +107,7 @@ struct ModelConfig {
   int d_ff = 256;
   int hidden = 256;          // mlp hidden width
   Activation activation = Activation::gelu;
+  Ffn ffn = Ffn::mlp;        // glu: fc2(act(fc1 x) * fc3 x), a third d_model x d_ff matrix
   Init init = Init::normal;  // normal: N(0, init_std) everywhere; xavier: Glorot normal, embeddings N(0, 1)
   double init_std = 0.02;
   double init_mean = 0.0;    // added to every Linear weight after its init (RMS §6.1 Fig. 4)
@@ -107,6 +116,10 @@ struct ModelConfig {
   bool embed_norm = false;   // a norm of the summed embeddings before the first block (BERT, BLOOM)
   bool bias = true;          // every Linear (attention, feed-forward, output layer, mlp layers): Llama, T5 false
   bool qk_norm = false;      // a norm of model.norm's type on each head's queries and keys (Dehghani et al. 2023)
+  Position position = Position::learned;  // learned: pos_emb table; none; rotary: RoPE on q, k of self-attention
+  double rotary_base = 10000;
+  bool scaled_residual_init = false;      // out and fc2 weights / sqrt(2 n_layers) after model.init (GPT-2)
+  bool tie_embeddings = false;            // transformer, encoder: the output layer's weight is tok_emb (GPT-2)             // rotary: the angle of feature pair i at position t is t base^(-2i/hs)
   std::optional<int> n_dec_layers;  // encoder-decoder: decoder blocks; unset = n_layers (= encoder blocks)
   int dec_layers() const { return n_dec_layers ? *n_dec_layers : n_layers; }
   RnnCell cell = RnnCell::gru;     // rnn: the recurrent cell
@@ -231,6 +244,8 @@ const char* to_string(Parallel v);
 const char* to_string(Activation v);
 const char* to_string(Layout v);
 const char* to_string(Init v);
+const char* to_string(Position v);
+const char* to_string(Ffn v);
 const char* to_string(RnnCell v);
 const char* to_string(NormImpl v);
 const char* to_string(Precision v);

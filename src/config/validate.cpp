@@ -97,6 +97,27 @@ void validate_family(RunConfig& c, Parser& p) {
   else if (m.qk_norm && m.norm.type != NormType::layernorm && m.norm.type != NormType::rmsnorm)
     p.problem("model.qk_norm", fmt::format("a norm of the block's type, which must be layernorm|rmsnorm, got "
                                            "model.norm.type \"{}\"", to_string(m.norm.type)));
+  if (m.tie_embeddings && a.stacks != Stacks::decoder && a.stacks != Stacks::encoder)
+    p.problem("model.tie_embeddings", fmt::format("ties the token table of a single-stack model (model.arch "
+                                                  "transformer|encoder) to its output layer, got \"{}\"", a.name));
+  if (m.scaled_residual_init && !a.has_stacks())
+    p.problem("model.scaled_residual_init", fmt::format("scales a Transformer stack's out and fc2 (model.arch {}), "
+                                                        "got \"{}\"",
+                                                        families_where([](const ArchDesc& f) { return f.has_stacks(); }),
+                                                        a.name));
+  if (m.ffn == Ffn::glu && !a.has_stacks())
+    p.problem("model.ffn", fmt::format("glu is a Transformer block's feed-forward (model.arch {}), not for \"{}\": "
+                                       "leave it mlp", families_where([](const ArchDesc& f) { return f.has_stacks(); }),
+                                       a.name));
+  if (m.position != Position::learned && !a.has_stacks())
+    p.problem("model.position", fmt::format("{} is a Transformer stack's position scheme (model.arch {}), not for "
+                                            "\"{}\": leave it learned", to_string(m.position),
+                                            families_where([](const ArchDesc& f) { return f.has_stacks(); }), a.name));
+  else if (m.position == Position::rotary && m.n_heads > 0 && m.d_model % m.n_heads == 0 &&
+           (m.d_model / m.n_heads) % 2 != 0)
+    p.problem("model.position", fmt::format("rotary turns pairs of features: it needs an even head size "
+                                            "model.d_model / model.n_heads, got {} / {} = {}", m.d_model, m.n_heads,
+                                            m.d_model / m.n_heads));
   if (!m.bias && !a.allows.bias_off)
     p.problem("model.bias", fmt::format("model.arch {} keeps its biases: leave it true", a.name));
   check_allowed(p, "train.precision", c.train.precision, a.allows.precisions, kPrecisionNames, a);

@@ -72,12 +72,14 @@ inline void init_embedding(Tensor<float> table, const ModelConfig& m, Rng& rng) 
 
 // The Linear weights of a Transformer's sub-layers: model.init, or DeepNet's recipe for DeepNorm
 // whatever model.init says (Xavier normal, gain 1 for q and k, gain beta for v, out, fc1, fc2);
-// postln-init divides v, out, fc1, fc2 of block l by `divisor` = N - l + 1. Then init_mean.
+// postln-init divides v, out, fc1, fc2 of block l by `divisor` = N - l + 1; scaled_residual_init
+// divides out and fc2 by sqrt(2 N) (GPT-2). Then init_mean.
 struct SublayerInit {
   const ModelConfig& m;
   bool deepnorm;
   double beta;  // DeepNorm's beta (RunConfig::deepnorm_beta)
   double divisor = 1.0;  // postln-init's k_l
+  double output_divisor = 1.0;  // model.scaled_residual_init: sqrt(2 N) on out and fc2
   // q and k: they set the attention pattern, DeepNet leaves them at gain 1
   void query_key(Tensor<float> w, Rng& rng) const {
     deepnorm ? init_xavier_normal(w, 1.0, rng) : draw_linear_weight(w, m, rng);
@@ -88,6 +90,14 @@ struct SublayerInit {
     deepnorm ? init_xavier_normal(w, beta, rng) : draw_linear_weight(w, m, rng);
     if (divisor != 1.0)
       for (int64_t i = 0; i < w.size(); ++i) w.data[i] = float(double(w.data[i]) / divisor);
+    shift_init_mean(w, m);
+  }
+  // out, fc2: as value(), then / sqrt(2 N) with model.scaled_residual_init (GPT-2), before init_mean
+  void output(Tensor<float> w, Rng& rng) const {
+    const double d = divisor * output_divisor;
+    deepnorm ? init_xavier_normal(w, beta, rng) : draw_linear_weight(w, m, rng);
+    if (d != 1.0)
+      for (int64_t i = 0; i < w.size(); ++i) w.data[i] = float(double(w.data[i]) / d);
     shift_init_mean(w, m);
   }
 };

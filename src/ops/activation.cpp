@@ -5,6 +5,7 @@
 //         Phi(x) = (1 + erf(x / sqrt 2)) / 2, kept by forward for backward; vectorized by Eigen
 //         (its float erf is a rational approximation accurate to a couple of ulp).
 //   tanh  y = tanh(x)                  dx += dy * (1 - y^2)
+//   silu  y = x s(x), s the sigmoid    dx += dy * s(x) (1 + x (1 - s(x)))  (swish; SwiGLU's gate)
 //
 // bias_activation: y = act(h), h = x + b with b (1, C) added to every row: the bias of the Linear
 // before it folded into the same pass (the product then writes x without reading it back).
@@ -67,6 +68,17 @@ void tanh_backward_node(const void* p, unsigned first) {
   });
 }
 
+template <class T>
+void silu_backward_node(const void* p, unsigned first) {
+  const auto& c = *static_cast<const UnaryContext<T>*>(p);
+  parallel_chunks(c.x.size(), [&](int64_t i, int64_t n) {
+    const auto x = chunk(c.x.data, i, n);
+    // s(x) (1 + x (1 - s(x))) = (1 + x (1 - s(x))) / (1 + e^-x), coefficient by coefficient
+    put(writes_first(first, 0), chunk(c.x.grad, i, n),
+        chunk(c.y.grad, i, n) * (T(1) + x * (T(1) - T(1) / (T(1) + (-x).exp()))) / (T(1) + (-x).exp()));
+  });
+}
+
 // y = f(x) elementwise, f an Eigen array expression, on every math thread.
 template <class T, class F>
 Tensor<T> pointwise(Graph<T>& g, Tensor<T> x, F f, typename Graph<T>::BackwardFn backward) {
@@ -102,11 +114,17 @@ Tensor<T> tanh(Graph<T>& g, Tensor<T> x) {
 }
 
 template <class T>
+Tensor<T> silu(Graph<T>& g, Tensor<T> x) {
+  return pointwise(g, x, [](const VecMap<T>& v) { return v / (T(1) + (-v).exp()); }, silu_backward_node<T>);
+}
+
+template <class T>
 Tensor<T> activation(Graph<T>& g, Tensor<T> x, Activation a) {
   switch (a) {
     case Activation::relu: return relu(g, x);
     case Activation::gelu: return gelu(g, x);
     case Activation::tanh: return nt::tanh(g, x);
+    case Activation::silu: return silu(g, x);
   }
   return x;
 }
@@ -141,6 +159,9 @@ void bias_activation_backward_node(const void* p, unsigned first) {
           d = dy * (CRowVecMap<T>(c.cdf + at, C).array() + d * inv_sqrt_2pi * (T(-0.5) * d.square()).exp());
           break;
         case Activation::tanh: d = dy * (T(1) - CRowVecMap<T>(c.y.data + at, C).array().square()); break;
+        case Activation::silu:  // coefficient by coefficient, so d may be read and written
+          d = dy * (T(1) + d * (T(1) - T(1) / (T(1) + (-d).exp()))) / (T(1) + (-d).exp());
+          break;
       }
       if (c.x.grad) put(first_x, RowVecMap<T>(c.x.grad + at, C).array(), d);
       db_part += d;
@@ -172,6 +193,7 @@ Tensor<T> bias_activation(Graph<T>& g, Tensor<T> x, Tensor<T> b, Activation a) {
         break;
       }
       case Activation::tanh: h = h.tanh(); break;
+      case Activation::silu: h = h / (T(1) + (-h).exp()); break;
     }
   }
   if (y.grad) {
@@ -185,6 +207,7 @@ Tensor<T> bias_activation(Graph<T>& g, Tensor<T> x, Tensor<T> b, Activation a) {
   template Tensor<T> relu(Graph<T>&, Tensor<T>);                                     \
   template Tensor<T> gelu(Graph<T>&, Tensor<T>);                                     \
   template Tensor<T> tanh(Graph<T>&, Tensor<T>);                                     \
+  template Tensor<T> silu(Graph<T>&, Tensor<T>);                                     \
   template Tensor<T> activation(Graph<T>&, Tensor<T>, Activation);                   \
   template Tensor<T> bias_activation(Graph<T>&, Tensor<T>, Tensor<T>, Activation);
 NT_INSTANTIATE(float)

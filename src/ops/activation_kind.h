@@ -4,7 +4,7 @@
 
 namespace nt {
 
-enum class Activation { relu, gelu, tanh };
-inline constexpr const char* kActivationNames[] = {"relu", "gelu", "tanh"};  // as the config spells them
+enum class Activation { relu, gelu, tanh, silu };
+inline constexpr const char* kActivationNames[] = {"relu", "gelu", "tanh", "silu"};  // as the config spells them
 
 }  // namespace nt

@@ -32,6 +32,7 @@ template <class T> Tensor<T> residual(Graph<T>& g, T alpha, Tensor<T> x, Tensor<
 template <class T> Tensor<T> relu(Graph<T>& g, Tensor<T> x);
 template <class T> Tensor<T> gelu(Graph<T>& g, Tensor<T> x);  // exact: x * Phi(x)
 template <class T> Tensor<T> tanh(Graph<T>& g, Tensor<T> x);
+template <class T> Tensor<T> silu(Graph<T>& g, Tensor<T> x);  // x sigmoid(x)
 template <class T> Tensor<T> activation(Graph<T>& g, Tensor<T> x, Activation a);
 // act(x + b), b (1, C) on every row: a Linear's bias folded into the activation after it.
 template <class T> Tensor<T> bias_activation(Graph<T>& g, Tensor<T> x, Tensor<T> b, Activation a);
@@ -79,6 +80,10 @@ Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq,
 template <class T>
 Tensor<T> multi_head_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, int B, int Tq, int Tk, int NH,
                                bool causal, const float* key_mask);
+// rotary.cpp: rotary position embedding (RoPE), GPT-NeoX's half split: in each head of hs features of
+// columns [0, rotated) of x (B*T_, cols), feature i < hs/2 and i + hs/2 turned by the angle
+// t * base^(-2i/hs), t = row % T_; the other columns copied -> (B*T_, cols).
+template <class T> Tensor<T> rotary(Graph<T>& g, Tensor<T> x, int T_, int hs, int rotated, double base);
 // rows.cpp: one time step's rows of a batch-major (B*T, C) sequence, rows first + i * stride.
 // take_rows -> (count, C); put_rows writes x (count, C) into the graph tensor y (made with a gradient).
 template <class T> Tensor<T> take_rows(Graph<T>& g, Tensor<T> x, int first, int count, int stride);

@@ -8,8 +8,9 @@
 namespace nt {
 
 Attention::Attention(ParamStore<float>& params, AttentionKind kind, const std::string& name, int layer, int C,
-                     int heads, Precision precision, bool bias, const NormConfig* qk_norm)
-    : kind_(kind), C_(C), heads_(heads), precision_(precision) {
+                     int heads, Precision precision, bool bias, const NormConfig* qk_norm, double rotary_base)
+    : kind_(kind), C_(C), heads_(heads), precision_(precision), rotary_base_(rotary_base) {
+  NT_CHECK(rotary_base == 0 || kind != AttentionKind::cross, "attention: rotary embedding is self-attention's");
   // self: q, k and v side by side, their weights one (3C, C) matrix, their biases one (1, 3C) row;
   // cross: q alone (it reads the queries' sequence), k and v side by side (one product of the keys')
   const bool self = kind != AttentionKind::cross;
@@ -44,7 +45,7 @@ void Attention::init(ParamStore<float>& params, const SublayerInit& init, Rng& r
   init.query_key(q_.W, rng);
   init.query_key(k_.W, rng);
   init.value(v_.W, rng);
-  init.value(out_.W, rng);
+  init.output(out_.W, rng);
   if (q_norm_) {
     q_norm_->init(params);
     k_norm_->init(params);
@@ -64,8 +65,12 @@ Tensor<float> Attention::qk_normed(Graph<float>& g, int B, const Sequence& queri
   auto per_head = [&](const RowNorm<float>& norm, Tensor<float> x, int rows) {  // (rows, C) as (rows NH, hs)
     return cast(g, reshape(norm(g, reshape(x, rows * heads_, hs)), rows, C_), precision_);
   };
-  const Tensor<float> q = per_head(q_row_, cast(g, q_(g, queries.x), precision_), rows_q);
-  const Tensor<float> k = per_head(k_row_, cast(g, k_(g, keys.x), precision_), rows_k);
+  Tensor<float> q = per_head(q_row_, cast(g, q_(g, queries.x), precision_), rows_q);
+  Tensor<float> k = per_head(k_row_, cast(g, k_(g, keys.x), precision_), rows_k);
+  if (rotary_base_ > 0) {  // after the norms (OLMo 2, Gemma 3)
+    q = cast(g, rotary(g, q, queries.T, hs, C_, rotary_base_), precision_);
+    k = cast(g, rotary(g, k, keys.T, hs, C_, rotary_base_), precision_);
+  }
   const Tensor<float> v = cast(g, v_(g, keys.x), precision_);
   keep(B, queries, keys, q.data, C_, k.data, C_);
   return multi_head_attention(g, q, k, v, B, queries.T, keys.T, heads_, kind_ == AttentionKind::causal_self,
@@ -83,7 +88,9 @@ Branch Attention::operator()(Graph<float>& g, int B, const Sequence& queries, co
     heads = cross_attention(g, q, kv, B, queries.T, keys.T, heads_, keys.mask);
   } else {
     NT_CHECK(queries.x.data == keys.x.data && queries.T == keys.T, "attention: self-attention reads one sequence");
-    const Tensor<float> qkv = cast(g, qkv_(g, queries.x), precision_);
+    Tensor<float> qkv = cast(g, qkv_(g, queries.x), precision_);
+    if (rotary_base_ > 0)  // q and k turned, v copied
+      qkv = cast(g, rotary(g, qkv, queries.T, C_ / heads_, 2 * C_, rotary_base_), precision_);
     keep(B, queries, keys, qkv.data, 3 * C_, qkv.data + C_, 3 * C_);
     heads = self_attention(g, qkv, B, queries.T, heads_, kind_ == AttentionKind::causal_self, keys.mask);
   }

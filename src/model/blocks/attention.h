@@ -9,6 +9,8 @@
 //                   head over its hs features, before the dot product; q, k and v then three products
 //                   and q_norm, k_norm norms of the block's type with one gain (and bias) of hs each,
 //                   shared by the heads
+//   model.position rotary (self-attention only): q and k of each head turned by position (ops/rotary.cpp),
+//                   after q_norm and k_norm
 // The bias of `out` is left to the residual connection (Branch). train.precision: the qkv
 // product, the attention's output and out's product stored in the run's format (ops/cast.cpp).
 #pragma once
@@ -35,8 +37,9 @@ class Attention {
  public:
   // Declares "<name>.q", ".k", ".v" and ".out" (weight, and bias with `bias`) of `layer`, C = heads * head size;
   // with qk_norm (model.norm, when model.qk_norm) then "<name>.q_norm.*", "<name>.k_norm.*".
+  // rotary_base > 0: RoPE with that base on q and k (a self-attention's).
   Attention(ParamStore<float>& params, AttentionKind kind, const std::string& name, int layer, int C, int heads,
-            Precision precision, bool bias = true, const NormConfig* qk_norm = nullptr);
+            Precision precision, bool bias = true, const NormConfig* qk_norm = nullptr, double rotary_base = 0);
 
   // Binds the views (after ParamStore::finalize), biases 0, weights as `init` says: q, k, v, out.
   void init(ParamStore<float>& params, const SublayerInit& init, Rng& rng);
@@ -52,6 +55,7 @@ class Attention {
   AttentionKind kind_;
   int C_, heads_;
   Precision precision_;
+  double rotary_base_;  // 0: no rotary embedding
   Linear q_, k_, v_, out_;
   Linear qkv_;  // q, k and v joined: one product computes all three
   std::optional<NormSite> q_norm_, k_norm_;  // model.qk_norm

@@ -5,19 +5,21 @@
 
 namespace nt {
 
-Embedding::Embedding(ParamStore<float>& params, int layer, int vocab, int T, int C, Precision precision,
+Embedding::Embedding(ParamStore<float>& params, int layer, int vocab, int T, int C, bool learned, Precision precision,
                      const NormConfig* norm, int positions, const std::string& prefix, const char* place)
     : precision_(precision) {
   tok_ = params.add(prefix + "tok_emb.weight", layer, vocab, C);
-  pos_ = params.add(prefix + "pos_emb.weight", layer, T, C);
+  if (learned) pos_ = params.add(prefix + "pos_emb.weight", layer, T, C);
   if (norm) norm_ = std::make_unique<NormSite>(params, *norm, layer, prefix + "emb_norm", place, C, positions);
 }
 
 void Embedding::init(ParamStore<float>& params, const ModelConfig& m, Rng& rng) {
   tok_table_ = params.tensor(tok_);
-  pos_table_ = params.tensor(pos_);
   init_embedding(tok_table_, m, rng);
-  init_embedding(pos_table_, m, rng);
+  if (pos_ >= 0) {
+    pos_table_ = params.tensor(pos_);
+    init_embedding(pos_table_, m, rng);
+  }
   if (norm_) norm_->init(params);
 }
 
@@ -27,8 +29,12 @@ void Embedding::add_buffers(std::vector<std::vector<float>*>& out) {
 
 Tensor<float> Embedding::operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask,
                                     std::vector<SiteCapture>& sites) {
-  NT_CHECK(T <= pos_table_.rows, "embedding: sequence longer than the position table");
   const int N = B * T;
+  if (pos_ < 0) {
+    Tensor<float> x = cast(g, embedding(g, tok_table_, tokens, N), precision_);
+    return norm_ ? cast(g, (*norm_)(g, x, mask, sites), precision_) : x;
+  }
+  NT_CHECK(T <= pos_table_.rows, "embedding: sequence longer than the position table");
   if (int(positions_.size()) != N || positions_T_ != T) {
     positions_.resize(N);
     positions_T_ = T;

@@ -1,4 +1,5 @@
-// The feed-forward sub-layer: feed_forward(x) = fc2(act(fc1(x))), fc1 (C -> F), fc2 (F -> C).
+// The feed-forward sub-layer: feed_forward(x) = fc2(act(fc1(x))), fc1 (C -> F), fc2 (F -> C);
+// model.ffn glu: fc2(act(fc1(x)) * fc3(x)), fc3 (C -> F) (SwiGLU with silu, GeGLU with gelu).
 // fc1's bias is added inside the activation, fc2's is left to the residual connection (Branch).
 // train.precision: each product and the activation stored in the run's format (ops/cast.cpp).
 #pragma once
@@ -11,11 +12,11 @@ namespace nt {
 
 class FeedForward {
  public:
-  // Declares "<name>.fc1" and "<name>.fc2" (weight, and bias with `bias`) of `layer`.
+  // Declares "<name>.fc1", "<name>.fc2" and with `glu` "<name>.fc3" (weight, and bias with `bias`) of `layer`.
   FeedForward(ParamStore<float>& params, const std::string& name, int layer, int C, int F, Activation activation,
-              Precision precision, bool bias = true);
+              Precision precision, bool bias = true, bool glu = false);
 
-  // Binds the views (after ParamStore::finalize), biases 0, weights as `init` says: fc1, fc2.
+  // Binds the views (after ParamStore::finalize), biases 0, weights as `init` says: fc1, fc2 (, fc3).
   void init(ParamStore<float>& params, const SublayerInit& init, Rng& rng);
 
   Branch operator()(Graph<float>& g, Tensor<float> x) const;  // (N, C), before fc2's bias
@@ -23,7 +24,7 @@ class FeedForward {
  private:
   Activation activation_;
   Precision precision_;
-  Linear fc1_, fc2_;
+  Linear fc1_, fc2_, fc3_;  // fc3: glu's linear half (w = -1 without)
 };
 
 }  // namespace nt

@@ -2,10 +2,11 @@
 // configured placement, and a final norm in pre placement. The decoder-only model and the encoder
 // are one stack; the encoder-decoder is two (scripts/torch_twin.py's Stack):
 //
-//   x = tok_emb[tokens] + pos_emb[t]                      Embedding
+//   x = tok_emb[tokens] + pos_emb[t]                      Embedding (model.position learned; else no pos_emb)
 //   embed_norm: x = norm(x)                               site "<stack>embed"
 //   each block:
-//     x = placement(x, self_attention)                    site "<stack>attn" (causal, or bidirectional)
+//     x = placement(x, self_attention)                    site "<stack>attn" (causal, or bidirectional;
+//                                                          rotary: q and k turned by position, ops/rotary.cpp)
 //     with cross: x = placement(x, cross_attention(x, memory))   site "<stack>cross"
 //     x = placement(x, feed_forward)                      site "<stack>ffn"
 //   pre or peri with final_norm: x = norm(x)              site "<stack>final"
@@ -64,6 +65,8 @@ class Stack {
   // keys: the self-attention's key mask (nullptr: every key); memory: what cross-attention reads.
   Tensor<float> operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask,
                            const float* keys, std::vector<SiteCapture>& sites, const Sequence* memory = nullptr);
+
+  int token_table() const { return embed_.token_table(); }  // tok_emb's parameter id (model.tie_embeddings)
 
   // The parameters of a stack of this spec, as the constructor declares them: the shape's count.
   static int64_t params(const ModelConfig& m, int vocab, int T, int n, bool cross);
