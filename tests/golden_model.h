@@ -7,8 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "core/graph.h"
+#include "data/dataset.h"
 #include "golden.h"
 #include "model/model.h"
+#include "ops/ops.h"
 
 namespace nt::test {
 
@@ -35,6 +38,21 @@ inline void expect_gradients(const Golden& ref, Model& model) {
     const auto& info = ps.info(i);
     ref.expect_close("g:" + std::to_string(info.layer) + ":" + info.name, ps.grad() + info.offset, 1e-4, 1e-4);
   }
+}
+
+// Logits, loss (cross-entropy over the batch's mask, every target when it has none) and every
+// gradient of the model on `batch`, against the golden file; `g` holds the forward's tape.
+inline void expect_golden(const Golden& ref, Model& model, const Batch& batch, Graph<float>& g) {
+  Tensor<float> logits = model.logits(g, batch);
+  std::vector<float> ones(batch.targets.size(), 1.0f);
+  const std::vector<float>& w = batch.mask.empty() ? ones : batch.mask;
+  Tensor<float> weight{const_cast<float*>(w.data()), nullptr, int(w.size()), 1};
+  Tensor<float> loss = cross_entropy(g, logits, batch.targets.data(), weight);
+  model.params().zero_grad();
+  g.backward(loss);
+  ref.expect_close("logits", logits.data, 1e-5, 1e-4);
+  ref.expect_close("loss", loss.data, 1e-6, 1e-5);
+  expect_gradients(ref, model);
 }
 
 }  // namespace nt::test

@@ -8,21 +8,13 @@
 
 #include "config/arch.h"
 #include "config/config.h"
+#include "config_problems.h"
 #include "data/dataset.h"
 #include "model/model.h"
 #include "norms/norms.h"
 
 namespace nt {
 namespace {
-
-std::string problems_of(std::vector<std::string> overrides) {
-  try {
-    load_config("{}", "t.json", overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // The synthetic dataset of a kind: every family can be configured without files.
 std::string synthetic_dataset(DataKind kind) {

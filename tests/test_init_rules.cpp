@@ -9,20 +9,12 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config_problems.h"
 #include "model/model.h"
 #include "train/session.h"
 
 namespace nt::test {
 namespace {
-
-std::string problems_of(std::vector<std::string> overrides) {
-  try {
-    load_config("{}", "t.json", overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 RunConfig config_of(std::vector<std::string> overrides, double mean) {
   overrides.push_back("model.init_mean=" + std::to_string(mean));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config_problems.h"
 #include "core/graph.h"
 #include "data/dataset.h"
 #include "golden_model.h"
@@ -30,20 +31,6 @@ std::vector<std::string> norm_overrides(const nlohmann::json& norm) {
   for (const auto& [key, value] : norm.items())
     out.push_back("model.norm." + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
   return out;
-}
-
-// Logits, loss and every gradient of the model against the golden file.
-void expect_golden(const Golden& ref, Model& model, const Batch& batch, Graph<float>& g) {
-  Tensor<float> logits = model.logits(g, batch);
-  std::vector<float> ones(batch.targets.size(), 1.0f);
-  const std::vector<float>& w = batch.mask.empty() ? ones : batch.mask;
-  Tensor<float> weight{const_cast<float*>(w.data()), nullptr, int(w.size()), 1};
-  Tensor<float> loss = cross_entropy(g, logits, batch.targets.data(), weight);
-  model.params().zero_grad();
-  g.backward(loss);
-  ref.expect_close("logits", logits.data, 1e-5, 1e-4);
-  ref.expect_close("loss", loss.data, 1e-6, 1e-5);
-  expect_gradients(ref, model);
 }
 
 // The decoder-only LM of golden `name`, every position real.
@@ -153,15 +140,6 @@ TEST(PeriDepth, SitesAndTheFactorOfEachBlock) {
   for (int i = 0; i < model->params().count(); ++i)
     gains += model->params().info(i).name.find("norm.weight") != std::string::npos;
   EXPECT_EQ(gains, 4 * 3 + 1);
-}
-
-std::string problems_of(std::vector<std::string> overrides) {
-  try {
-    load_config("{}", "t.json", overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // Each combination the papers do not define is refused naming the key.

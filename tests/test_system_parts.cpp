@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config_problems.h"
 #include "core/graph.h"
 #include "data/dataset.h"
 #include "golden_model.h"
@@ -33,21 +34,6 @@ void add_overrides(const nlohmann::json& keys, const std::string& prefix, std::v
   }
 }
 
-// Logits, loss and every gradient of the model against the golden file.
-void expect_golden(const Golden& ref, Model& model, const Batch& batch) {
-  Graph<float> g;
-  Tensor<float> logits = model.logits(g, batch);
-  std::vector<float> ones(batch.targets.size(), 1.0f);
-  const std::vector<float>& w = batch.mask.empty() ? ones : batch.mask;
-  Tensor<float> weight{const_cast<float*>(w.data()), nullptr, int(w.size()), 1};
-  Tensor<float> loss = cross_entropy(g, logits, batch.targets.data(), weight);
-  model.params().zero_grad();
-  g.backward(loss);
-  ref.expect_close("logits", logits.data, 1e-5, 1e-4);
-  ref.expect_close("loss", loss.data, 1e-6, 1e-5);
-  expect_gradients(ref, model);
-}
-
 // The decoder-only LM of golden `name`, every position real.
 void check_decoder(const std::string& name) {
   Golden ref(name);
@@ -60,7 +46,8 @@ void check_decoder(const std::string& name) {
   batch.B = c["B"], batch.T = c["T"];
   batch.tokens = ids(ref.values("tokens"));
   batch.targets = ids(ref.values("targets"));
-  expect_golden(ref, *model, batch);
+  Graph<float> g;
+  expect_golden(ref, *model, batch, g);
 }
 
 TEST(SystemGolden, RotaryRmsNormWithoutBiases) { check_decoder("model_rotary"); }
@@ -86,7 +73,8 @@ TEST(SystemGolden, RotaryEncoderDecoderWithQkNorm) {
   batch.targets = ids(ref.values("targets"));
   batch.mask = ref.values("mask");
   batch.padded = true;
-  expect_golden(ref, *model, batch);
+  Graph<float> g;
+  expect_golden(ref, *model, batch, g);
 }
 
 // The rotary op's backward in double: q and k of two heads turned (columns 0..15 of a qkv row of 24), v copied;
@@ -137,15 +125,6 @@ TEST(Position, NoTableWithoutLearnedPositions) {
     for (int i = 0; i < model->params().count(); ++i) table |= model->params().info(i).name == "pos_emb.weight";
     EXPECT_EQ(table, std::string(position) == "learned") << position;
   }
-}
-
-std::string problems_of(std::vector<std::string> overrides) {
-  try {
-    load_config("{}", "t.json", overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(PositionConfig, RefusedCombinationsNameTheKey) {

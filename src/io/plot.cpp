@@ -142,15 +142,19 @@ std::string y_range_of_last_half(const std::vector<Curve>& curves, bool logy) {
   return fmt::format("set yrange [{:.6g}:{:.6g}]\n", lo - margin, hi + margin);
 }
 
-// The axes of one graph: labels, log scales, integer ticks on a layer axis
+// The axes of one graph: labels, log scales, integer ticks on a layer axis. A log x axis over less
+// than two decades (batch sizes 2..32) ticks at powers of 2, a wider one (learning rates) at powers of 10.
 std::string axes_of(const PlotStyle& style, const std::vector<Curve>& curves) {
+  double lo = INFINITY, hi = 0;
+  for (const Curve& c : curves)
+    for (const auto& [x, y] : c.points) hi = std::max(hi, x), lo = x > 0 ? std::min(lo, x) : lo;
+  const bool decades = hi >= 100 * lo;
   std::string gp = "set title " + gnuplot_string(style.title) + "\nset xlabel " + gnuplot_string(style.xlabel) +
                    "\nset ylabel " + gnuplot_string(style.ylabel) + "\n" +
-                   (style.logx ? "set logscale x 2\n" : "unset logscale x\n") +
+                   (!style.logx ? "unset logscale x\nset format x '% h'\n"
+                    : decades   ? "set logscale x 10\nset format x '%g'\n"
+                                : "set logscale x 2\nset format x '%g'\n") +
                    (style.logy ? "set logscale y\n" : "unset logscale y\n") + "set autoscale y\n";
-  double hi = 0;
-  for (const Curve& c : curves)
-    for (const auto& [x, y] : c.points) hi = std::max(hi, x);
   if (style.zoom_last_half) gp += y_range_of_last_half(curves, style.logy);
   const bool integers = style.integer_x || style.xlabel.find("layer") != std::string::npos;
   return gp + (integers && !style.logx ? fmt::format("set xtics {}\n", std::max(1.0, std::ceil(hi / 12)))
