@@ -24,7 +24,10 @@ model.arch of normtool:
 Norms layernorm, rmsnorm, prmsnorm, scalenorm, dyt, batchnorm (batch_time or batch axes, running
 statistics) and none, with affine, norm.bias, embed_norm, final_norm, model.bias and qk_norm; position learned,
 none or rotary (GPT-NeoX's half split, rotary_base); ffn mlp or glu (SwiGLU with silu, GeGLU with gelu);
-tie_embeddings; scaled_residual_init (GPT-2's out and fc2 / sqrt(2N)); init normal,
+tie_embeddings; embed_scale (the token embedding times sqrt(d_model)); norm.unit_offset (Gemma's gain 1 + w);
+attn_softcap and logit_softcap (Gemma 2's soft-capping, cap tanh(x / cap)); placement reordered (OLMo 2's
+x + norm(f(x))) and qk_norm_scope all (OLMo 2's query and key norms over d_model);
+scaled_residual_init (GPT-2's out and fc2 / sqrt(2N)); init normal,
 xavier or nematus (orthogonal square and recurrent blocks); sgd, adam, adamw; the four schedules
 with linear warm-up; global-norm clipping; the fortunes (packed and padded), fashion-mnist and
 gettext-de and synthetic-seq2seq datasets (the same split and pairs: summary.json's
@@ -71,8 +74,10 @@ DEFAULTS = {
               "activation": "gelu", "ffn": "mlp", "init": "normal", "init_std": 0.02, "init_mean": 0.0,
               "norm": {"type": "layernorm", "placement": "pre", "eps": 1e-5, "affine": True, "bias": True,
                        "momentum": 0.1, "bn_axes": "batch_time", "alpha": None, "beta": None, "p": 0.0625,
-                       "dyt_alpha0": 0.5, "impl": "fused", "depth_scaling": False},
-              "final_norm": True, "embed_norm": False, "bias": True, "qk_norm": False, "position": "learned", "tie_embeddings": False, "scaled_residual_init": False,
+                       "dyt_alpha0": 0.5, "impl": "fused", "depth_scaling": False,
+                       "unit_offset": False},
+              "final_norm": True, "embed_norm": False, "bias": True, "qk_norm": False, "qk_norm_scope": "head", "position": "learned", "tie_embeddings": False, "scaled_residual_init": False,
+              "embed_scale": False, "attn_softcap": 0.0, "logit_softcap": 0.0,
               "rotary_base": 10000.0, "n_dec_layers": None,
               "cell": "gru", "d_emb": None},
     "train": {"steps": 500, "batch_size": 16, "optimizer": "adam", "lr": 1e-3, "momentum": 0.9, "beta1": 0.9,
@@ -129,7 +134,8 @@ CHOICES = {  # docs/config.md
     "model.norm.type": ("none", "batchnorm", "layernorm", "rmsnorm", "deepnorm", "prmsnorm", "scalenorm",
                         "dyt"),
     "model.position": ("learned", "none", "rotary"), "model.ffn": ("mlp", "glu"),
-    "model.norm.placement": ("pre", "post", "peri"), "model.norm.bn_axes": ("batch_time", "batch"),
+    "model.norm.placement": ("pre", "post", "peri", "reordered"),
+    "model.qk_norm_scope": ("head", "all"), "model.norm.bn_axes": ("batch_time", "batch"),
     "model.norm.impl": ("fused", "composite"), "model.cell": ("gru", "lstm"),
     "train.optimizer": ("sgd", "adam", "adamw"), "train.schedule": ("constant", "linear", "cosine", "inverse_sqrt"),
     "train.precision": ("fp32", "bf16", "fp16"),
@@ -184,13 +190,24 @@ def validate(c):
         d["catalogs"] = list(GETTEXT_CATALOGS)
     if arch not in ("mlp",) + RECURRENT and m["d_model"] % m["n_heads"]:
         raise ConfigError(f"model.n_heads: must divide model.d_model = {m['d_model']}, got {m['n_heads']}")
-    if n["placement"] == "peri" and (arch in ("mlp",) + RECURRENT or n["type"] not in ("none", "layernorm", "rmsnorm")):
-        raise ConfigError("model.norm.placement: peri (Peri-LN) wraps a Transformer stack's sub-layers, norm types "
+    if n["placement"] in ("peri", "reordered") and (arch in ("mlp",) + RECURRENT
+                                                   or n["type"] not in ("none", "layernorm", "rmsnorm")):
+        raise ConfigError(f"model.norm.placement: {n['placement']} wraps a Transformer stack's sub-layers, norm types "
                           f"none|layernorm|rmsnorm, got {arch!r} with {n['type']!r}")
-    if n["depth_scaling"] and (arch in ("mlp",) + RECURRENT or n["placement"] == "post"
+    if m["qk_norm_scope"] != "head" and not m["qk_norm"]:
+        raise ConfigError("model.qk_norm_scope: sets model.qk_norm's features, which is false")
+    if n["depth_scaling"] and (arch in ("mlp",) + RECURRENT or n["placement"] in ("post", "reordered")
                                or n["type"] not in ("layernorm", "rmsnorm")):
         raise ConfigError("model.norm.depth_scaling: a Transformer stack's pre or peri placement with layernorm or "
                           f"rmsnorm, got {arch!r}, {n['placement']!r}, {n['type']!r}")
+    for key in ("attn_softcap", "logit_softcap"):
+        if m[key] > 0 and arch in ("mlp",) + RECURRENT:
+            raise ConfigError(f"model.{key}: caps a Transformer stack's scores or logits, got {arch!r}")
+    if m["embed_scale"] and arch in ("mlp",) + RECURRENT:
+        raise ConfigError(f"model.embed_scale: scales a Transformer stack's token embedding, got {arch!r}")
+    if n["unit_offset"] and (n["type"] in ("none", "scalenorm") or not n["affine"]):
+        raise ConfigError("model.norm.unit_offset: offsets a gain per feature that starts at 1, got "
+                          f"{n['type']!r} with affine {n['affine']}")
     if m["init"] == "postln-init" and (arch in ("mlp",) + RECURRENT or n["placement"] != "post"
                                        or n["type"] == "deepnorm"):
         raise ConfigError("model.init: postln-init is DeepNet's init for a Post-LN Transformer stack, got "
@@ -444,7 +461,8 @@ class FashionMnist:
 class Norm(torch.nn.Module):
     """layernorm | rmsnorm | prmsnorm | scalenorm | dyt | batchnorm | none over the last dimension of (N, C) rows;
     deepnorm's norm is layernorm. mask (N): the real rows, for batchnorm's statistics. dyt (Zhu et al. 2025):
-    weight * tanh(alpha x) + bias, alpha one parameter (dyt_alpha0) with or without affine."""
+    weight * tanh(alpha x) + bias, alpha one parameter (dyt_alpha0) with or without affine. unit_offset: the gain
+    is 1 + weight, weight from 0 (Gemma's RMSNorm)."""
 
     def __init__(self, c, C, positions=1):
         super().__init__()
@@ -455,7 +473,8 @@ class Norm(torch.nn.Module):
             self.alpha = torch.nn.Parameter(torch.full((1,), float(n["dyt_alpha0"])))
         if self.kind != "none" and n["affine"]:
             gain = torch.full((1,), math.sqrt(C)) if self.kind == "scalenorm" else torch.ones(C)
-            self.weight = torch.nn.Parameter(gain)
+            self.offset = 1.0 if n["unit_offset"] else 0.0  # Gemma's RMSNorm: the gain is 1 + weight
+            self.weight = torch.nn.Parameter(gain - self.offset)
             if self.kind in ("layernorm", "batchnorm", "dyt") and n["bias"]:
                 self.bias = torch.nn.Parameter(torch.zeros(C))
         if self.kind == "batchnorm":
@@ -465,7 +484,7 @@ class Norm(torch.nn.Module):
 
     def affine(self, y):
         if hasattr(self, "weight"):
-            y = y * self.weight
+            y = y * (self.offset + self.weight) if self.offset else y * self.weight
         return y + self.bias if hasattr(self, "bias") else y
 
     def forward(self, x, mask=None, B=None, T=None):
@@ -547,27 +566,40 @@ def rotate(t, base):
     return torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
 
 
+def soft_cap(logits, cap):
+    """Gemma 2's soft-capping: cap tanh(logits / cap); cap 0: the logits."""
+    return cap * torch.tanh(logits / cap) if cap > 0 else logits
+
+
 class Attention(torch.nn.Module):
     def __init__(self, m, gains, cross=False):
         super().__init__()
         C, b = m["d_model"], m["bias"]
         self.heads = m["n_heads"]
         self.rotary = m["rotary_base"] if m["position"] == "rotary" and not cross else None  # self-attention's
+        self.cap = m["attn_softcap"]  # Gemma 2: scores cap tanh(scores / cap) before the mask
         self.q, self.k, self.v, self.out = (linear(m, C, C, b, g) for g in gains)
+        self.qk_all = m["qk_norm_scope"] == "all"  # OLMo 2: over all of q's (k's) C features, before the heads
         if m["qk_norm"]:  # Dehghani et al. 2023: a norm of the block's type on each head's q and k, gains shared
-            self.q_norm, self.k_norm = Norm({"model": m}, C // self.heads), Norm({"model": m}, C // self.heads)
+            width = C if self.qk_all else C // self.heads
+            self.q_norm, self.k_norm = Norm({"model": m}, width), Norm({"model": m}, width)
 
     def forward(self, x, B, T, mem=None, S=None, key_mask=None, causal=False):
         """x (B*T, C) queries; keys and values from mem (B*S, C), else x; key_mask (B, S): 1 = a real key."""
         mem, S = (x, T) if mem is None else (mem, S)
         hs = x.shape[-1] // self.heads
         split = lambda t, n: t.view(B, n, self.heads, hs).transpose(1, 2)
-        q, k, v = split(self.q(x), T), split(self.k(mem), S), split(self.v(mem), S)
-        if hasattr(self, "q_norm"):
+        q, k = self.q(x), self.k(mem)
+        if hasattr(self, "q_norm") and self.qk_all:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k, v = split(q, T), split(k, S), split(self.v(mem), S)
+        if hasattr(self, "q_norm") and not self.qk_all:
             q, k = (n(t.reshape(-1, hs)).view(t.shape) for n, t in ((self.q_norm, q), (self.k_norm, k)))
         if self.rotary is not None:  # after the q and k norms (OLMo 2)
             q, k = rotate(q, self.rotary), rotate(k, self.rotary)
         att = (q @ k.transpose(-2, -1)) / math.sqrt(hs)
+        if self.cap > 0:
+            att = self.cap * torch.tanh(att / self.cap)
         keep = torch.ones(B, 1, T, S, dtype=torch.bool)
         if key_mask is not None:
             keep = keep & key_mask.bool()[:, None, None, :]
@@ -594,8 +626,8 @@ class FeedForward(torch.nn.Module):
 class Block(torch.nn.Module):
     """Self-attention, (cross-attention,) feed-forward, each placed: pre x + f(norm(x)); post norm(x + f(x));
     deepnorm norm(alpha x + f(x)), with v, out, fc1, fc2 Xavier with gain beta and q, k with gain 1; peri
-    x + norm_out(f(norm(x))), each output norm its own (Peri-LN). depth_scaling: block l = i + 1's input norms
-    times 1 / sqrt(l) (LayerNorm Scaling)."""
+    x + norm_out(f(norm(x))), each output norm its own (Peri-LN); reordered x + norm(f(x)) (OLMo 2).
+    depth_scaling: block l = i + 1's input norms times 1 / sqrt(l) (LayerNorm Scaling)."""
 
     def __init__(self, c, positions, causal, cross, alpha, beta, i=0):
         super().__init__()
@@ -614,6 +646,8 @@ class Block(torch.nn.Module):
         self.ffn_out_norm = Norm(c, m["d_model"], positions) if peri else None
 
     def _place(self, x, f, norm, mask, B, T, out_norm=None):
+        if self.placement == "reordered":
+            return x + norm(f(x), mask, B, T)
         if self.placement == "peri" and out_norm is not None:
             return x + out_norm(f(self.scale * norm(x, mask, B, T)), mask, B, T)
         if self.placement in ("pre", "peri"):
@@ -644,6 +678,7 @@ class Stack(torch.nn.Module):
             if e is not None:
                 _normal(e.weight, _embedding_std(m))
         self.emb_norm = Norm(c, C, positions) if m["embed_norm"] else None
+        self.embed_scale = m["embed_scale"]
         self.blocks = torch.nn.ModuleList(Block(c, positions, causal, cross, alpha, beta, i) for i in range(n))
         if m["init"] == "postln-init":  # DeepNet §3: block l = i + 1 of n, v, out, fc1, fc2 divided by n - i
             with torch.no_grad():
@@ -656,7 +691,7 @@ class Stack(torch.nn.Module):
                 for b in self.blocks:
                     for lin in (b.attn.out, b.ffn.fc2) + ((b.cross.out,) if b.cross is not None else ()):
                         lin.weight.div_(math.sqrt(2 * n))
-        pre = m["norm"]["placement"] in ("pre", "peri")
+        pre = m["norm"]["placement"] in ("pre", "peri", "reordered")
         self.final_norm = Norm(c, C, positions) if pre and m["final_norm"] else None
 
     def encode(self, tokens, real, key_mask, mem=None, mem_mask=None):
@@ -664,6 +699,8 @@ class Stack(torch.nn.Module):
         B, T = tokens.shape
         r = real.reshape(-1)
         h = self.tok_emb(tokens)
+        if self.embed_scale:  # Vaswani et al. 2017 §3.4, Gemma: the token embedding times sqrt(d_model)
+            h = h * math.sqrt(h.shape[-1])
         if self.pos_emb is not None:
             h = h + self.pos_emb(torch.arange(T))
         h = h.reshape(B * T, -1)
@@ -688,10 +725,11 @@ class Transformer(Stack):
         else:
             self.head = linear(m, m["d_model"], vocab, m["bias"])
         self.tied = m["tie_embeddings"]
+        self.cap = m["logit_softcap"]
 
     def forward(self, x, mask):  # mask (B, T): the real tokens
         h = self.encode(x, mask, mask if self.encoder else None)
-        return F.linear(h, self.tok_emb.weight, self.head.bias) if self.tied else self.head(h)
+        return soft_cap(F.linear(h, self.tok_emb.weight, self.head.bias) if self.tied else self.head(h), self.cap)
 
 
 class EncoderDecoder(torch.nn.Module):
@@ -704,10 +742,11 @@ class EncoderDecoder(torch.nn.Module):
         self.enc = Stack(c, L, m["n_layers"], stack="enc", vocab=vocab)
         self.dec = Stack(c, L + 1, m["n_dec_layers"], causal=True, cross=True, stack="dec", vocab=vocab)
         self.head = linear(m, m["d_model"], vocab, m["bias"])
+        self.cap = m["logit_softcap"]
 
     def forward(self, x, mask, src, src_mask):
         mem = self.enc.encode(src, src_mask, src_mask)
-        return self.head(self.dec.encode(x, mask, mask, mem, src_mask))
+        return soft_cap(self.head(self.dec.encode(x, mask, mask, mem, src_mask)), self.cap)
 
 
 class Mlp(torch.nn.Module):

@@ -15,11 +15,12 @@
 namespace nt::test {
 namespace {
 
-// o[b, i, h] = sum_j softmax_j(q_i . k_j / sqrt(hs)) v_j over the keys j the mask keeps (and j <= i
-// when causal), written as the definition: q rows (B*Tq, ldq), k and v rows (B*Tk, ldkv), head h
-// at column offset h*hs of each; a row with no key left is 0.
+// o[b, i, h] = sum_j softmax_j(s_ij) v_j, s_ij = q_i . k_j / sqrt(hs) (cap > 0: cap tanh(s_ij / cap)), over
+// the keys j the mask keeps (and j <= i when causal), written as the definition: q rows (B*Tq, ldq), k and v
+// rows (B*Tk, ldkv), head h at column offset h*hs of each; a row with no key left is 0.
 std::vector<double> plain_attention(const double* q, int ldq, const double* k, const double* v, int ldkv, int B,
-                                    int Tq, int Tk, int NH, int hs, const std::vector<float>& mask, bool causal) {
+                                    int Tq, int Tk, int NH, int hs, const std::vector<float>& mask, bool causal,
+                                    double cap = 0) {
   std::vector<double> o(std::size_t(B) * Tq * NH * hs, 0.0);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h)
@@ -32,6 +33,7 @@ std::vector<double> plain_attention(const double* q, int ldq, const double* k, c
           for (int c = 0; c < hs; ++c)
             dot += q[(std::size_t(b) * Tq + i) * ldq + h * hs + c] * k[(std::size_t(b) * Tk + j) * ldkv + h * hs + c];
           score[j] = dot / std::sqrt(double(hs));
+          if (cap > 0) score[j] = cap * std::tanh(score[j] / cap);
           max = std::max(max, score[j]);
         }
         if (max == -std::numeric_limits<double>::infinity()) continue;
@@ -142,6 +144,46 @@ TEST(Attention, LogitMaxReadsThePairsTheSoftmaxSees) {
   EXPECT_DOUBLE_EQ(max(true, nullptr, drop_last), 2.0);    // query 1 sees keys 0, 1 only
   x[4] = -5.0f;                                            // q_1 = k_1 = -5 e_0: |S_11| = 12.5
   EXPECT_DOUBLE_EQ(max(true, nullptr, nullptr), 12.5);
+}
+
+// Soft-capped scores (model.attn_softcap, Gemma 2): self (causal and not) and cross-attention with a cap
+// of 0.7, well inside tanh's bend for these scores, against the definition; and the cap changes them.
+TEST(Attention, SoftCappedScoresEqualPlainSum) {
+  const int B = 2, T = 37, Tq = 5, NH = 2, hs = 3, C = NH * hs;
+  const double cap = 0.7;
+  const std::vector<float> mask = padding_mask(B, T, {37, 20});
+  Input qkv = random_input(B * T, 3 * C, 1, 2.0), q = random_input(B * Tq, C, 2, 2.0);
+  const double* d = qkv.data.data();
+  for (const bool causal : {false, true}) {
+    Graph<double> g(true, false);
+    const Tensor<double> o = self_attention(g, qkv.tensor(), B, T, NH, causal, mask.data(), cap);
+    expect_equal(plain_attention(d, 3 * C, d + C, d + 2 * C, 3 * C, B, T, T, NH, hs, mask, causal, cap), o);
+    const std::vector<double> uncapped =
+        plain_attention(d, 3 * C, d + C, d + 2 * C, 3 * C, B, T, T, NH, hs, mask, causal);
+    double moved = 0;
+    for (std::size_t i = 0; i < uncapped.size(); ++i) moved = std::max(moved, std::abs(uncapped[i] - o.data[i]));
+    EXPECT_GT(moved, 0.05) << "the cap must change these scores";
+  }
+  Graph<double> g(true, false);  // cross: Tq queries of q to the keys and values of qkv's k and v columns
+  std::vector<double> kv;
+  for (int r = 0; r < B * T; ++r) kv.insert(kv.end(), d + r * 3 * C + C, d + r * 3 * C + 3 * C);
+  const Tensor<double> o =
+      cross_attention(g, q.tensor(), Tensor<double>{kv.data(), nullptr, B * T, 2 * C}, B, Tq, T, NH, mask.data(), cap);
+  expect_equal(plain_attention(q.data.data(), C, kv.data(), kv.data() + C, 2 * C, B, Tq, T, NH, hs, mask, false, cap),
+               o);
+}
+
+TEST(GradCheck, SoftCappedAttention) {
+  const int B = 2, T = 37, Tq = 4, Tk = 6, NH = 2;
+  static const std::vector<float> mask = padding_mask(B, T, {37, 23}), kmask = padding_mask(B, Tk, {6, 3});
+  expect_gradients_match([](auto& g, auto& t) { return self_attention(g, t[0], B, T, NH, true, mask.data(), 0.7); },
+                         {random_input(B * T, 3 * NH * 2, 1, 2.0)});
+  expect_gradients_match(
+      [](auto& g, auto& t) { return cross_attention(g, t[0], t[1], B, Tq, Tk, NH, kmask.data(), 0.7); },
+      {random_input(B * Tq, NH * 2, 2, 2.0), random_input(B * Tk, 2 * NH * 2, 3, 2.0)});
+  expect_gradients_match(
+      [](auto& g, auto& t) { return multi_head_attention(g, t[0], t[1], t[2], B, Tk, Tk, NH, true, nullptr, 0.7); },
+      {random_input(B * Tk, NH * 2, 4, 2.0), random_input(B * Tk, NH * 2, 5, 2.0), random_input(B * Tk, NH * 2, 6)});
 }
 
 TEST(GradCheck, BidirectionalSelfAttentionMasked) {

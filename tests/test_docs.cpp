@@ -69,6 +69,10 @@ TEST(Docs, ReadmeShowsTheCommittedVerdicts) {
     const std::string row = "| [" + v["id"].get<std::string>() + "](reports/REPORT.md#";
     EXPECT_NE(table.find(row), std::string::npos) << v["id"];
     EXPECT_NE(table.find("**" + v["verdict"].get<std::string>() + "**"), std::string::npos);
+    // the figure and its criterion, the measure's name left to the report
+    if (const std::string value = v.value("value", ""); !value.empty()) {
+      EXPECT_NE(table.find("| " + value.substr(0, value.find(": ")) + " |\n"), std::string::npos) << v["id"];
+    }
   }
   EXPECT_EQ(with_results_table("no markers\n", table), "no markers\n");
   // a report without some claims of the registry names them after the table, with the command

@@ -65,6 +65,15 @@ TEST(GradCheck, Scale) {
   expect_gradients_match([](auto& g, auto& t) { return scale(g, t[0], -2.5); }, {random_input(4, 3, 1)});
 }
 
+TEST(GradCheck, SoftCap) {  // c tanh(x / c): the output logits' soft cap (model.logit_softcap)
+  expect_gradients_match([](auto& g, auto& t) { return soft_cap(g, t[0], 1.5); }, {random_input(4, 3, 1, 3.0)});
+}
+
+TEST(GradCheck, Shift) {  // a + t: model.norm.unit_offset's 1 + w
+  expect_gradients_match([](auto& g, auto& t) { return mul(g, t[1], shift(g, t[0], 1.0)); },
+                         {random_input(1, 3, 1), random_input(4, 3, 2)});
+}
+
 // A graph with thousands of gradient buffers: the graph's index of them grows past its first size
 // (it must stay a power of two, or its probing cycles among a few slots and never ends).
 TEST(GradCheck, LongChainOfScales) {

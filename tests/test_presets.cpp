@@ -61,6 +61,8 @@ const std::map<std::string, Expected> kExpected = {
     {"bert", {"encoder", "layernorm", "post", 1e-12, true, false, "normal", true, true, true}},
     {"t5", {"encoder-decoder", "rmsnorm", "pre", 1e-6, true, true, "xavier", false, false, false}},
     {"rnnsearch", {"rnnsearch", "layernorm", "", 1e-5, true, false, "nematus", true, true, false}},
+    {"gemma2", {"transformer", "rmsnorm", "peri", 1e-6, true, true, "normal", false, false, false}},
+    {"olmo2", {"transformer", "rmsnorm", "reordered", 1e-6, true, true, "normal", false, false, false}},
 };
 
 TEST(Presets, EachResolvesToItsSystemsValues) {
@@ -128,6 +130,12 @@ TEST(Presets, EveryNormalizationKeyIsSetAndCited) {
       wanted.insert(wanted.end(), {"model.norm.placement", "model.final_norm", "model.bias", "model.norm.bias",
                                    "model.embed_norm", "model.position", "model.ffn"});
     if (c["model"]["norm"]["type"] == "deepnorm") wanted.insert(wanted.end(), {"model.norm.alpha", "model.norm.beta"});
+    // the parts that came after the seed systems (Gemma, OLMo 2), none of which the seed systems have:
+    // set and cited where a preset uses them
+    const json defaults = config_to_json(RunConfig{});
+    for (const char* k : {"model.norm.unit_offset", "model.embed_scale", "model.qk_norm", "model.qk_norm_scope",
+                          "model.attn_softcap", "model.logit_softcap"})
+      if (*find_key(c, k) != *find_key(defaults, k)) wanted.push_back(k);
     if (c["model"]["init"] == "normal") wanted.push_back("model.init_std");
     for (const auto& k : wanted) {
       EXPECT_NE(find_key(file, k), nullptr) << k << " is not set in the preset";

@@ -40,9 +40,10 @@ TEST(ModelShape, CountsTheParametersOfEveryReadyConfig) {
       if (entry.path().extension() != ".json") continue;
       const RunConfig base = load_config_file(entry.path().string(), {});
       const Arch arch = base.model.arch;
-      // peri, depth_scaling and postln-init take some norm types only (docs/config.md)
-      const bool some_norms = base.model.norm.placement == Placement::peri || base.model.norm.depth_scaling ||
-                              base.model.init == Init::postln_init;
+      // peri, reordered, depth_scaling, unit_offset and postln-init take some norm types only (docs/config.md)
+      const NormConfig& n = base.model.norm;
+      const bool some_norms = n.placement == Placement::peri || n.placement == Placement::reordered ||
+                              n.depth_scaling || n.unit_offset || base.model.init == Init::postln_init;
       for (const char* norm : {"none", "layernorm", "rmsnorm", "deepnorm"}) {
         if (!arch_desc(arch).has_stacks() && std::string(norm) == "deepnorm") continue;  // a stack's residual scheme
         RunConfig c;

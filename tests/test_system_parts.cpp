@@ -1,8 +1,10 @@
 // The parts of the seed articles' systems that change what a norm sees (docs/presets.md): rotary
 // position embedding and no position table (model.position), gated feed-forwards (model.ffn glu:
-// SwiGLU, GeGLU), tied embeddings (model.tie_embeddings). normtool's models against PyTorch's
-// twin (tests/golden/model_rotary*.json, model_position_none.json, model_swiglu.json, model_geglu_post.json
-// from scripts/dump_system_golden.py),
+// SwiGLU, GeGLU), tied embeddings (model.tie_embeddings), and Gemma's: the (1 + w) gain
+// (model.norm.unit_offset), the token embedding times sqrt(d_model) (model.embed_scale) and the soft
+// caps (model.attn_softcap, model.logit_softcap); OLMo 2's reordered norm (model.norm.placement reordered) and
+// query and key norms over all features (model.qk_norm_scope all). normtool's models against PyTorch's twin
+// (tests/golden/model_*.json from scripts/dump_system_golden.py),
 // the gradient of each new op in double, what it must leave invariant, and the combinations refused.
 #include <gtest/gtest.h>
 
@@ -20,6 +22,7 @@
 #include "model/model.h"
 #include "model/shape.h"
 #include "ops/ops.h"
+#include "train/optimizer.h"
 
 namespace nt::test {
 namespace {
@@ -57,9 +60,17 @@ TEST(SystemGolden, GegluPostLnWithBiases) { check_decoder("model_geglu_post"); }
 // tok_emb's gradient: the embedding's rows plus the output layer's product
 TEST(SystemGolden, TiedEmbeddings) { check_decoder("model_tied"); }
 
-// Rotary in both stacks' self-attention (after qk_norm), not in cross-attention; padded source and target.
-TEST(SystemGolden, RotaryEncoderDecoderWithQkNorm) {
-  Golden ref("model_rotary_encdec_qk_norm");
+// Gemma 2's block: sandwich (peri) RMSNorm with (1 + w) gains, GeGLU, rotary, tied, the token embedding
+// times sqrt(d_model), soft-capped attention scores and logits (caps of 2 and 3, so that tanh bends), no biases.
+TEST(SystemGolden, GemmaSandwichUnitOffsetGainsScaledEmbedding) { check_decoder("model_gemma2"); }
+
+// OLMo 2's block: the reordered norm x + norm(f(x)) (RMSNorm, no input norm) and a final norm, query and key
+// RMSNorms over all d_model features before the heads split, then rotary (base 500000); SwiGLU; no biases.
+TEST(SystemGolden, Olmo2ReorderedNormQkNormOverAllFeatures) { check_decoder("model_olmo2"); }
+
+// The encoder-decoder of golden `name`: padded source and target.
+void check_encoder_decoder(const std::string& name) {
+  Golden ref(name);
   const auto& c = ref.config();
   std::vector<std::string> overrides = {"data.dataset=synthetic-seq2seq", "data.max_len=" + c["max_len"].dump()};
   add_overrides(c["model"], "model.", overrides);
@@ -75,6 +86,150 @@ TEST(SystemGolden, RotaryEncoderDecoderWithQkNorm) {
   batch.padded = true;
   Graph<float> g;
   expect_golden(ref, *model, batch, g);
+}
+
+// Rotary in both stacks' self-attention (after qk_norm), not in cross-attention; padded source and target.
+TEST(SystemGolden, RotaryEncoderDecoderWithQkNorm) { check_encoder_decoder("model_rotary_encdec_qk_norm"); }
+// (1 + w) in every norm, the query and key norms too (a recurrent cell's path), LayerNorm with its bias;
+// both stacks' token embeddings scaled, then their learned positions added; scores capped in self- and
+// cross-attention, logits capped.
+TEST(SystemGolden, UnitOffsetLayerNormQkNormScaledEmbeddingEncoderDecoder) {
+  check_encoder_decoder("model_unit_offset_encdec");
+}
+
+// reordered in both stacks, cross-attention too; LayerNorm with biases; q and k norms over all features.
+TEST(SystemGolden, ReorderedLayerNormEncoderDecoderQkNormOverAllFeatures) {
+  check_encoder_decoder("model_reordered_encdec");
+}
+
+// The forward's loss on a fixed batch, the gradients in the model's store.
+double loss_and_gradients(Model& model, const Batch& batch) {
+  Graph<float> g;
+  Tensor<float> logits = model.logits(g, batch);
+  Tensor<float> loss = cross_entropy(g, logits, batch.targets.data(), Tensor<float>{});
+  model.params().zero_grad();
+  g.backward(loss);
+  return loss.data[0];
+}
+
+Batch lm_batch(int B, int T) {
+  Batch batch;
+  batch.B = B, batch.T = T;
+  for (int i = 0; i < B * T; ++i) batch.tokens.push_back((37 * i + 11) % 256), batch.targets.push_back((53 * i + 7) % 256);
+  return batch;
+}
+
+bool is_norm_gain(const std::string& name) { return name.find("norm") != std::string::npos && name.ends_with(".weight"); }
+
+// Gemma's (1 + w): w starts at 0, so at init it is the model with gains from 1, to the bit: the same
+// loss, every gradient the same. The difference is weight decay's pull: after one AdamW step from the
+// same gradients, 1 + w exceeds the plain gain by exactly lr * wd (decay shrinks w, not the gain).
+TEST(UnitOffset, TheSameModelAtInitAndWeightDecayPullsTheGainTowardOne) {
+  for (const char* norm : {"rmsnorm", "layernorm"}) {
+    RunConfig plain = load_config("{}", "t", {"data.dataset=synthetic-lm", "data.seq_len=8", "model.n_layers=2",
+                                              std::string("model.norm.type=") + norm, "model.norm.placement=peri",
+                                              "model.qk_norm=true", "train.optimizer=adamw", "train.lr=0.01",
+                                              "train.weight_decay=0.1"});
+    RunConfig offset = plain;
+    offset.model.norm.unit_offset = true;
+    auto a = make_model(plain, 256, 256), b = make_model(offset, 256, 256);
+    const Batch batch = lm_batch(2, 8);
+    EXPECT_EQ(loss_and_gradients(*a, batch), loss_and_gradients(*b, batch)) << norm;
+    ParamStore<float>&pa = a->params(), &pb = b->params();
+    ASSERT_EQ(pa.parameter_count(), pb.parameter_count());
+    int gains = 0;
+    for (int i = 0; i < pa.count(); ++i) {
+      const auto& info = pa.info(i);
+      const bool gain = is_norm_gain(info.name);
+      gains += gain;
+      for (std::size_t j = info.offset; j < info.offset + info.size(); ++j) {
+        ASSERT_EQ(pb.data()[j] + (gain ? 1.0f : 0.0f), pa.data()[j]) << info.name;
+        ASSERT_EQ(pb.grad()[j], pa.grad()[j]) << info.name;
+      }
+    }
+    EXPECT_EQ(gains, 2 * 6 + 1) << norm;  // per block attn, attn_out, ffn, ffn_out, q_norm, k_norm; the final norm
+    OptimizerState sa(plain.train, pa.parameter_count()), sb(offset.train, pb.parameter_count());
+    sa.step(pa.data(), pa.grad(), plain.train.lr);
+    sb.step(pb.data(), pb.grad(), offset.train.lr);
+    for (int i = 0; i < pa.count(); ++i) {
+      const auto& info = pa.info(i);
+      if (!is_norm_gain(info.name)) continue;
+      for (std::size_t j = info.offset; j < info.offset + info.size(); ++j)
+        ASSERT_NEAR(1.0 + pb.data()[j] - pa.data()[j], 0.01 * 0.1, 1e-6) << info.name;
+    }
+  }
+  for (const char* refused : {"model.norm.type=scalenorm", "model.norm.type=none", "model.norm.affine=false"})
+    EXPECT_NE(problems_of({"data.dataset=synthetic-lm", "model.norm.unit_offset=true", refused})
+                  .find("model.norm.unit_offset:"),
+              std::string::npos)
+        << refused;
+  for (const char* kept : {"model.norm.type=dyt", "model.norm.type=batchnorm", "model.norm.type=deepnorm"})
+    EXPECT_EQ(problems_of({"data.dataset=synthetic-lm", "model.norm.unit_offset=true", kept}), "") << kept;
+  EXPECT_EQ(problems_of({"data.dataset=synthetic-lm", "model.arch=rnn", "model.cell=lstm",
+                         "model.norm.unit_offset=true"}),
+            "");
+}
+
+// OLMo 2's reordered norm: a norm of the block's kind after f (none, layernorm, rmsnorm), in a Transformer
+// stack, with the pre placement's parameters; not with LayerNorm Scaling, which scales input norms. The query
+// and key norms' scope needs the norms.
+TEST(Reordered, ThePreParametersAndTheRefusedCombinations) {
+  for (const char* arch : {"transformer", "encoder-decoder"}) {
+    const std::string data = std::string(arch) == "transformer" ? "data.dataset=synthetic-lm" : "data.dataset=synthetic-seq2seq";
+    const RunConfig reordered =
+        load_config("{}", "t", {data, std::string("model.arch=") + arch, "model.norm.placement=reordered"});
+    RunConfig pre = reordered;
+    pre.model.norm.placement = Placement::pre;
+    EXPECT_EQ(make_model(reordered, 256, 256)->params().parameter_count(),
+              make_model(pre, 256, 256)->params().parameter_count())
+        << arch;
+    EXPECT_EQ(int64_t(make_model(reordered, 256, 256)->params().parameter_count()), model_shape(reordered, 256, 256).params);
+  }
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"model.norm.placement=reordered", "model.norm.type=batchnorm"}, "model.norm.placement:"},
+      {{"model.norm.placement=reordered", "model.norm.type=deepnorm"}, "model.norm.placement:"},
+      {{"model.norm.placement=reordered", "model.norm.type=scalenorm"}, "model.norm.placement:"},
+      {{"model.norm.placement=reordered", "model.arch=rnn"}, "model.norm.placement:"},
+      {{"model.norm.placement=reordered", "model.norm.depth_scaling=true"}, "model.norm.depth_scaling:"},
+      {{"model.qk_norm_scope=all"}, "model.qk_norm_scope:"},
+      {{"model.attn_softcap=50", "model.arch=rnn"}, "model.attn_softcap:"},
+      {{"model.logit_softcap=30", "model.arch=mlp", "data.dataset=synthetic-classify"}, "model.logit_softcap:"},
+  };
+  for (auto [overrides, key] : refused) {
+    if (overrides.back().find("synthetic-classify") == std::string::npos) overrides.push_back("data.dataset=synthetic-lm");
+    EXPECT_NE(problems_of(overrides).find(key), std::string::npos) << key << " " << overrides[0];
+  }
+  EXPECT_EQ(problems_of({"data.dataset=synthetic-lm", "model.norm.placement=reordered", "model.norm.type=none"}), "");
+  EXPECT_EQ(problems_of({"data.dataset=synthetic-lm", "model.qk_norm=true", "model.qk_norm_scope=all"}), "");
+}
+
+// model.embed_scale multiplies the token rows by sqrt(d_model) before the positions are added: the same
+// logits as a model whose token table is sqrt(d) times larger, and sqrt(d) times its table's gradient.
+TEST(EmbedScale, TheTokenTableTimesSqrtD) {
+  RunConfig scaled = load_config("{}", "t", {"data.dataset=synthetic-lm", "data.seq_len=8", "model.embed_scale=true"});
+  RunConfig plain = scaled;
+  plain.model.embed_scale = false;
+  auto a = make_model(scaled, 256, 256), b = make_model(plain, 256, 256);
+  const double s = std::sqrt(double(scaled.model.d_model));
+  ParamStore<float>&pa = a->params(), &pb = b->params();
+  std::copy(pa.data(), pa.data() + pa.parameter_count(), pb.data());
+  int table = -1;
+  for (int i = 0; i < pa.count(); ++i)
+    if (pa.info(i).name == "tok_emb.weight") table = i;
+  ASSERT_GE(table, 0);
+  const auto& info = pa.info(table);
+  for (std::size_t j = info.offset; j < info.offset + info.size(); ++j) pb.data()[j] = float(s * pa.data()[j]);
+  const Batch batch = lm_batch(2, 8);
+  EXPECT_NEAR(loss_and_gradients(*a, batch), loss_and_gradients(*b, batch), 1e-5);
+  double largest = 0;
+  for (std::size_t j = info.offset; j < info.offset + info.size(); ++j) {
+    ASSERT_NEAR(pa.grad()[j], s * pb.grad()[j], 1e-6 + 1e-4 * std::abs(pa.grad()[j])) << j;
+    largest = std::max(largest, double(std::abs(pa.grad()[j])));
+  }
+  EXPECT_GT(largest, 1e-4);
+  EXPECT_NE(problems_of({"model.embed_scale=true", "model.arch=rnn", "data.dataset=synthetic-lm"})
+                .find("model.embed_scale:"),
+            std::string::npos);
 }
 
 // The rotary op's backward in double: q and k of two heads turned (columns 0..15 of a qkv row of 24), v copied;

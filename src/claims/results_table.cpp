@@ -19,10 +19,12 @@ constexpr const char* kBegin =
     "<!-- results: generated from reports/verdicts.json by `normtool reproduce`, do not edit -->";
 constexpr const char* kEnd = "<!-- end of the results -->";
 
-// The figure a row shows: the deciding figure's value first ("value"), else the report's deciding
-// figure, or for an older report the first clause of its one-line result
+// The figure a row shows: the deciding figure's value and criterion ("value" up to the measure's name,
+// which the report gives), else the report's deciding figure, or for an older report the first clause
+// of its one-line result
 std::string figure_of(const nlohmann::json& v) {
   std::string f = v.value("value", "");
+  if (const auto cut = f.find(": "); cut != std::string::npos) f.resize(cut);
   if (f.empty()) f = v.value("figure", "");
   if (f.empty()) f = v.value("measured", "");
   if (const auto cut = f.find("; "); cut != std::string::npos && !v.contains("figure")) f.resize(cut);

@@ -1,4 +1,4 @@
-// P1 as data: every preset of configs/presets/ on its own task, side by side; a report with no
+// P1 as data: the seed systems' presets of configs/presets/ on their own tasks, side by side; a report with no
 // criterion (Claim::report), every measure Reported, one plot per statistic with every preset on it.
 #include <cmath>
 #include <filesystem>

@@ -100,10 +100,11 @@ std::vector<std::string> row(const Preset& p) {
   if (n["affine"].get<bool>())
     norm_params = (type == "layernorm" || type == "deepnorm") && (!norm_bias || norm_bias->get<bool>()) ? "gain, bias"
                                                                                                        : "gain";
+  if (n.value("unit_offset", false)) norm_params += " (1 + w)";
   const std::string biases = fmt::format("Linear {}; norm {}", linear_bias ? yes_no(linear_bias->get<bool>()) : "yes",
                                          norm_params);
   std::string final_norm = "-";
-  if (!rec) final_norm = yes_no(n["placement"] == "pre" && type != "deepnorm" && m["final_norm"].get<bool>());
+  if (!rec) final_norm = yes_no(n["placement"] != "post" && type != "deepnorm" && m["final_norm"].get<bool>());
   if (final_norm == "yes" && family(c) == "encoder-decoder") final_norm = "yes, both stacks";
   std::string init = m["init"].get<std::string>();
   if (init == "normal") init += " " + number(m["init_std"].get<double>());

@@ -45,9 +45,10 @@ struct Allows {
 // pre and post, every norm, precision and bias setting.
 inline constexpr Allows kEverything{bits(Placement::pre, Placement::post),
                                     bits(Precision::fp32, Precision::bf16, Precision::fp16), true, true, false};
-// A Transformer stack's: every placement, peri too (x + norm_out(f(norm_in(x))), Peri-LN).
-inline constexpr Allows kStacked{bits(Placement::pre, Placement::post, Placement::peri), kEverything.precisions, true,
-                                 true, false};
+// A Transformer stack's: every placement, peri (x + norm_out(f(norm_in(x))), Peri-LN) and reordered
+// (x + norm(f(x)), OLMo 2) too.
+inline constexpr Allows kStacked{bits(Placement::pre, Placement::post, Placement::peri, Placement::reordered),
+                                 kEverything.precisions, true, true, false};
 // Nematus's layout: norm sites fixed, norms over each row, its biases kept, fp32; its own embedding
 // width and init.
 inline constexpr Allows kNematus{bits(Placement::pre), bits(Precision::fp32), false, false, true};

@@ -116,7 +116,8 @@ void norm_fields(FieldList& f, NormConfig& n) {
       .means(
           "Transformer: pre is x + f(norm(x)) with a final norm; post is norm(x + f(x)); peri is "
           "x + norm_out(f(norm_in(x))) with a final norm, each output norm its own (Peri-LN, Kim et al. 2025; "
-          "Gemma 2), for none, layernorm and rmsnorm. deepnorm is always post.");
+          "Gemma 2); reordered is x + norm(f(x)) with a final norm, f's input not normalized (OLMo 2's reordered "
+          "norm); peri and reordered for none, layernorm and rmsnorm. deepnorm is always post.");
   f.number("model.norm.eps", n.eps, 0).means("Added to the variance (or mean square) inside the square root.");
   f.boolean("model.norm.affine", n.affine)
       .means("A learnable gain after the norm (and a bias, except for rmsnorm and prmsnorm).");
@@ -153,6 +154,11 @@ void norm_fields(FieldList& f, NormConfig& n) {
           "LayerNorm Scaling (Sun et al. 2025): block l = 1..N of each stack multiplies the output of its input "
           "norms (attn, cross, ffn; not peri's output norms, embed or final) by 1 / sqrt(l). Transformer families, "
           "pre or peri, layernorm or rmsnorm.");
+  f.boolean("model.norm.unit_offset", n.unit_offset)
+      .means(
+          "The gain as Gemma's RMSNorm applies it: x_hat * (1 + w), the parameter w learned from 0, so that weight "
+          "decay pulls the gain toward 1, not 0 (the same model and updates as a gain from 1 without decay). "
+          "Norms whose gain is per feature and starts at 1, with model.norm.affine.");
 }
 
 // What a Transformer stack's attention and feed-forward are made of, beyond the norms.
@@ -166,6 +172,10 @@ void stack_fields(FieldList& f, ModelConfig& m) {
       .means("A norm of the block's type (layernorm|rmsnorm; model.norm's eps, affine, bias) on each head's queries "
              "and keys (d_model / n_heads features) before q.k, in every attention, cross-attention too: q_norm, "
              "k_norm, one gain (and bias) each shared by the heads (Dehghani et al. 2023). Transformer families.");
+  f.choice("model.qk_norm_scope", m.qk_norm_scope, kQkNormScopeNames)
+      .means("model.qk_norm's features: head normalizes each head's d_model / n_heads (Dehghani et al. 2023); all "
+             "normalizes q's (and k's) d_model features at once before the heads split, one gain of d_model each "
+             "(OLMo 2).");
   f.boolean("model.scaled_residual_init", m.scaled_residual_init)
       .means(
           "Transformer families: after model.init, every attention's out and every fc2 weight (the projections "
@@ -176,6 +186,17 @@ void stack_fields(FieldList& f, ModelConfig& m) {
           "transformer, encoder: the output layer's weight is the token embedding table tok_emb (Press & Wolf "
           "2017; GPT-2, Gemma), drawn as an embedding, its gradient the sum of both uses; the output bias stays "
           "a parameter of its own with model.bias.");
+  f.boolean("model.embed_scale", m.embed_scale)
+      .means(
+          "Transformer families: the token embedding times sqrt(d_model) before the position table is added and "
+          "before any embedding norm (Vaswani et al. 2017 §3.4; Gemma), in every stack; a tied output layer reads "
+          "the table unscaled.");
+  f.number("model.attn_softcap", m.attn_softcap, 0)
+      .means("Transformer families: > 0 caps every attention's scores softly, c tanh(s / c) with c this value, "
+             "before the mask and the softmax (Gemma 2: 50); 0: no cap.");
+  f.number("model.logit_softcap", m.logit_softcap, 0)
+      .means("Transformer families: > 0 caps the output layer's logits softly, c tanh(z / c) (Gemma 2: 30); "
+             "0: no cap.");
   f.choice("model.position", m.position, kPositionNames)
       .means(
           "Transformer families: learned adds a learned position table (pos_emb) to the token embedding; none "
@@ -225,7 +246,7 @@ void model_fields(FieldList& f, ModelConfig& m) {
   norm_fields(f, m.norm);
   f.boolean("model.final_norm", m.final_norm)
       .means(
-          "A norm at the end of each stack in pre placement (before the output layer; "
+          "A norm at the end of each stack in pre, peri and reordered placements (before the output layer; "
           "an encoder-decoder's encoder output too).");
   f.boolean("model.embed_norm", m.embed_norm)
       .means("A norm of the summed embeddings before the first block (BERT, BLOOM), in every stack; site embed.");

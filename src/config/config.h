@@ -47,12 +47,14 @@ inline constexpr const char* kInitNames[] = {"normal", "xavier", "nematus", "pos
 // nothing (only the causal mask tells), or rotary embedding of every self-attention's q and k.
 enum class Position { learned, none, rotary };
 inline constexpr const char* kPositionNames[] = {"learned", "none", "rotary"};
+enum class QkNormScope { head, all };  // model.qk_norm over each head's features, or over all of q's (k's)
+inline constexpr const char* kQkNormScopeNames[] = {"head", "all"};
 // A Transformer block's feed-forward: mlp fc2(act(fc1 x)); glu fc2(act(fc1 x) * fc3 x) (Shazeer 2020:
 // SwiGLU with silu, GeGLU with gelu).
 enum class Ffn { mlp, glu };
 inline constexpr const char* kFfnNames[] = {"mlp", "glu"};
-enum class Placement { pre, post, peri };
-inline constexpr const char* kPlacementNames[] = {"pre", "post", "peri"};
+enum class Placement { pre, post, peri, reordered };
+inline constexpr const char* kPlacementNames[] = {"pre", "post", "peri", "reordered"};
 enum class BnAxes { batch_time, batch };
 inline constexpr const char* kBnAxesNames[] = {"batch_time", "batch"};
 enum class NormImpl { fused, composite };
@@ -97,6 +99,7 @@ struct NormConfig {
   double dyt_alpha0 = 0.5;               // dyt: alpha's initial value (Zhu et al. 2025's default)
   NormImpl impl = NormImpl::fused;       // composite: composed from primitive ops (a framework without fused kernels)
   bool depth_scaling = false;            // pre, peri: block l's input norms times 1 / sqrt(l) (LayerNorm Scaling)
+  bool unit_offset = false;              // the gain is 1 + w, w learned from 0 (Gemma's RMSNorm)
 };
 
 struct ModelConfig {
@@ -116,10 +119,14 @@ struct ModelConfig {
   bool embed_norm = false;   // a norm of the summed embeddings before the first block (BERT, BLOOM)
   bool bias = true;          // every Linear (attention, feed-forward, output layer, mlp layers): Llama, T5 false
   bool qk_norm = false;      // a norm of model.norm's type on each head's queries and keys (Dehghani et al. 2023)
+  QkNormScope qk_norm_scope = QkNormScope::head;  // all: over q's (k's) d_model features, before the heads (OLMo 2)
   Position position = Position::learned;  // learned: pos_emb table; none; rotary: RoPE on q, k of self-attention
   double rotary_base = 10000;
   bool scaled_residual_init = false;      // out and fc2 weights / sqrt(2 n_layers) after model.init (GPT-2)
-  bool tie_embeddings = false;            // transformer, encoder: the output layer's weight is tok_emb (GPT-2)             // rotary: the angle of feature pair i at position t is t base^(-2i/hs)
+  bool tie_embeddings = false;            // transformer, encoder: the output layer's weight is tok_emb (GPT-2)
+  bool embed_scale = false;               // the token embedding times sqrt(d_model) (Vaswani et al. 2017; Gemma)
+  double attn_softcap = 0;                // > 0: attention scores c tanh(s / c) (Gemma 2: 50)
+  double logit_softcap = 0;               // > 0: output logits c tanh(z / c) (Gemma 2: 30)
   std::optional<int> n_dec_layers;  // encoder-decoder: decoder blocks; unset = n_layers (= encoder blocks)
   int dec_layers() const { return n_dec_layers ? *n_dec_layers : n_layers; }
   RnnCell cell = RnnCell::gru;     // rnn: the recurrent cell
@@ -245,6 +252,7 @@ const char* to_string(Activation v);
 const char* to_string(Layout v);
 const char* to_string(Init v);
 const char* to_string(Position v);
+const char* to_string(QkNormScope v);
 const char* to_string(Ffn v);
 const char* to_string(RnnCell v);
 const char* to_string(NormImpl v);

@@ -41,6 +41,7 @@ const char* to_string(Activation v) { return kActivationNames[int(v)]; }
 const char* to_string(Layout v) { return kLayoutNames[int(v)]; }
 const char* to_string(Init v) { return kInitNames[int(v)]; }
 const char* to_string(Position v) { return kPositionNames[int(v)]; }
+const char* to_string(QkNormScope v) { return kQkNormScopeNames[int(v)]; }
 const char* to_string(Ffn v) { return kFfnNames[int(v)]; }
 const char* to_string(RnnCell v) { return kCellNames[int(v)]; }
 const char* to_string(NormImpl v) { return kNormImplNames[int(v)]; }

@@ -97,6 +97,9 @@ void validate_family(RunConfig& c, Parser& p) {
   else if (m.qk_norm && m.norm.type != NormType::layernorm && m.norm.type != NormType::rmsnorm)
     p.problem("model.qk_norm", fmt::format("a norm of the block's type, which must be layernorm|rmsnorm, got "
                                            "model.norm.type \"{}\"", to_string(m.norm.type)));
+  if (m.qk_norm_scope != QkNormScope::head && !m.qk_norm)
+    p.problem("model.qk_norm_scope", fmt::format("{} sets model.qk_norm's features, which is false: set it true or "
+                                                 "leave the scope head", to_string(m.qk_norm_scope)));
   if (m.tie_embeddings && a.stacks != Stacks::decoder && a.stacks != Stacks::encoder)
     p.problem("model.tie_embeddings", fmt::format("ties the token table of a single-stack model (model.arch "
                                                   "transformer|encoder) to its output layer, got \"{}\"", a.name));
@@ -105,6 +108,17 @@ void validate_family(RunConfig& c, Parser& p) {
                                                         "got \"{}\"",
                                                         families_where([](const ArchDesc& f) { return f.has_stacks(); }),
                                                         a.name));
+  const auto soft_cap = [&](const char* key, double cap) {
+    if (cap > 0 && !a.has_stacks())
+      p.problem(key, fmt::format("caps a Transformer stack's scores or logits (model.arch {}), got \"{}\": leave it 0",
+                                 families_where([](const ArchDesc& f) { return f.has_stacks(); }), a.name));
+  };
+  soft_cap("model.attn_softcap", m.attn_softcap);
+  soft_cap("model.logit_softcap", m.logit_softcap);
+  if (m.embed_scale && !a.has_stacks())
+    p.problem("model.embed_scale", fmt::format("scales a Transformer stack's token embedding (model.arch {}), got "
+                                               "\"{}\"", families_where([](const ArchDesc& f) { return f.has_stacks(); }),
+                                               a.name));
   if (m.ffn == Ffn::glu && !a.has_stacks())
     p.problem("model.ffn", fmt::format("glu is a Transformer block's feed-forward (model.arch {}), not for \"{}\": "
                                        "leave it mlp", families_where([](const ArchDesc& f) { return f.has_stacks(); }),
@@ -142,20 +156,36 @@ void validate_later_norms(const RunConfig& c, Parser& p) {
   const NormConfig& n = c.model.norm;
   const bool ln_or_rms = n.type == NormType::layernorm || n.type == NormType::rmsnorm;
   const std::string stacked = families_where([](const ArchDesc& f) { return f.has_stacks(); });
-  if (n.placement == Placement::peri && a.has_stacks() && !ln_or_rms && n.type != NormType::none)
-    p.problem("model.norm.placement", fmt::format("peri (Peri-LN) takes model.norm.type none|layernorm|rmsnorm, "
-                                                  "got {}", to_string(n.type)));
+  if ((n.placement == Placement::peri || n.placement == Placement::reordered) && a.has_stacks() && !ln_or_rms &&
+      n.type != NormType::none)
+    p.problem("model.norm.placement", fmt::format("{} takes model.norm.type none|layernorm|rmsnorm, got {}",
+                                                  to_string(n.placement), to_string(n.type)));
   if (n.depth_scaling && !a.has_stacks())
     p.problem("model.norm.depth_scaling", fmt::format("scales the norms of Transformer blocks (model.arch {}), "
                                                       "got \"{}\"", stacked, a.name));
-  else if (n.depth_scaling && (n.placement == Placement::post || norm_desc(n.type).scaled_residual))
+  else if (n.depth_scaling && (n.placement == Placement::post || n.placement == Placement::reordered ||
+                                norm_desc(n.type).scaled_residual))
     p.problem("model.norm.depth_scaling", fmt::format("scales the input norms of pre and peri placements, got {}",
                                                       norm_desc(n.type).scaled_residual
                                                           ? fmt::format("model.norm.type {}", to_string(n.type))
-                                                          : std::string("model.norm.placement post")));
+                                                          : fmt::format("model.norm.placement {}",
+                                                                        to_string(n.placement))));
   else if (n.depth_scaling && !ln_or_rms)
     p.problem("model.norm.depth_scaling", fmt::format("takes model.norm.type layernorm|rmsnorm, got {}",
                                                       to_string(n.type)));
+  if (n.unit_offset) {  // Gemma's (1 + w): a gain per feature that starts at 1
+    const auto offsettable = [](NormType k) {
+      return norm_desc(k).gain == ParamShape::per_feature && norm_desc(k).gain_init(2) == 1.0;
+    };
+    std::vector<const char*> kinds;
+    for (NormType k : all_norm_types())
+      if (offsettable(k)) kinds.push_back(to_string(k));
+    if (!offsettable(n.type))
+      p.problem("model.norm.unit_offset", fmt::format("offsets a gain per feature that starts at 1 (model.norm.type "
+                                                      "{}), got {}", join_names(kinds), to_string(n.type)));
+    else if (!n.affine)
+      p.problem("model.norm.unit_offset", "offsets the norm's gain, which model.norm.affine false leaves out");
+  }
   if (c.model.init == Init::postln_init && !a.has_stacks())
     p.problem("model.init", fmt::format("postln-init is for model.arch {}, got \"{}\"", stacked, a.name));
   else if (c.model.init == Init::postln_init && (n.placement != Placement::post || norm_desc(n.type).scaled_residual))

@@ -45,6 +45,7 @@ class EncoderDecoder final : public Model {
   // the encoder over sources of up to max_len bytes, the decoder over BOS + the longest target
   EncoderDecoder(const RunConfig& c, int vocab)
       : precision_(c.train.precision),
+        logit_softcap_(float(c.model.logit_softcap)),
         encoder_(params_, c,
                  {vocab, c.data.max_len, c.model.n_layers, AttentionKind::self, false, c.deepnorm(StackRole::encoder),
                   1, kEncoderStackNames}),
@@ -76,7 +77,8 @@ class EncoderDecoder final : public Model {
     const Sequence memory{encoder_(g, batch.src.data(), B, S, src_mask, src_mask, sites_), S, src_mask};
     for (SiteCapture& s : sites_) s.T = S, s.mask = src_mask;  // the encoder's sites are over the source
     const Tensor<float> x = decoder_(g, batch.tokens.data(), B, batch.T, tgt_mask, tgt_mask, sites_, &memory);
-    return cast(g, head_(g, x), precision_);
+    const Tensor<float> y = head_(g, x);
+    return cast(g, logit_softcap_ > 0 ? soft_cap(g, y, logit_softcap_) : y, precision_);
   }
 
   void attention_logits(std::vector<AttentionLogits>& out) const override {
@@ -93,6 +95,7 @@ class EncoderDecoder final : public Model {
 
  private:
   Precision precision_;
+  float logit_softcap_;  // model.logit_softcap, 0: none
   Stack encoder_, decoder_;
   Linear head_;
 };
@@ -115,6 +118,10 @@ ModelShape encoder_decoder_shape(const RunConfig& c, int vocab, int) {
                   M * 2 * B * S * 2 * C + 2 * B * H * (N * S * S + M * (T * T + T * S));
   if (m.norm.placement == Placement::peri)  // each sub-layer's f + b and norm_out, with their gradients
     s.activations += B * S * N * 2 * 4 * C + B * T * M * 2 * 6 * C;
+  if (m.norm.placement == Placement::reordered)  // each sub-layer's f + b, with its gradient
+    s.activations += B * S * N * 2 * 2 * C + B * T * M * 2 * 3 * C;
+  if (m.attn_softcap > 0)  // tanh of the capped scores
+    s.activations += B * H * (N * S * S + M * (T * T + T * S));
   // per sequence: the encoder's blocks over S; the decoder's over T with the cross-attention's q and
   // out on T and its k and v on S; scores and their use; the head over T
   const double c2 = double(C * C), cf = double(C * F);

@@ -7,6 +7,7 @@
 #include "config/config.h"
 #include "model/model.h"
 #include "norms/norms.h"
+#include "ops/ops.h"
 
 namespace nt {
 
@@ -17,7 +18,13 @@ struct RowNorm {
   NormType type{};
   NormArgs<T> args{};
   bool composite = false;
-  Tensor<T> operator()(Graph<T>& g, Tensor<T> x) const { return apply_norm(g, type, x, args, composite); }
+  bool unit_offset = false;  // args.gamma holds w, the gain is 1 + w (model.norm.unit_offset)
+  Tensor<T> operator()(Graph<T>& g, Tensor<T> x) const {
+    if (!unit_offset) return apply_norm(g, type, x, args, composite);
+    NormArgs<T> a = args;
+    a.gamma = shift(g, args.gamma, T(1));
+    return apply_norm(g, type, x, a, composite);
+  }
 };
 
 class NormSite {
@@ -29,7 +36,8 @@ class NormSite {
   NormSite(ParamStore<float>& params, const NormConfig& config, int layer, const std::string& name,
            const char* place, int C, int positions, float out_scale = 1.0f);
 
-  // Gains to the description's initial value, biases to 0, alpha to dyt_alpha0 (after ParamStore::finalize).
+  // Gains to the description's initial value (with model.norm.unit_offset the parameter w to 0, the
+  // gain 1 + w applied), biases to 0, alpha to dyt_alpha0 (after ParamStore::finalize).
   void init(ParamStore<float>& params);
 
   // The running mean and variance (batchnorm), else nothing.
@@ -47,7 +55,7 @@ class NormSite {
   NormType type_;
   float eps_, momentum_, out_scale_;
   double p_;
-  bool composite_;
+  bool composite_, unit_offset_;
   int C_, layer_, positions_;
   const char* place_;
   double alpha0_;

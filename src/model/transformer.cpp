@@ -43,6 +43,7 @@ class Transformer final : public Model {
  public:
   Transformer(const RunConfig& c, int vocab, bool encoder)
       : precision_(c.train.precision),
+        logit_softcap_(float(c.model.logit_softcap)),
         encoder_(encoder),
         stack_(params_, c,
                {vocab, c.data.seq_len, c.model.n_layers, encoder ? AttentionKind::self : AttentionKind::causal_self,
@@ -66,7 +67,8 @@ class Transformer final : public Model {
     // the encoder's keys: its real tokens; a causal query never sees the padding after it
     sites_.clear();
     const Tensor<float> x = stack_(g, batch.tokens.data(), batch.B, batch.T, mask, encoder_ ? mask : nullptr, sites_);
-    return cast(g, head_(g, x), precision_);
+    const Tensor<float> y = head_(g, x);
+    return cast(g, logit_softcap_ > 0 ? soft_cap(g, y, logit_softcap_) : y, precision_);
   }
 
   void attention_logits(std::vector<AttentionLogits>& out) const override { stack_.attention_logits(out); }
@@ -85,6 +87,7 @@ class Transformer final : public Model {
   }
 
   Precision precision_;
+  float logit_softcap_;  // model.logit_softcap, 0: none
   bool encoder_;
   Stack stack_;
   Linear head_;
@@ -105,6 +108,8 @@ ModelShape transformer_shape(const RunConfig& c, int vocab, int) {
   // residual C; each with its gradient. Attention: P and dS per head. Embeddings and logits.
   s.activations = N * (L * 2 * (9 * C + 2 * F) + 6 * C + 3 * V) + L * 2 * B * m.n_heads * T * T;
   if (m.norm.placement == Placement::peri) s.activations += N * L * 2 * 4 * C;  // each sub-layer's f + b, norm_out
+  if (m.norm.placement == Placement::reordered) s.activations += N * L * 2 * 2 * C;  // each sub-layer's f + b
+  if (m.attn_softcap > 0) s.activations += L * B * m.n_heads * T * T;  // tanh of the capped scores
   if (m.ffn == Ffn::glu) s.activations += N * L * 2 * 2 * F;  // fc3 x and the gated product
   if (m.position == Position::rotary) s.activations += N * L * 2 * 3 * C;  // the turned qkv and its gradient
   // per sequence and layer: q, k, v, out 4 C^2, fc1 and fc2 2 C F, scores and their use 2 T C; the head C V

@@ -6,6 +6,7 @@
 //         (its float erf is a rational approximation accurate to a couple of ulp).
 //   tanh  y = tanh(x)                  dx += dy * (1 - y^2)
 //   silu  y = x s(x), s the sigmoid    dx += dy * s(x) (1 + x (1 - s(x)))  (swish; SwiGLU's gate)
+//   soft_cap  y = c tanh(x / c), composed of scale and tanh (Gemma 2's output logits)
 //
 // bias_activation: y = act(h), h = x + b with b (1, C) added to every row: the bias of the Linear
 // before it folded into the same pass (the product then writes x without reading it back).
@@ -119,6 +120,11 @@ Tensor<T> silu(Graph<T>& g, Tensor<T> x) {
 }
 
 template <class T>
+Tensor<T> soft_cap(Graph<T>& g, Tensor<T> x, T cap) {
+  return scale(g, nt::tanh(g, scale(g, x, T(1) / cap)), cap);
+}
+
+template <class T>
 Tensor<T> activation(Graph<T>& g, Tensor<T> x, Activation a) {
   switch (a) {
     case Activation::relu: return relu(g, x);
@@ -208,6 +214,7 @@ Tensor<T> bias_activation(Graph<T>& g, Tensor<T> x, Tensor<T> b, Activation a) {
   template Tensor<T> gelu(Graph<T>&, Tensor<T>);                                     \
   template Tensor<T> tanh(Graph<T>&, Tensor<T>);                                     \
   template Tensor<T> silu(Graph<T>&, Tensor<T>);                                     \
+  template Tensor<T> soft_cap(Graph<T>&, Tensor<T>, T);                              \
   template Tensor<T> activation(Graph<T>&, Tensor<T>, Activation);                   \
   template Tensor<T> bias_activation(Graph<T>&, Tensor<T>, Tensor<T>, Activation);
 NT_INSTANTIATE(float)

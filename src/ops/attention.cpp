@@ -1,11 +1,14 @@
 // Scaled-dot-product attention, per head: causal or not, self or cross, with a key mask.
 //
 // For each head (b, h), with q, o as (Tq, hs) blocks, k, v as (Tk, hs) blocks, s = 1/sqrt(hs):
-//   forward   S = s q k^T;  S_ij = -inf where key j is masked (key_mask[b, j] == 0) or, causal,
-//             j > i;  P = softmax_rows(S) (a row with every key masked: P = 0, o = 0);  o = P v
+//   forward   S = s q k^T;  with a soft cap c > 0, S = c tanh(S / c) (Gemma 2's attention logit
+//             soft-capping; t = tanh(S / c) kept);  S_ij = -inf where key j is masked (key_mask[b, j]
+//             == 0) or, causal, j > i;  P = softmax_rows(S) (a row with every key masked: P = 0, o = 0);
+//             o = P v
 //   backward  dv += P^T do
 //             dP  = do v^T
 //             dS  = P * (dP - rowsum(dP * P))            (softmax backward; 0 where P is 0)
+//             dS *= 1 - t^2                               (with a soft cap)
 //             dq += s dS k,   dk += s dS^T q
 // Forward keeps P (B*NH, Tq, Tk) for backward, plus a (B*NH, Tq, Tk) scratch for dP/dS. A masked
 // key has P = 0 in every row, so the backward needs no mask of its own.
@@ -64,6 +67,7 @@ struct Shape {
   Layout q, kv, o;
   bool causal;            // Tq == Tk, key j > query i excluded
   const float* key_mask;  // (B, Tk), 0 = padding key excluded; nullptr: every key counts
+  double cap = 0;         // the scores' soft cap c; 0: none
   int Tq() const { return q.T; }
   int Tk() const { return kv.T; }
   // columns row block [r0, r1) reads; rows column block [c0, ...) is read by, from row first_row(c0)
@@ -95,8 +99,18 @@ void softmax_row(T* row, int n, const float* mask) {
   r /= r.sum();
 }
 
+// Row i of S (n entries) -> c tanh(S / c), t = tanh(S / c) kept in `t` for backward.
 template <class T>
-void attention_forward(T* o, T* P, Operands<const T> in, const Shape& S) {
+void soft_cap_row(T* row, T* t, int n, T c) {
+  auto r = RowVecMap<T>(row, n).array();
+  auto th = RowVecMap<T>(t, n).array();
+  th = (r / c).tanh();
+  r = c * th;
+}
+
+// th: (B*NH, Tq, Tk) for tanh(S / c) with a soft cap, else nullptr.
+template <class T>
+void attention_forward(T* o, T* P, T* th, Operands<const T> in, const Shape& S) {
   const Layout &Lq = S.q, &Lk = S.kv, &Lo = S.o;
   const T s = T(1) / std::sqrt(T(Lq.hs));
   const int Tq = S.Tq(), Tk = S.Tk(), hs = Lq.hs;
@@ -113,6 +127,7 @@ void attention_forward(T* o, T* P, Operands<const T> in, const Shape& S) {
       gemm(false, false, rows, cols, hs, s, q + int64_t(r0) * Lq.ld, Lq.ld, kt, Tk, T(0), Pb + int64_t(r0) * Tk, Tk);
       for (int i = r0; i < r1; ++i) {  // softmax over the row's first row_len(i) entries; the rest 0
         const int n = S.row_len(i);
+        if (th) soft_cap_row(Pb + int64_t(i) * Tk, th + bh * square + int64_t(i) * Tk, n, T(S.cap));
         softmax_row(Pb + int64_t(i) * Tk, n, mask);
         std::fill(Pb + int64_t(i) * Tk + n, Pb + int64_t(i + 1) * Tk, T(0));
       }
@@ -123,7 +138,7 @@ void attention_forward(T* o, T* P, Operands<const T> in, const Shape& S) {
 }
 
 template <class T>
-void attention_backward(Operands<T> d, const bool assign[3], T* scratch, const T* dout, const T* P,
+void attention_backward(Operands<T> d, const bool assign[3], T* scratch, const T* dout, const T* P, const T* th,
                         Operands<const T> in, const Shape& S) {
   const Layout &Lq = S.q, &Lk = S.kv, &Lo = S.o;
   const T s = T(1) / std::sqrt(T(Lq.hs));
@@ -146,6 +161,7 @@ void attention_backward(Operands<T> d, const bool assign[3], T* scratch, const T
         const auto p = CRowVecMap<T>(Pb + int64_t(i) * Tk, n).array();
         const T dot = (di * p).sum();
         di = s * p * (di - dot);
+        if (th) di *= T(1) - CRowVecMap<T>(th + bh * square + int64_t(i) * Tk, n).array().square();
         std::fill(dS + int64_t(i) * Tk + n, dS + int64_t(i) * Tk + cols, T(0));
       }
       if (d.q)
@@ -171,6 +187,7 @@ struct AttentionContext {
   int slot[3];  // index of q's, k's and v's gradient among the ones the node lists
   Tensor<T> o;
   const T* P;
+  const T* th;  // tanh(S / c) with a soft cap, else nullptr
   T* scratch;
   Shape shape;
 };
@@ -180,7 +197,7 @@ void attention_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const AttentionContext<T>*>(p);
   const bool assign[3] = {writes_first(first, c.slot[0]), writes_first(first, c.slot[1]),
                           writes_first(first, c.slot[2])};
-  attention_backward(c.d, assign, c.scratch, c.o.grad, c.P, c.in, c.shape);
+  attention_backward(c.d, assign, c.scratch, c.o.grad, c.P, c.th, c.in, c.shape);
 }
 
 // grads: the distinct gradient buffers, in the order slot indexes them
@@ -190,10 +207,11 @@ Tensor<T> attention(Graph<T>& g, Operands<const T> in, Operands<T> d, const int 
   Tensor<T> o = g.tensor(rows, cols, grad);
   const std::size_t squares = std::size_t(S.q.B) * S.q.NH * S.Tq() * S.Tk();
   T* P = g.buffer(squares);
-  attention_forward(o.data, P, in, S);
+  T* th = S.cap > 0 ? g.buffer(squares) : nullptr;
+  attention_forward(o.data, P, th, in, S);
   if (o.grad)
     g.record(attention_backward_node<T>,
-             AttentionContext<T>{in, d, {slot[0], slot[1], slot[2]}, o, P, g.buffer(squares), S}, grads);
+             AttentionContext<T>{in, d, {slot[0], slot[1], slot[2]}, o, P, th, g.buffer(squares), S}, grads);
   return o;
 }
 
@@ -212,14 +230,15 @@ Tensor<T> causal_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, i
 }
 
 template <class T>
-Tensor<T> self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int NH, bool causal, const float* key_mask) {
+Tensor<T> self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int NH, bool causal, const float* key_mask,
+                         double cap) {
   NT_CHECK(qkv.rows == B * T_ && qkv.cols % (3 * NH) == 0, "self_attention: qkv must be (B*T, 3*NH*hs)");
   const int C = qkv.cols / 3, hs = C / NH;
   const Layout L{B, NH, T_, hs, int64_t(T_) * qkv.cols, hs, qkv.cols}, Lo{B, NH, T_, hs, int64_t(T_) * C, hs, C};
   T* dqkv = qkv.grad;
   return attention(g, Operands<const T>{qkv.data, qkv.data + C, qkv.data + 2 * C},
                    Operands<T>{dqkv, dqkv ? dqkv + C : nullptr, dqkv ? dqkv + 2 * C : nullptr}, {0, 0, 0}, {dqkv},
-                   qkv.requires_grad(), Shape{L, L, Lo, causal, key_mask}, qkv.rows, C);
+                   qkv.requires_grad(), Shape{L, L, Lo, causal, key_mask, cap}, qkv.rows, C);
 }
 
 template <class T>
@@ -229,7 +248,7 @@ Tensor<T> causal_self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int N
 
 template <class T>
 Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq, int Tk, int NH,
-                          const float* key_mask) {
+                          const float* key_mask, double cap) {
   NT_CHECK(q.rows == B * Tq && q.cols % NH == 0, "cross_attention: q must be (B*Tq, NH*hs)");
   NT_CHECK(kv.rows == B * Tk && kv.cols == 2 * q.cols, "cross_attention: kv must be (B*Tk, 2*NH*hs)");
   const int C = q.cols, hs = C / NH;
@@ -237,12 +256,12 @@ Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq,
   T* dkv = kv.grad;
   return attention(g, Operands<const T>{q.data, kv.data, kv.data + C},
                    Operands<T>{q.grad, dkv, dkv ? dkv + C : nullptr}, {0, 1, 1}, {q.grad, dkv},
-                   q.requires_grad() || kv.requires_grad(), Shape{Lq, Lk, Lq, false, key_mask}, q.rows, C);
+                   q.requires_grad() || kv.requires_grad(), Shape{Lq, Lk, Lq, false, key_mask, cap}, q.rows, C);
 }
 
 template <class T>
 Tensor<T> multi_head_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, int B, int Tq, int Tk, int NH,
-                               bool causal, const float* key_mask) {
+                               bool causal, const float* key_mask, double cap) {
   NT_CHECK(q.rows == B * Tq && q.cols % NH == 0, "multi_head_attention: q must be (B*Tq, NH*hs)");
   NT_CHECK(k.rows == B * Tk && v.rows == k.rows && k.cols == q.cols && v.cols == q.cols,
            "multi_head_attention: k and v must be (B*Tk, NH*hs)");
@@ -251,16 +270,16 @@ Tensor<T> multi_head_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> 
   const Layout Lq{B, NH, Tq, hs, int64_t(Tq) * C, hs, C}, Lk{B, NH, Tk, hs, int64_t(Tk) * C, hs, C};
   return attention(g, Operands<const T>{q.data, k.data, v.data}, Operands<T>{q.grad, k.grad, v.grad}, {0, 1, 2},
                    {q.grad, k.grad, v.grad}, q.requires_grad() || k.requires_grad() || v.requires_grad(),
-                   Shape{Lq, Lk, Lq, causal, key_mask}, q.rows, C);
+                   Shape{Lq, Lk, Lq, causal, key_mask, cap}, q.rows, C);
 }
 
 #define NT_INSTANTIATE(T)                                                                                  \
   template Tensor<T> causal_attention(Graph<T>&, Tensor<T>, Tensor<T>, Tensor<T>, int, int);               \
-  template Tensor<T> self_attention(Graph<T>&, Tensor<T>, int, int, int, bool, const float*);              \
+  template Tensor<T> self_attention(Graph<T>&, Tensor<T>, int, int, int, bool, const float*, double);      \
   template Tensor<T> causal_self_attention(Graph<T>&, Tensor<T>, int, int, int);                           \
-  template Tensor<T> cross_attention(Graph<T>&, Tensor<T>, Tensor<T>, int, int, int, int, const float*);       \
+  template Tensor<T> cross_attention(Graph<T>&, Tensor<T>, Tensor<T>, int, int, int, int, const float*, double); \
   template Tensor<T> multi_head_attention(Graph<T>&, Tensor<T>, Tensor<T>, Tensor<T>, int, int, int, int, bool,  \
-                                          const float*);
+                                          const float*, double);
 NT_INSTANTIATE(float)
 NT_INSTANTIATE(double)
 

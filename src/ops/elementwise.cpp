@@ -3,6 +3,7 @@
 //   add    y = a + b        da += dy             db += reduce(dy)
 //   mul    y = a * b        da += dy * b         db += reduce(dy * a)
 //   scale  y = s * a        da += s * dy
+//   shift  y = a + t        da += dy
 //   axpby  y = alpha*a + b  da += alpha * dy     db += dy
 //   rsqrt  y = (a + eps)^(-1/2)                  da += dy * (-1/2) y^3
 //   residual  y = alpha x + f + b, b (1, C) on every row (the bias of f's last Linear folded in)
@@ -147,6 +148,15 @@ Tensor<T> scale(Graph<T>& g, Tensor<T> a, T s) {
 }
 
 template <class T>
+Tensor<T> shift(Graph<T>& g, Tensor<T> a, T t) {
+  Tensor<T> y = g.output(a.rows, a.cols, a);
+  parallel_chunks(y.size(),
+                  [&](int64_t i, int64_t n) { chunk(y.data, i, n).array() = chunk(a.data, i, n).array() + t; });
+  if (y.grad) g.record(scale_backward_node<T>, ScaleContext<T>{y, a, Tensor<T>{}, T(1)}, {a.grad});
+  return y;
+}
+
+template <class T>
 Tensor<T> axpby(Graph<T>& g, T alpha, Tensor<T> a, Tensor<T> b) {
   NT_CHECK(a.rows == b.rows && a.cols == b.cols, "axpby: shapes differ");
   Tensor<T> y = g.output(a.rows, a.cols, a, b);
@@ -215,6 +225,7 @@ Tensor<T> residual(Graph<T>& g, T alpha, Tensor<T> x, Tensor<T> f, Tensor<T> b) 
   template Tensor<T> add(Graph<T>&, Tensor<T>, Tensor<T>);         \
   template Tensor<T> mul(Graph<T>&, Tensor<T>, Tensor<T>);         \
   template Tensor<T> scale(Graph<T>&, Tensor<T>, T);               \
+  template Tensor<T> shift(Graph<T>&, Tensor<T>, T);               \
   template Tensor<T> axpby(Graph<T>&, T, Tensor<T>, Tensor<T>);    \
   template Tensor<T> rsqrt(Graph<T>&, Tensor<T>, T);                   \
   template Tensor<T> residual(Graph<T>&, T, Tensor<T>, Tensor<T>, Tensor<T>);

@@ -22,6 +22,7 @@ template <class T> Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tenso
 template <class T> Tensor<T> add(Graph<T>& g, Tensor<T> a, Tensor<T> b);
 template <class T> Tensor<T> mul(Graph<T>& g, Tensor<T> a, Tensor<T> b);
 template <class T> Tensor<T> scale(Graph<T>& g, Tensor<T> a, T s);               // s * a
+template <class T> Tensor<T> shift(Graph<T>& g, Tensor<T> a, T t);               // a + t
 template <class T> Tensor<T> axpby(Graph<T>& g, T alpha, Tensor<T> a, Tensor<T> b);  // alpha*a + b, same shape
 template <class T> Tensor<T> rsqrt(Graph<T>& g, Tensor<T> a, T eps);              // 1 / sqrt(a + eps)
 // alpha x + f + b, b (1, C) on every row: a residual connection with the bias of f's last
@@ -33,6 +34,8 @@ template <class T> Tensor<T> relu(Graph<T>& g, Tensor<T> x);
 template <class T> Tensor<T> gelu(Graph<T>& g, Tensor<T> x);  // exact: x * Phi(x)
 template <class T> Tensor<T> tanh(Graph<T>& g, Tensor<T> x);
 template <class T> Tensor<T> silu(Graph<T>& g, Tensor<T> x);  // x sigmoid(x)
+// cap tanh(x / cap), composed of scale and tanh: Gemma 2's soft-capping of the output logits
+template <class T> Tensor<T> soft_cap(Graph<T>& g, Tensor<T> x, T cap);
 template <class T> Tensor<T> activation(Graph<T>& g, Tensor<T> x, Activation a);
 // act(x + b), b (1, C) on every row: a Linear's bias folded into the activation after it.
 template <class T> Tensor<T> bias_activation(Graph<T>& g, Tensor<T> x, Tensor<T> b, Activation a);
@@ -67,19 +70,22 @@ template <class T> Tensor<T> causal_attention(Graph<T>& g, Tensor<T> q, Tensor<T
 // split_heads(v))) without the copies.
 template <class T> Tensor<T> causal_self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int NH);
 // Self-attention on qkv laid out as above, causal (decoder) or not (encoder), keys limited by
-// key_mask (B*T, 1 per real token, 0 per padding; nullptr: every key) -> (B*T, NH*hs).
+// key_mask (B*T, 1 per real token, 0 per padding; nullptr: every key) -> (B*T, NH*hs). cap > 0:
+// the scores soft-capped, cap tanh(scores / cap), before the mask and the softmax (Gemma 2).
 template <class T>
-Tensor<T> self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int NH, bool causal, const float* key_mask);
+Tensor<T> self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int NH, bool causal, const float* key_mask,
+                         double cap = 0);
 // Cross-attention: queries q (B*Tq, NH*hs) from one sequence, keys and values kv (B*Tk, 2*NH*hs),
-// k and v side by side, from another; key_mask (B*Tk) as above -> (B*Tq, NH*hs). Not causal.
+// k and v side by side, from another; key_mask (B*Tk) and cap as above -> (B*Tq, NH*hs). Not causal.
 template <class T>
-Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq, int Tk, int NH, const float* key_mask);
+Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq, int Tk, int NH, const float* key_mask,
+                          double cap = 0);
 
 // q (B*Tq, NH*hs), k, v (B*Tk, NH*hs) as three tensors (queries and keys normalized per head,
-// model.qk_norm), heads read in place; causal (Tq == Tk) or not, key_mask as above -> (B*Tq, NH*hs).
+// model.qk_norm), heads read in place; causal (Tq == Tk) or not, key_mask and cap as above -> (B*Tq, NH*hs).
 template <class T>
 Tensor<T> multi_head_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, int B, int Tq, int Tk, int NH,
-                               bool causal, const float* key_mask);
+                               bool causal, const float* key_mask, double cap = 0);
 // rotary.cpp: rotary position embedding (RoPE), GPT-NeoX's half split: in each head of hs features of
 // columns [0, rotated) of x (B*T_, cols), feature i < hs/2 and i + hs/2 turned by the angle
 // t * base^(-2i/hs), t = row % T_; the other columns copied -> (B*T_, cols).

@@ -8,9 +8,11 @@
 namespace nt {
 
 Attention::Attention(ParamStore<float>& params, AttentionKind kind, const std::string& name, int layer, int C,
-                     int heads, Precision precision, bool bias, const NormConfig* qk_norm, double rotary_base)
-    : kind_(kind), C_(C), heads_(heads), precision_(precision), rotary_base_(rotary_base) {
-  NT_CHECK(rotary_base == 0 || kind != AttentionKind::cross, "attention: rotary embedding is self-attention's");
+                     int heads, Precision precision, const AttentionOptions& o)
+    : kind_(kind), C_(C), heads_(heads), precision_(precision), rotary_base_(o.rotary_base), softcap_(o.softcap),
+      qk_norm_all_(o.qk_norm_all) {
+  NT_CHECK(o.rotary_base == 0 || kind != AttentionKind::cross, "attention: rotary embedding is self-attention's");
+  const bool bias = o.bias;
   // self: q, k and v side by side, their weights one (3C, C) matrix, their biases one (1, 3C) row;
   // cross: q alone (it reads the queries' sequence), k and v side by side (one product of the keys')
   const bool self = kind != AttentionKind::cross;
@@ -23,9 +25,10 @@ Attention::Attention(ParamStore<float>& params, AttentionKind kind, const std::s
     v_.b = params.add(name + ".v.bias", layer, 1, C, /*follow=*/true);
   }
   out_.declare(params, name + ".out", layer, C, C, bias);
-  if (qk_norm) {  // over each head's hs features: no statistics site of their own
-    q_norm_.emplace(params, *qk_norm, layer, name + ".q_norm", "q_norm", C / heads, 1);
-    k_norm_.emplace(params, *qk_norm, layer, name + ".k_norm", "k_norm", C / heads, 1);
+  if (o.qk_norm) {  // over each head's hs features (or all C): no statistics site of their own
+    const int width = o.qk_norm_all ? C : C / heads;
+    q_norm_.emplace(params, *o.qk_norm, layer, name + ".q_norm", "q_norm", width, 1);
+    k_norm_.emplace(params, *o.qk_norm, layer, name + ".k_norm", "k_norm", width, 1);
   }
 }
 
@@ -63,6 +66,7 @@ void Attention::keep(int B, const Sequence& queries, const Sequence& keys, const
 Tensor<float> Attention::qk_normed(Graph<float>& g, int B, const Sequence& queries, const Sequence& keys) {
   const int hs = C_ / heads_, rows_q = B * queries.T, rows_k = B * keys.T;
   auto per_head = [&](const RowNorm<float>& norm, Tensor<float> x, int rows) {  // (rows, C) as (rows NH, hs)
+    if (qk_norm_all_) return cast(g, norm(g, x), precision_);                  // or over all C at once
     return cast(g, reshape(norm(g, reshape(x, rows * heads_, hs)), rows, C_), precision_);
   };
   Tensor<float> q = per_head(q_row_, cast(g, q_(g, queries.x), precision_), rows_q);
@@ -74,7 +78,7 @@ Tensor<float> Attention::qk_normed(Graph<float>& g, int B, const Sequence& queri
   const Tensor<float> v = cast(g, v_(g, keys.x), precision_);
   keep(B, queries, keys, q.data, C_, k.data, C_);
   return multi_head_attention(g, q, k, v, B, queries.T, keys.T, heads_, kind_ == AttentionKind::causal_self,
-                              keys.mask);
+                              keys.mask, softcap_);
 }
 
 Branch Attention::operator()(Graph<float>& g, int B, const Sequence& queries, const Sequence& keys) {
@@ -85,14 +89,14 @@ Branch Attention::operator()(Graph<float>& g, int B, const Sequence& queries, co
     const Tensor<float> q = cast(g, q_(g, queries.x), precision_);
     const Tensor<float> kv = cast(g, qkv_(g, keys.x), precision_);
     keep(B, queries, keys, q.data, C_, kv.data, 2 * C_);
-    heads = cross_attention(g, q, kv, B, queries.T, keys.T, heads_, keys.mask);
+    heads = cross_attention(g, q, kv, B, queries.T, keys.T, heads_, keys.mask, softcap_);
   } else {
     NT_CHECK(queries.x.data == keys.x.data && queries.T == keys.T, "attention: self-attention reads one sequence");
     Tensor<float> qkv = cast(g, qkv_(g, queries.x), precision_);
     if (rotary_base_ > 0)  // q and k turned, v copied
       qkv = cast(g, rotary(g, qkv, queries.T, C_ / heads_, 2 * C_, rotary_base_), precision_);
     keep(B, queries, keys, qkv.data, 3 * C_, qkv.data + C_, 3 * C_);
-    heads = self_attention(g, qkv, B, queries.T, heads_, kind_ == AttentionKind::causal_self, keys.mask);
+    heads = self_attention(g, qkv, B, queries.T, heads_, kind_ == AttentionKind::causal_self, keys.mask, softcap_);
   }
   heads = cast(g, heads, precision_);
   return {cast(g, out_.product(g, heads), precision_), out_.bias};

@@ -33,13 +33,22 @@ struct Sequence {
   const float* mask = nullptr;
 };
 
+// What an attention has beyond its shape: Linear biases, the query and key norms, rotary positions,
+// the scores' soft cap.
+struct AttentionOptions {
+  bool bias = true;
+  const NormConfig* qk_norm = nullptr;  // model.norm, when model.qk_norm
+  bool qk_norm_all = false;             // model.qk_norm_scope all: over q's (k's) C features, not each head's
+  double rotary_base = 0;               // > 0: RoPE with that base on q and k (a self-attention's)
+  double softcap = 0;                   // > 0: the scores softcap tanh(scores / softcap) (model.attn_softcap)
+};
+
 class Attention {
  public:
-  // Declares "<name>.q", ".k", ".v" and ".out" (weight, and bias with `bias`) of `layer`, C = heads * head size;
-  // with qk_norm (model.norm, when model.qk_norm) then "<name>.q_norm.*", "<name>.k_norm.*".
-  // rotary_base > 0: RoPE with that base on q and k (a self-attention's).
+  // Declares "<name>.q", ".k", ".v" and ".out" (weight, and bias with o.bias) of `layer`, C = heads * head
+  // size; with o.qk_norm then "<name>.q_norm.*", "<name>.k_norm.*".
   Attention(ParamStore<float>& params, AttentionKind kind, const std::string& name, int layer, int C, int heads,
-            Precision precision, bool bias = true, const NormConfig* qk_norm = nullptr, double rotary_base = 0);
+            Precision precision, const AttentionOptions& o = {});
 
   // Binds the views (after ParamStore::finalize), biases 0, weights as `init` says: q, k, v, out.
   void init(ParamStore<float>& params, const SublayerInit& init, Rng& rng);
@@ -56,6 +65,8 @@ class Attention {
   int C_, heads_;
   Precision precision_;
   double rotary_base_;  // 0: no rotary embedding
+  double softcap_;      // 0: no soft cap on the scores
+  bool qk_norm_all_;    // the query and key norms over C features, not each head's
   Linear q_, k_, v_, out_;
   Linear qkv_;  // q, k and v joined: one product computes all three
   std::optional<NormSite> q_norm_, k_norm_;  // model.qk_norm

@@ -1,5 +1,7 @@
 #include "model/blocks/embedding.h"
 
+#include <cmath>
+
 #include "core/check.h"
 #include "ops/ops.h"
 
@@ -16,6 +18,7 @@ Embedding::Embedding(ParamStore<float>& params, int layer, int vocab, int T, int
 void Embedding::init(ParamStore<float>& params, const ModelConfig& m, Rng& rng) {
   tok_table_ = params.tensor(tok_);
   init_embedding(tok_table_, m, rng);
+  tok_scale_ = m.embed_scale ? float(std::sqrt(double(tok_table_.cols))) : 1.0f;
   if (pos_ >= 0) {
     pos_table_ = params.tensor(pos_);
     init_embedding(pos_table_, m, rng);
@@ -30,8 +33,10 @@ void Embedding::add_buffers(std::vector<std::vector<float>*>& out) {
 Tensor<float> Embedding::operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask,
                                     std::vector<SiteCapture>& sites) {
   const int N = B * T;
+  Tensor<float> token = embedding(g, tok_table_, tokens, N);
+  if (tok_scale_ != 1.0f) token = scale(g, token, tok_scale_);
   if (pos_ < 0) {
-    Tensor<float> x = cast(g, embedding(g, tok_table_, tokens, N), precision_);
+    Tensor<float> x = cast(g, token, precision_);
     return norm_ ? cast(g, (*norm_)(g, x, mask, sites), precision_) : x;
   }
   NT_CHECK(T <= pos_table_.rows, "embedding: sequence longer than the position table");
@@ -40,8 +45,7 @@ Tensor<float> Embedding::operator()(Graph<float>& g, const int32_t* tokens, int 
     positions_T_ = T;
     for (int i = 0; i < N; ++i) positions_[i] = i % T;
   }
-  Tensor<float> x = cast(g, add(g, embedding(g, tok_table_, tokens, N), embedding(g, pos_table_, positions_.data(), N)),
-                         precision_);
+  Tensor<float> x = cast(g, add(g, token, embedding(g, pos_table_, positions_.data(), N)), precision_);
   if (norm_) x = cast(g, (*norm_)(g, x, mask, sites), precision_);
   return x;
 }

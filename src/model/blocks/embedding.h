@@ -1,6 +1,6 @@
-// The embedding of a token sequence: x = tok_emb[tokens] + pos_emb[t] (model.position learned; none
-// and rotary: x = tok_emb[tokens], no position table), then optionally x = norm(x) (an embedding norm,
-// place "embed"). train.precision: x stored in the run's format.
+// The embedding of a token sequence: x = s tok_emb[tokens] + pos_emb[t] (model.position learned; none
+// and rotary: x = s tok_emb[tokens], no position table; s = sqrt(C) with model.embed_scale, else 1), then
+// optionally x = norm(x) (an embedding norm, place "embed"). train.precision: x stored in the run's format.
 #pragma once
 #include <memory>
 #include <vector>
@@ -19,7 +19,8 @@ class Embedding {
             const NormConfig* norm = nullptr, int positions = 1, const std::string& prefix = "",
             const char* place = "embed");
 
-  // Binds the tables (after ParamStore::finalize) and draws them as model.init says: tokens, positions.
+  // Binds the tables (after ParamStore::finalize) and draws them as model.init says: tokens, positions;
+  // reads model.embed_scale.
   void init(ParamStore<float>& params, const ModelConfig& m, Rng& rng);
   void add_buffers(std::vector<std::vector<float>*>& out);  // the embedding norm's (model/norm_site.h)
   int token_table() const { return tok_; }                  // the parameter id of tok_emb
@@ -31,6 +32,7 @@ class Embedding {
  private:
   int tok_ = -1, pos_ = -1;  // parameter ids; pos_ -1: no position table
   Tensor<float> tok_table_, pos_table_;
+  float tok_scale_ = 1.0f;
   Precision precision_;
   std::unique_ptr<NormSite> norm_;
   std::vector<int32_t> positions_;  // t of each row, for B*T rows

@@ -6,13 +6,18 @@ namespace nt {
 
 Wiring wiring_of(const NormConfig& norm) {
   if (norm_desc(norm.type).scaled_residual) return Wiring::deepnorm;
-  return norm.placement == Placement::post ? Wiring::post : norm.placement == Placement::peri ? Wiring::peri
-                                                                                              : Wiring::pre;
+  switch (norm.placement) {
+    case Placement::post: return Wiring::post;
+    case Placement::peri: return Wiring::peri;
+    case Placement::reordered: return Wiring::reordered;
+    case Placement::pre: break;
+  }
+  return Wiring::pre;
 }
 
 bool has_final_norm(const ModelConfig& m) {
   const Wiring w = wiring_of(m.norm);
-  return (w == Wiring::pre || w == Wiring::peri) && m.final_norm;
+  return (w == Wiring::pre || w == Wiring::peri || w == Wiring::reordered) && m.final_norm;
 }
 
 Residual::Residual(ParamStore<float>& params, const NormConfig& norm, float alpha, Precision precision, int layer,

@@ -1,14 +1,15 @@
 // The placement wrapper: a sub-layer f (attention, feed-forward) with its norm and its residual
-// connection, in one of four placements:
+// connection, in one of five placements:
 //   pre       x = x + f(norm(x))
 //   post      x = norm(x + f(x))
 //   deepnorm  x = norm(alpha * x + f(x))      (LayerNorm; DeepNet, Wang et al. 2022)
 //   peri      x = x + norm_out(f(norm(x)))    (Peri-LN, Kim et al. 2025; Gemma 2's sandwich), norm_out
 //                                             a second norm with its own gain, site "<place>_out"
+//   reordered x = x + norm(f(x))              (OLMo 2's reordered norm), the one norm at site "<place>"
 // model.norm.depth_scaling (LayerNorm Scaling, Sun et al. 2025; pre and peri): the input norm of
 // block l = 1..N times 1 / sqrt(l), its site's output recorded after the factor; norm_out unscaled.
 // f returns a Branch: its last Linear's bias is added with the sum, in one pass (ops residual);
-// peri adds it before norm_out. train.precision: the sum and the norm's output stored in the run's
+// peri and reordered add it before their output norm. train.precision: the sum and the norm's output stored in the run's
 // format (ops/cast.cpp).
 #pragma once
 #include <cmath>
@@ -21,12 +22,12 @@
 
 namespace nt {
 
-enum class Wiring { pre, post, deepnorm, peri };
+enum class Wiring { pre, post, deepnorm, peri, reordered };
 
 // model.norm's placement, or deepnorm for the deepnorm norm type (whose placement is its own)
 Wiring wiring_of(const NormConfig& norm);
 
-// A stack ends in a final norm: pre and peri, with model.final_norm.
+// A stack ends in a final norm: pre, peri and reordered, with model.final_norm.
 bool has_final_norm(const ModelConfig& m);
 
 // The factor of block `layer`'s input norms (from 0): 1 / sqrt(layer + 1) with depth_scaling, else 1.
@@ -56,15 +57,16 @@ class Residual {
       return cast(g, fh.bias.data ? residual(g, alpha, h, fh.product, fh.bias) : axpby(g, alpha, h, fh.product),
                   precision_);
     };
-    auto norm_out = [&](const Branch& fh) {  // peri: norm_out(f), f's bias added first
+    auto normed = [&](NormSite& n, const Branch& fh) {  // peri's norm_out(f), reordered's norm(f): f's bias first
       const Tensor<float> h = fh.bias.data ? cast(g, add(g, fh.product, fh.bias), precision_) : fh.product;
-      return Branch{cast(g, (*out_norm_)(g, h, mask, sites), precision_), Tensor<float>{}};
+      return Branch{cast(g, n(g, h, mask, sites), precision_), Tensor<float>{}};
     };
     switch (wiring_) {
       case Wiring::pre: return sum(1.0f, x, f(norm(x)));
       case Wiring::post: return norm(sum(1.0f, x, f(x)));
       case Wiring::deepnorm: return norm(sum(alpha_, x, f(x)));
-      case Wiring::peri: return sum(1.0f, x, norm_out(f(norm(x))));
+      case Wiring::peri: return sum(1.0f, x, normed(*out_norm_, f(norm(x))));
+      case Wiring::reordered: return sum(1.0f, x, normed(norm_, f(x)));
     }
     return x;
   }

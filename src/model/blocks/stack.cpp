@@ -20,8 +20,11 @@ Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
   const int C = m.d_model;
   const std::string prefix = s.names.prefix;
   const float alpha = float(s.deepnorm.alpha);
-  const NormConfig* qk_norm = m.qk_norm ? &m.norm : nullptr;  // q_norm and k_norm in every attention
-  const double rotary = m.position == Position::rotary ? m.rotary_base : 0.0;  // self-attention's alone
+  // q_norm and k_norm in every attention, rotary positions in self-attention's alone
+  const AttentionOptions cross{m.bias, m.qk_norm ? &m.norm : nullptr, m.qk_norm_scope == QkNormScope::all, 0.0,
+                               m.attn_softcap};
+  AttentionOptions self = cross;
+  self.rotary_base = m.position == Position::rotary ? m.rotary_base : 0.0;
   auto residual = [&](int l, const char* sub, const char* place, const char* out_place) {
     return Residual(params, m.norm, alpha, precision_, l, prefix + sub + "_norm", place, C, s.positions,
                     prefix + sub + "_out_norm", out_place);
@@ -31,9 +34,9 @@ Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
         residual(l, "attn", s.names.attn, s.names.attn_out),
         s.cross ? std::optional<Residual>(residual(l, "cross", s.names.cross, s.names.cross_out)) : std::nullopt,
         residual(l, "ffn", s.names.ffn, s.names.ffn_out),
-        Attention(params, s.self, prefix + "attn", l, C, m.n_heads, precision_, m.bias, qk_norm, rotary),
+        Attention(params, s.self, prefix + "attn", l, C, m.n_heads, precision_, self),
         s.cross ? std::optional<Attention>(std::in_place, params, AttentionKind::cross, prefix + "cross", l, C,
-                                           m.n_heads, precision_, m.bias, qk_norm)
+                                           m.n_heads, precision_, cross)
                 : std::nullopt,
         FeedForward(params, prefix + "ffn", l, C, m.d_ff, m.activation, precision_, m.bias, m.ffn == Ffn::glu)});
   if (has_final_norm(m))
@@ -91,7 +94,8 @@ Tensor<float> Stack::operator()(Graph<float>& g, const int32_t* tokens, int B, i
 int64_t Stack::params(const ModelConfig& m, int vocab, int T, int n, bool cross) {
   const int64_t C = m.d_model, F = m.d_ff, bias = m.bias ? 1 : 0, norm = norm_site_params(m.norm, C);
   const int64_t glu = m.ffn == Ffn::glu ? 1 : 0;  // fc3
-  const int64_t qk_norm = m.qk_norm ? 2 * norm_site_params(m.norm, C / m.n_heads) : 0;  // q_norm, k_norm
+  const int64_t qk_width = m.qk_norm_scope == QkNormScope::all ? C : C / m.n_heads;
+  const int64_t qk_norm = m.qk_norm ? 2 * norm_site_params(m.norm, int(qk_width)) : 0;  // q_norm, k_norm
   const int64_t attention = 4 * C * C + bias * 4 * C + qk_norm, ffn = 2 * C * F + bias * (F + C) + glu * (C * F + bias * F);  // q, k, v, out
   const int64_t norms_per_sublayer = wiring_of(m.norm) == Wiring::peri ? 2 : 1;  // peri: and the output norm
   const int64_t block = (cross ? 2 : 1) * attention + ffn + (cross ? 3 : 2) * norms_per_sublayer * norm;
