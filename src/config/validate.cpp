@@ -74,23 +74,9 @@ void check_dataset(const ArchDesc& a, DatasetKind dataset, Parser& p) {
                                       to_string(dataset), kDataKindNames[int(data)], readers));
 }
 
-// The keys and values of the model that its family's description refuses, and the dataset it reads;
-// n_dec_layers resolved.
-void validate_family(RunConfig& c, Parser& p) {
-  const ArchDesc& a = arch_desc(c.model.arch);
-  ModelConfig& m = c.model;
-  const std::string recurrent = families_where([](const ArchDesc& f) { return f.allows.recurrent; });
-  if (m.d_emb && !a.allows.recurrent)
-    p.problem("model.d_emb", fmt::format("is the embedding width of model.arch {}, not of \"{}\": leave it null",
-                                         recurrent, a.name));
-  if (m.init == Init::nematus && !a.allows.recurrent)
-    p.problem("model.init", fmt::format("nematus is for model.arch {}, got \"{}\"", recurrent, a.name));
-  check_norm_type(a, m.norm.type, p);
-  check_allowed(p, "model.norm.placement", m.norm.placement, a.allows.placements, kPlacementNames, a,
-                std::popcount(a.allows.placements) == 1 ? " (its norm sites are fixed)" : "");
-  if (m.embed_norm && !a.has_stacks())
-    p.problem("model.embed_norm", fmt::format("model.arch {} has no embedding norm (a Transformer stack's): leave it "
-                                              "false", a.name));
+// The parts of a Transformer stack beyond its norms (query and key norms, embeddings, soft caps,
+// feed-forward, positions): refused in the other families, and where their own settings disagree.
+void validate_stack_parts(const ModelConfig& m, const ArchDesc& a, Parser& p) {
   if (m.qk_norm && !a.has_stacks())
     p.problem("model.qk_norm", fmt::format("needs dot-product attention, model.arch {}, got \"{}\"",
                                            families_where([](const ArchDesc& f) { return f.has_stacks(); }), a.name));
@@ -132,6 +118,26 @@ void validate_family(RunConfig& c, Parser& p) {
     p.problem("model.position", fmt::format("rotary turns pairs of features: it needs an even head size "
                                             "model.d_model / model.n_heads, got {} / {} = {}", m.d_model, m.n_heads,
                                             m.d_model / m.n_heads));
+}
+
+// The keys and values of the model that its family's description refuses, and the dataset it reads;
+// n_dec_layers resolved.
+void validate_family(RunConfig& c, Parser& p) {
+  const ArchDesc& a = arch_desc(c.model.arch);
+  ModelConfig& m = c.model;
+  const std::string recurrent = families_where([](const ArchDesc& f) { return f.allows.recurrent; });
+  if (m.d_emb && !a.allows.recurrent)
+    p.problem("model.d_emb", fmt::format("is the embedding width of model.arch {}, not of \"{}\": leave it null",
+                                         recurrent, a.name));
+  if (m.init == Init::nematus && !a.allows.recurrent)
+    p.problem("model.init", fmt::format("nematus is for model.arch {}, got \"{}\"", recurrent, a.name));
+  check_norm_type(a, m.norm.type, p);
+  check_allowed(p, "model.norm.placement", m.norm.placement, a.allows.placements, kPlacementNames, a,
+                std::popcount(a.allows.placements) == 1 ? " (its norm sites are fixed)" : "");
+  if (m.embed_norm && !a.has_stacks())
+    p.problem("model.embed_norm", fmt::format("model.arch {} has no embedding norm (a Transformer stack's): leave it "
+                                              "false", a.name));
+  validate_stack_parts(m, a, p);
   if (!m.bias && !a.allows.bias_off)
     p.problem("model.bias", fmt::format("model.arch {} keeps its biases: leave it true", a.name));
   check_allowed(p, "train.precision", c.train.precision, a.allows.precisions, kPrecisionNames, a);
