@@ -102,9 +102,9 @@ void validate_stack_parts(const ModelConfig& m, const ArchDesc& a, Parser& p) {
   soft_cap("model.attn_softcap", m.attn_softcap);
   soft_cap("model.logit_softcap", m.logit_softcap);
   if (m.embed_scale && !a.has_stacks())
-    p.problem("model.embed_scale", fmt::format("scales a Transformer stack's token embedding (model.arch {}), got "
-                                               "\"{}\"", families_where([](const ArchDesc& f) { return f.has_stacks(); }),
-                                               a.name));
+    p.problem("model.embed_scale",
+              fmt::format("scales a Transformer stack's token embedding (model.arch {}), got \"{}\"",
+                          families_where([](const ArchDesc& f) { return f.has_stacks(); }), a.name));
   if (m.ffn == Ffn::glu && !a.has_stacks())
     p.problem("model.ffn", fmt::format("glu is a Transformer block's feed-forward (model.arch {}), not for \"{}\": "
                                        "leave it mlp", families_where([](const ArchDesc& f) { return f.has_stacks(); }),

@@ -11,7 +11,8 @@ namespace nt {
 NormSite::NormSite(ParamStore<float>& params, const NormConfig& c, int layer, const std::string& name,
                    const char* place, int C, int positions, float out_scale)
     : type_(c.type), eps_(float(c.eps)), momentum_(float(c.momentum)), out_scale_(out_scale), p_(c.p),
-      composite_(c.impl == NormImpl::composite), unit_offset_(c.unit_offset), C_(C), layer_(layer), positions_(positions), place_(place),
+      composite_(c.impl == NormImpl::composite), unit_offset_(c.unit_offset), C_(C), layer_(layer),
+      positions_(positions), place_(place),
       alpha0_(c.dyt_alpha0) {
   if (type_ == NormType::none) return;
   const NormDesc& d = norm_desc(type_);

@@ -9,8 +9,8 @@
 // model.norm.depth_scaling (LayerNorm Scaling, Sun et al. 2025; pre and peri): the input norm of
 // block l = 1..N times 1 / sqrt(l), its site's output recorded after the factor; norm_out unscaled.
 // f returns a Branch: its last Linear's bias is added with the sum, in one pass (ops residual);
-// peri and reordered add it before their output norm. train.precision: the sum and the norm's output stored in the run's
-// format (ops/cast.cpp).
+// peri and reordered add it before their output norm. train.precision: the sum and the norm's
+// output stored in the run's format (ops/cast.cpp).
 #pragma once
 #include <cmath>
 #include <optional>
