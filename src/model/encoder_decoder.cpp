@@ -77,8 +77,7 @@ class EncoderDecoder final : public Model {
     const Sequence memory{encoder_(g, batch.src.data(), B, S, src_mask, src_mask, sites_), S, src_mask};
     for (SiteCapture& s : sites_) s.T = S, s.mask = src_mask;  // the encoder's sites are over the source
     const Tensor<float> x = decoder_(g, batch.tokens.data(), B, batch.T, tgt_mask, tgt_mask, sites_, &memory);
-    const Tensor<float> y = head_(g, x);
-    return cast(g, logit_softcap_ > 0 ? soft_cap(g, y, logit_softcap_) : y, precision_);
+    return cast(g, soft_cap(g, head_(g, x), logit_softcap_), precision_);
   }
 
   void attention_logits(std::vector<AttentionLogits>& out) const override {

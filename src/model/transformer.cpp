@@ -67,8 +67,7 @@ class Transformer final : public Model {
     // the encoder's keys: its real tokens; a causal query never sees the padding after it
     sites_.clear();
     const Tensor<float> x = stack_(g, batch.tokens.data(), batch.B, batch.T, mask, encoder_ ? mask : nullptr, sites_);
-    const Tensor<float> y = head_(g, x);
-    return cast(g, logit_softcap_ > 0 ? soft_cap(g, y, logit_softcap_) : y, precision_);
+    return cast(g, soft_cap(g, head_(g, x), logit_softcap_), precision_);
   }
 
   void attention_logits(std::vector<AttentionLogits>& out) const override { stack_.attention_logits(out); }

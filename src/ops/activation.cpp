@@ -121,6 +121,7 @@ Tensor<T> silu(Graph<T>& g, Tensor<T> x) {
 
 template <class T>
 Tensor<T> soft_cap(Graph<T>& g, Tensor<T> x, T cap) {
+  if (cap <= 0) return x;
   return scale(g, nt::tanh(g, scale(g, x, T(1) / cap)), cap);
 }
 

@@ -34,7 +34,7 @@ template <class T> Tensor<T> relu(Graph<T>& g, Tensor<T> x);
 template <class T> Tensor<T> gelu(Graph<T>& g, Tensor<T> x);  // exact: x * Phi(x)
 template <class T> Tensor<T> tanh(Graph<T>& g, Tensor<T> x);
 template <class T> Tensor<T> silu(Graph<T>& g, Tensor<T> x);  // x sigmoid(x)
-// cap tanh(x / cap), composed of scale and tanh: Gemma 2's soft-capping of the output logits
+// cap tanh(x / cap), composed of scale and tanh: Gemma 2's soft-capping of the output logits; cap <= 0: x
 template <class T> Tensor<T> soft_cap(Graph<T>& g, Tensor<T> x, T cap);
 template <class T> Tensor<T> activation(Graph<T>& g, Tensor<T> x, Activation a);
 // act(x + b), b (1, C) on every row: a Linear's bias folded into the activation after it.
