@@ -1,5 +1,5 @@
 // libFuzzer target: a claim's result.json as reproduce reads its report directory back
-// (claims/report.h: load_results, then write_report, which reproduce calls with what it read).
+// (report/report.h: load_results, then write_report, which reproduce calls with what it read).
 // Input: the file's bytes, written as <dir>/<id>-<slug>/result.json of the first claim in a
 // report directory of the target's own. Properties: a result that cannot be used is an
 // InputError naming the file, and nothing else (no other exception, crash, sanitizer report,
@@ -15,7 +15,7 @@
 #include <string>
 
 #include "claims/claim.h"
-#include "claims/report.h"
+#include "report/report.h"
 #include "core/errors.h"
 #include "fuzz_dir.h"
 

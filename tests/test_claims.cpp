@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "claims/claim.h"
-#include "claims/report.h"
+#include "report/report.h"
 
 namespace nt::test {
 namespace {

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "claims/claim.h"
-#include "claims/report.h"
-#include "claims/results_table.h"
+#include "report/report.h"
+#include "report/results_table.h"
 #include "config/config.h"
 #include "helpers.h"
 

@@ -8,7 +8,7 @@
 
 #include "browser.h"
 #include "claims/claim.h"
-#include "claims/report.h"
+#include "report/report.h"
 #include "helpers.h"
 #include "io/html.h"
 #include "png.h"

@@ -17,8 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "claims/claim.h"
-#include "claims/report.h"
-#include "claims/results_table.h"
+#include "report/report.h"
+#include "report/results_table.h"
 #include "claims/runner.h"
 #include "config/config.h"
 #include "core/errors.h"

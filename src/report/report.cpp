@@ -1,4 +1,4 @@
-#include "claims/report.h"
+#include "report/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "claims/report_html.h"
-#include "claims/results_table.h"
+#include "report/report_html.h"
+#include "report/results_table.h"
 #include "claims/statistics.h"
 #include "io/files.h"
 #include "io/json_file.h"

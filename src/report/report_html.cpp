@@ -1,4 +1,4 @@
-#include "claims/report_html.h"
+#include "report/report_html.h"
 
 #include <filesystem>
 

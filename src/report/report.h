@@ -1,6 +1,6 @@
 // The reproduction report: each claim's result is kept in <report>/<id>-<slug>/result.json, and
 // REPORT.md (one row per claim, then each claim's evidence), REPORT.html (the same text as one
-// self-contained page, claims/report_html.h) and verdicts.json are assembled
+// self-contained page, report/report_html.h) and verdicts.json are assembled
 // from every result in the directory with the claims' metadata from the registry, so
 // rerunning one claim updates its row and keeps the rest.
 //

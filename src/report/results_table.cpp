@@ -1,4 +1,4 @@
-#include "claims/results_table.h"
+#include "report/results_table.h"
 
 #include <algorithm>
 #include <filesystem>
