@@ -53,15 +53,19 @@ inline constexpr Allows kStacked{bits(Placement::pre, Placement::post, Placement
 // width and init.
 inline constexpr Allows kNematus{bits(Placement::pre), bits(Precision::fp32), false, false, true};
 
-// X(id, spelling, task, stacks, allows): one line per family, in the order messages and
-// docs/config.md list them.
-#define NT_FAMILIES(X)                                                                       \
-  X(transformer, "transformer", Task::causal_lm, Stacks::decoder, kStacked)                  \
-  X(mlp, "mlp", Task::classify, Stacks::none, kEverything)                                   \
-  X(encoder, "encoder", Task::masked_lm, Stacks::encoder, kStacked)                          \
-  X(encoder_decoder, "encoder-decoder", Task::seq2seq, Stacks::encoder_decoder, kStacked)    \
-  X(rnn, "rnn", Task::causal_lm, Stacks::none, kNematus)                                     \
-  X(rnnsearch, "rnnsearch", Task::seq2seq, Stacks::none, kNematus)                           \
+// X(id, spelling, task, stacks, allows, about): one line per family, in the order messages and
+// docs/config.md list them; `about` is the family in model.arch's text (normtool config).
+#define NT_FAMILIES(X)                                                                                          \
+  X(transformer, "transformer", Task::causal_lm, Stacks::decoder, kStacked, "decoder-only and causal")          \
+  X(mlp, "mlp", Task::classify, Stacks::none, kEverything, "hidden layers Linear -> norm -> activation")        \
+  X(encoder, "encoder", Task::masked_lm, Stacks::encoder, kStacked, "bidirectional, a BERT-style masked LM")    \
+  X(encoder_decoder, "encoder-decoder", Task::seq2seq, Stacks::encoder_decoder, kStacked,                       \
+    "an encoder over the source and a causal decoder with cross-attention (seq2seq datasets)")                  \
+  X(rnn, "rnn", Task::causal_lm, Stacks::none, kNematus,                                                        \
+    "a recurrent LM of model.n_layers stacked cells (model.cell)")                                              \
+  X(rnnsearch, "rnnsearch", Task::seq2seq, Stacks::none, kNematus,                                              \
+    "the GRU encoder-decoder with attention of the RMSNorm paper, in Nematus's layout (seq2seq datasets; "      \
+    "one GRU each way in the encoder, two in the decoder: model.n_layers is not read)")                         \
   /* a new family: one line above */
 
 #define NT_ARCH_ID(id, ...) id,
@@ -77,11 +81,12 @@ struct ArchDesc {
   Task task;
   Stacks stacks;
   Allows allows;
+  const char* about;  // what it is, in a few words
   DataKind data() const { return data_kind(task); }
   bool has_stacks() const { return stacks != Stacks::none; }
 };
 
-#define NT_ARCH_DESC(id, name, task, stacks, allows) ArchDesc{Arch::id, name, task, stacks, allows},
+#define NT_ARCH_DESC(id, name, task, stacks, allows, about) ArchDesc{Arch::id, name, task, stacks, allows, about},
 inline constexpr ArchDesc kArchDescs[] = {NT_FAMILIES(NT_ARCH_DESC)};
 #undef NT_ARCH_DESC
 

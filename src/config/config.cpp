@@ -14,6 +14,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -210,14 +211,9 @@ void stack_fields(FieldList& f, ModelConfig& m) {
 }
 
 void model_fields(FieldList& f, ModelConfig& m) {
-  f.choice("model.arch", m.arch, kArchNames)
-      .means(
-          "transformer: decoder-only and causal; mlp: hidden layers Linear -> norm -> activation; encoder: "
-          "bidirectional, a BERT-style masked LM; encoder-decoder: an encoder over the source and a causal decoder "
-          "with cross-attention (seq2seq datasets); rnn: a recurrent LM of model.n_layers stacked cells "
-          "(model.cell); rnnsearch: the GRU encoder-decoder with attention of the RMSNorm paper, "
-          "in Nematus's layout (seq2seq datasets; one GRU each way in the encoder, two in the decoder: "
-          "model.n_layers is not read).");
+  std::vector<std::string> families;
+  for (const ArchDesc& a : all_archs()) families.push_back(fmt::format("{}: {}", a.name, a.about));
+  f.choice("model.arch", m.arch, kArchNames).means(fmt::format("{}.", fmt::join(families, "; ")));
   f.integer("model.d_model", m.d_model, 1, 8192).means("Transformer width (embedding and residual stream).");
   f.integer("model.n_layers", m.n_layers, 1, 1000)
       .means(
