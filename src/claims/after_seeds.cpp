@@ -123,6 +123,7 @@ constexpr const char* kRates[] = {"0.001", "0.003162", "0.01", "0.03162", "0.1",
 
 Where at_rate(const char* qk, const char* lr) { return {{"model.qk_norm", qk}, {"train.lr", lr}}; }
 std::string with_or_without(const char* qk) { return std::string(qk) == "true" ? "with QK-norm" : "without"; }
+double attn_logit(const RunRecord& r) { return largest_attn_logit(r.dir); }
 
 // Per seed, the LR sensitivity of the runs with (qk "true") or without QK-norm
 Reader sensitivity(const char* qk) {
@@ -143,28 +144,26 @@ std::vector<MeasureSpec> c19_measures() {
   for (const char* qk : {"false", "true"})
     for (const char* lr : kRates)
       m.push_back({fmt::format("lr {:g}, {}: largest attention logit", std::stod(lr), with_or_without(qk)), Reported{},
-                   per_run("lr", at_rate(qk, lr), [](const RunRecord& r) { return largest_attn_logit(r.dir); }),
-                   "the largest attention logit per learning rate", Scale::log});
+                   per_run("lr", at_rate(qk, lr), attn_logit), "the largest attention logit per learning rate",
+                   Scale::log});
   return m;
 }
 
-// Mean over seeds of f(run) against the learning rate, with or without QK-norm
-Curve over_rates(const Evidence& ev, const char* qk, const std::function<double(const RunRecord&)>& f) {
-  std::vector<std::map<double, double>> per_seed(ev.seeds.size());
-  for (const char* lr : kRates) {
-    const std::vector<const RunRecord*> runs = ev.of("lr", at_rate(qk, lr));
-    for (std::size_t i = 0; i < runs.size() && i < per_seed.size(); ++i) per_seed[i][std::stod(lr)] = f(*runs[i]);
+// Without and with QK-norm, the mean over seeds of f(run) against the learning rate
+std::vector<Curve> over_rates(const Evidence& ev, double (*f)(const RunRecord&)) {
+  std::vector<Curve> curves;
+  for (const char* qk : {"false", "true"}) {
+    std::vector<std::map<double, double>> per_seed(ev.seeds.size());
+    for (const char* lr : kRates) {
+      const std::vector<const RunRecord*> runs = ev.of("lr", at_rate(qk, lr));
+      for (std::size_t i = 0; i < runs.size() && i < per_seed.size(); ++i) per_seed[i][std::stod(lr)] = f(*runs[i]);
+    }
+    curves.push_back(mean_over_seeds(std::string(qk) == "true" ? "Pre-LN + QK-norm" : "Pre-LN", per_seed));
   }
-  return mean_over_seeds(std::string(qk) == "true" ? "Pre-LN + QK-norm" : "Pre-LN", per_seed);
+  return curves;
 }
-
-std::vector<Curve> loss_curves(const Evidence& ev) {
-  return {over_rates(ev, "false", capped_loss), over_rates(ev, "true", capped_loss)};
-}
-std::vector<Curve> logit_curves(const Evidence& ev) {
-  auto f = [](const RunRecord& r) { return largest_attn_logit(r.dir); };
-  return {over_rates(ev, "false", f), over_rates(ev, "true", f)};
-}
+std::vector<Curve> loss_curves(const Evidence& ev) { return over_rates(ev, capped_loss); }
+std::vector<Curve> logit_curves(const Evidence& ev) { return over_rates(ev, attn_logit); }
 
 std::string c19_details(const Evidence& ev) {
   return "Mean over seeds per learning rate: the final validation loss (a diverged run's: its initial loss)\n\n" +
@@ -297,14 +296,7 @@ std::vector<MeasureSpec> c21_measures() {
 // Mean over seeds of a per-block profile of each run, one curve per model
 std::vector<Curve> by_block(const Evidence& ev, const std::function<std::map<int, double>(const RunRecord&)>& f) {
   std::vector<Curve> curves;
-  for (const auto& [setting, title] : kDepthRuns) {
-    std::vector<std::map<double, double>> per_seed;
-    for (const RunRecord* r : ev.of(setting)) {
-      per_seed.emplace_back();
-      for (const auto& [l, v] : f(*r)) per_seed.back()[l] = v;
-    }
-    curves.push_back(mean_over_seeds(title, per_seed));
-  }
+  for (const auto& [setting, title] : kDepthRuns) curves.push_back(mean_of_maps(title, ev.of(setting), f));
   return curves;
 }
 std::vector<Curve> variance_curves(const Evidence& ev) {

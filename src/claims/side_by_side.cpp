@@ -6,7 +6,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "analysis/seed_band.h"
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "io/json_file.h"
@@ -41,17 +40,12 @@ int norm_site_layer(int layer, const std::string& site, const char* suffix) {
 // per position, per layer, and overall.
 struct Profile {
   std::map<int, std::pair<double, int>> position, layer;  // sum, count
-  double sum = 0;
-  int n = 0;
+  std::pair<double, int> all = {0, 0};
   void add(int layer_index, std::size_t t, double v) {
     if (std::isnan(v)) return;
-    auto& p = position[int(t)];
-    p.first += v, ++p.second;
-    auto& l = layer[layer_index];
-    l.first += v, ++l.second;
-    sum += v, ++n;
+    for (auto* s : {&position[int(t)], &layer[layer_index], &all}) s->first += v, ++s->second;
   }
-  double mean() const { return n ? sum / n : NAN; }
+  double mean() const { return all.second ? all.first / all.second : NAN; }
   static std::map<int, double> means(const std::map<int, std::pair<double, int>>& m, double scale = 1) {
     std::map<int, double> out;
     for (const auto& [x, s] : m) out[x] = scale * (s.first / s.second);
@@ -93,13 +87,6 @@ std::map<int, double> grad_norm_at_init(const std::string& dir, bool recurrent) 
   }
   for (auto& [layer, s] : sum2) s = std::sqrt(s);
   return sum2;
-}
-
-// The mean over seeds of per-seed maps x -> value (analysis/seed_band.h)
-Curve seeds_curve(const std::string& title, const std::vector<std::map<int, double>>& per_seed) {
-  std::vector<std::map<double, double>> by_x;
-  for (const auto& m : per_seed) by_x.emplace_back(m.begin(), m.end());
-  return mean_over_seeds(title, by_x);
 }
 
 Profile std_entering(const RunRecord& r) { return profile(last_stats(r.dir), ".in", &PositionStats::std); }
@@ -149,11 +136,8 @@ PlotSpec by_layer(std::string stem, std::string title, std::string ylabel, RunMa
                   std::string x = "layer (t5: both stacks' layer; rnnsearch: decoder GRU)") {
   return {stem, {"P1: " + title, x, ylabel, false, logy}, [f](const Evidence& ev) {
             std::vector<Curve> curves;
-            for (const char* preset : kPresets) {
-              std::vector<std::map<int, double>> per_seed;
-              for (const RunRecord* r : ev.of(preset)) per_seed.push_back(f(*r, preset));
-              curves.push_back(seeds_curve(preset, per_seed));
-            }
+            for (const char* preset : kPresets)
+              curves.push_back(mean_of_maps(preset, ev.of(preset), [&](const RunRecord& r) { return f(r, preset); }));
             return curves;
           }};
 }
@@ -167,7 +151,8 @@ std::vector<PlotSpec> plots() {
   };
   return {
       {"val-loss",
-       {"P1: validation loss, each preset on its task (mean over seeds, band: 95% interval over seeds)", "step", "validation loss"},
+       {"P1: validation loss, each preset on its task (mean over seeds, band: 95% interval over seeds)", "step",
+        "validation loss"},
        loss},
       by_layer(
           "std-by-position", "std of the vector entering the norms, by position (last statistics step)", std_y,
