@@ -253,4 +253,21 @@ double cv_percent(const std::vector<double>& v, std::size_t from) {
   return 100 * std::sqrt(finite_mean(d2, from, d2.size())) / mean;
 }
 
+// ---- batchnorm, convergence, precision, rmsnorm_paper ----
+
+Where with_norm(const std::string& norm) { return {{"model.norm.type", norm}}; }
+
+std::string short_name(const std::string& norm) {
+  return norm == "layernorm" ? "LN" : norm == "rmsnorm" ? "RMS" : norm;
+}
+
+MeasureSpec reported(std::string name, Reader read, std::string group, bool headline, int digits) {
+  return {.name = std::move(name),
+          .criterion = Reported{},
+          .read = std::move(read),
+          .group = std::move(group),
+          .headline = headline,
+          .digits = digits};
+}
+
 }  // namespace nt

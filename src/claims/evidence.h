@@ -80,4 +80,13 @@ std::string curves_table(const std::string& label, const std::vector<Curve>& cur
 double finite_mean(const std::vector<double>& v, std::size_t from, std::size_t to);
 double cv_percent(const std::vector<double>& v, std::size_t from);
 
+// ---- batchnorm, convergence, precision, rmsnorm_paper ----
+
+// The runs with model.norm.type `norm`
+Where with_norm(const std::string& norm);
+// A norm in the measures' names: LN, RMS; any other by its own name
+std::string short_name(const std::string& norm);
+// A measure reported beside the deciding ones, in `group`: it decides nothing
+MeasureSpec reported(std::string name, Reader read, std::string group, bool headline = false, int digits = 3);
+
 }  // namespace nt
