@@ -19,45 +19,65 @@ namespace nt {
 
 namespace {
 
+const std::vector<int> kBatches{32, 16, 8, 4, 2}, kGapBatches{2, 4, 8, 32};
+constexpr int kImages = 60000, kEvalImages = 2560;
+constexpr const char* kNorms[] = {"batchnorm", "layernorm"};
+
 // ---- C4 ----
 
-const std::vector<int> kBatches{32, 16, 8, 4, 2};
-constexpr int kImages = 60000, kEvalImages = 2560;
+std::string batch_name(int B) { return fmt::format("batch-{}", B); }
 
 // One batch size: the same epochs (1; quick 0.05), the learning rate scaled linearly with the batch
 // (0.1 x batch/128, the rule of the GN paper, from mlp-fmnist's 0.1 at 128).
 Setting at_batch(int B) {
-  auto steps = [&](double epochs) {
+  auto steps = [B](double epochs) {
     const int n = int(epochs * kImages / B);
     return std::vector<std::string>{fmt::format("train.steps={}", n), fmt::format("train.eval_every={}", n / 4),
                                     fmt::format("train.log_every={}", std::max(1, n / 50))};
   };
   std::vector<std::string> o{fmt::format("train.batch_size={}", B), fmt::format("train.lr={:g}", 0.1 * B / 128),
                              fmt::format("train.eval_batches={}", kEvalImages / B), "train.stats_every=0"};
-  const auto full = steps(1.0);
-  o.insert(o.end(), full.begin(), full.end());
-  return {fmt::format("batch-{}", B),
-          "mlp-fmnist.json",
-          o,
-          steps(0.05),
-          {"model.norm.type=batchnorm,layernorm"},
-          "",
-          "mlp-batch-runs"};
+  for (const std::string& x : steps(1.0)) o.push_back(x);
+  return {.name = batch_name(B),
+          .config = "mlp-fmnist.json",
+          .overrides = o,
+          .quick = steps(0.05),
+          .axes = {"model.norm.type=batchnorm,layernorm"},
+          .shared = "mlp-batch-runs"};
 }
 
-// Validation error in points at batch B
-Reader error_at(int B, const char* norm) {
-  return per_run(fmt::format("batch-{}", B), {{"model.norm.type", norm}},
-                 [](const RunRecord& r) { return 100 * (1 - summary_number(r, "final_val_acc")); });
+std::vector<Setting> at_batches(const std::vector<int>& batches) {
+  std::vector<Setting> settings;
+  for (int B : batches) settings.push_back(at_batch(B));
+  return settings;
 }
 
-// A curve per norm over the batch sizes: the mean of `at(B, norm)` over the seeds, its interval as the band
-std::vector<Curve> over_batches(const Evidence& ev, const std::vector<int>& batches, Reader (*at)(int, const char*)) {
+// Per seed, f of the run of `norm` at batch B
+Reader at(int B, const char* norm, std::function<double(const RunRecord&)> f) {
+  return per_run(batch_name(B), with_norm(norm), std::move(f));
+}
+// Per seed, f at batch 2 minus f at batch 32, for `norm`
+Reader change_2_to_32(const char* norm, double (*f)(const RunRecord&)) {
+  return difference(at(2, norm, f), at(32, norm, f));
+}
+// Validation error in points
+double error_points(const RunRecord& r) { return 100 * (1 - summary_number(r, "final_val_acc")); }
+// Per seed, k times the reader's value
+Reader times(double k, Reader read) {
+  return [k, read](const Evidence& ev) {
+    auto v = read(ev);
+    for (double& x : v) x *= k;
+    return v;
+  };
+}
+
+// A curve per norm over the batch sizes: the mean of f over the seeds, its interval as the band
+std::vector<Curve> over_batches(const Evidence& ev, const std::vector<int>& batches, double (*f)(const RunRecord&)) {
   std::vector<Curve> curves;
-  for (const char* norm : {"batchnorm", "layernorm"}) {
+  for (const char* norm : kNorms) {
     Curve c{norm, {}, {}};
     for (int B : batches) {
-      const Interval i = mean_interval(at(B, norm)(ev));
+      const Interval i = mean_interval(at(B, norm, f)(ev));
       c.points.emplace_back(double(B), i.mean);
       c.band.emplace_back(i.lo, i.hi);
     }
@@ -70,9 +90,9 @@ std::string error_table(const Evidence& ev) {
   std::string t = "| batch | lr | steps | BN val error (%) | LN val error (%) |\n|---|---|---|---|---|\n";
   for (int B : kBatches)
     t += fmt::format("| {} | {:g} | {} | {} | {} |\n", B, 0.1 * B / 128,
-                     summary_number(*ev.of(fmt::format("batch-{}", B)).front(), "steps_completed"),
-                     show(mean_interval(error_at(B, "batchnorm")(ev)), 2),
-                     show(mean_interval(error_at(B, "layernorm")(ev)), 2));
+                     summary_number(*ev.of(batch_name(B)).front(), "steps_completed"),
+                     show(mean_interval(at(B, "batchnorm", error_points)(ev)), 2),
+                     show(mean_interval(at(B, "layernorm", error_points)(ev)), 2));
   return t;
 }
 
@@ -121,26 +141,20 @@ const TwoModes& two_modes(const RunRecord& r) {
   return it != done.end() ? it->second : done.emplace(r.dir, evaluate_two_modes(r.dir)).first->second;
 }
 
-Reader mode(int B, const char* norm, double TwoModes::*what) {
-  return per_run(fmt::format("batch-{}", B), {{"model.norm.type", norm}},
-                 [what](const RunRecord& r) { return two_modes(r).*what; });
-}
-
 // train-mode minus eval-mode accuracy, points
-Reader gap(int B, const char* norm) {
-  return per_run(fmt::format("batch-{}", B), {{"model.norm.type", norm}}, [](const RunRecord& r) {
-    const TwoModes& m = two_modes(r);
-    return m.train_acc - m.eval_acc;
-  });
+double gap(const RunRecord& r) {
+  const TwoModes& m = two_modes(r);
+  return m.train_acc - m.eval_acc;
 }
-
-const std::vector<int> kGapBatches{2, 4, 8, 32};
+Reader mode(const char* norm, double TwoModes::*what) {
+  return at(4, norm, [what](const RunRecord& r) { return two_modes(r).*what; });
+}
 
 // LN's largest |gap| over the batch sizes, per seed
 std::vector<double> ln_largest_gap(const Evidence& ev) {
   std::vector<double> worst(ev.seeds.size(), 0.0);
   for (int B : kGapBatches) {
-    const auto g = gap(B, "layernorm")(ev);
+    const auto g = at(B, "layernorm", gap)(ev);
     for (std::size_t s = 0; s < worst.size() && s < g.size(); ++s) worst[s] = std::max(worst[s], std::abs(g[s]));
   }
   return worst;
@@ -151,8 +165,8 @@ std::string two_modes_table(const Evidence& ev, const std::vector<int>& batches)
       "| batch | norm | seed | eval-mode accuracy | train-mode accuracy | gap (points) | predictions that "
       "differ (%) | mean abs. logit difference |\n|---|---|---|---|---|---|---|---|\n";
   for (int B : batches)
-    for (const char* norm : {"batchnorm", "layernorm"})
-      for (const RunRecord* r : ev.of(fmt::format("batch-{}", B), {{"model.norm.type", norm}})) {
+    for (const char* norm : kNorms)
+      for (const RunRecord* r : ev.of(batch_name(B), with_norm(norm))) {
         const TwoModes& m = two_modes(*r);
         t += fmt::format("| {} | {} | {} | {:.2f} | {:.2f} | {:+.2f} | {:.2f} | {:.4f} |\n", B, norm, r->seed(),
                          m.eval_acc, m.train_acc, m.train_acc - m.eval_acc, m.differ, m.logit_diff);
@@ -201,12 +215,30 @@ nlohmann::json gradient_change(const RunConfig& c, const ClaimContext&) {
       {"median_change", median(changes)}, {"median_beta", median(betas)}, {"changes", changes}, {"probe_steps", at}};
 }
 
-Reader median_of(const char* norm, const char* what) { return field("probes", {{"model.norm.type", norm}}, what); }
+constexpr const char* kProbed[][2] = {{"none", "none"}, {"batchnorm", "BN"}};  // C11's norms, as named
+Reader probe(const char* norm, const char* what) { return field("probes", with_norm(norm), what); }
+
+// none / BN of each median, deciding; then each median of each, reported
+std::vector<MeasureSpec> c11_measures() {
+  constexpr const char* kMedians[][3] = {{"median_change", "median gradient change", " along the step"},
+                                         {"median_beta", "median effective beta-smoothness", ""}};
+  std::vector<MeasureSpec> m;
+  for (const auto& [what, name, along] : kMedians)
+    m.push_back({.name = fmt::format("{}{}, none / BN", name, along),
+                 .criterion = Above{1},
+                 .read = ratio(probe("none", what), probe("batchnorm", what)),
+                 .scale = Scale::log,
+                 .digits = 2});
+  for (const auto& [what, name, along] : kMedians)
+    for (const auto& [norm, short_norm] : kProbed)
+      m.push_back(reported(fmt::format("{}, {}", name, short_norm), probe(norm, what), "the magnitudes"));
+  return m;
+}
 
 std::vector<Curve> change_curves(const Evidence& ev) {
   std::vector<Curve> curves;
   for (const char* norm : {"none", "batchnorm"}) {
-    const RunRecord& first = *ev.of("probes", {{"model.norm.type", norm}}).front();
+    const RunRecord& first = *ev.of("probes", with_norm(norm)).front();
     Curve c{norm, {}, {}};
     const auto steps = first.summary["probe_steps"].get<std::vector<double>>();
     const auto changes = first.summary["changes"].get<std::vector<double>>();
@@ -219,10 +251,7 @@ std::vector<Curve> change_curves(const Evidence& ev) {
 }  // namespace
 
 std::vector<Claim> batchnorm_claims() {
-  std::vector<Setting> batches;
-  for (int B : kBatches) batches.push_back(at_batch(B));
-  const Reader bn = difference(error_at(2, "batchnorm"), error_at(32, "batchnorm")),
-               ln = difference(error_at(2, "layernorm"), error_at(32, "layernorm"));
+  const Reader bn = change_2_to_32("batchnorm", error_points), ln = change_2_to_32("layernorm", error_points);
   return {
       {.id = "C4",
        .slug = "batchnorm-small-batches",
@@ -233,28 +262,17 @@ std::vector<Claim> batchnorm_claims() {
               "A 3-point rise is about GN's change at 4 and far above seed noise on Fashion-MNIST (under a point); "
               "'at least 3x LN's change' makes the loss BN's own rather than the cost small batches have for every "
               "model at equal epochs.",
-       .settings = batches,
+       .settings = at_batches(kBatches),
        .measures = {{"BN error at batch 2 minus at batch 32 (points)", AtLeast{3}, bn},
-                    {"BN's change minus 3x LN's change (points)", AtLeast{0},
-                     difference(bn,
-                                [ln](const Evidence& ev) {
-                                  auto v = ln(ev);
-                                  for (double& x : v) x *= 3;
-                                  return v;
-                                })},
-                    {.name = "LN error at batch 2 minus at batch 32 (points)",
-                     .criterion = Reported{},
-                     .read = ln,
-                     .group = "LayerNorm",
-                     .headline = true,
-                     .digits = 2}},
+                    {"BN's change minus 3x LN's change (points)", AtLeast{0}, difference(bn, times(3, ln))},
+                    reported("LN error at batch 2 minus at batch 32 (points)", ln, "LayerNorm", true, 2)},
        .plots = {{"error-vs-batch",
                   {.title =
                        "C4: fashion-mnist MLP, validation error after equal epochs (band: 95% interval over seeds)",
                    .xlabel = "batch size",
                    .ylabel = "validation error (%)",
                    .logx = true},
-                  [](const Evidence& ev) { return over_batches(ev, kBatches, error_at); }}},
+                  [](const Evidence& ev) { return over_batches(ev, kBatches, error_points); }}},
        .method = "Validation error on the first 2560 test images with BN's running statistics, per seed.",
        .details = error_table},
       {.id = "C5",
@@ -270,18 +288,14 @@ std::vector<Claim> batchnorm_claims() {
               "Revision 2; decided on fresh seeds 11-20.",
        .settings = {at_batch(4)},
        .measures = {{"BN: predictions that differ between train and eval mode (%)", Above{0},
-                     mode(4, "batchnorm", &TwoModes::differ)},
+                     mode("batchnorm", &TwoModes::differ)},
                     {"BN: mean absolute logit difference between the modes", Above{0},
-                     mode(4, "batchnorm", &TwoModes::logit_diff)},
+                     mode("batchnorm", &TwoModes::logit_diff)},
                     {"LN: predictions that differ between the modes (%)", AtMost{0},
-                     mode(4, "layernorm", &TwoModes::differ)},
+                     mode("layernorm", &TwoModes::differ)},
                     {"LN: mean absolute logit difference between the modes", AtMost{0},
-                     mode(4, "layernorm", &TwoModes::logit_diff)},
-                    {.name = "BN: train-mode minus eval-mode accuracy (points)",
-                     .criterion = Reported{},
-                     .read = gap(4, "batchnorm"),
-                     .group = "accuracy",
-                     .digits = 2}},
+                     mode("layernorm", &TwoModes::logit_diff)},
+                    reported("BN: train-mode minus eval-mode accuracy (points)", at(4, "batchnorm", gap), "accuracy")},
        .method =
            "C4's runs at batch 4 (one epoch; on this claim's seeds, shared with C13); each run's final checkpoint "
            "evaluated on the first 2560 test "
@@ -300,40 +314,13 @@ std::vector<Claim> batchnorm_claims() {
            "gradient change confounds the two nets' gradient scales; the effective beta-smoothness (the change "
            "over the distance moved) does not, so both must show it. The median over the probes (every 50 steps) "
            "keeps one early spike from deciding. Revision 2; decided on fresh seeds 11-20.",
-       .settings = {{"probes",
-                     "mlp-fmnist.json",
-                     {"train.steps=1000"},
-                     {"train.steps=300"},
-                     {"model.norm.type=none,batchnorm"},
-                     "",
-                     "",
-                     gradient_change}},
-       .measures = {{.name = "median gradient change along the step, none / BN",
-                     .criterion = Above{1},
-                     .read = ratio(median_of("none", "median_change"), median_of("batchnorm", "median_change")),
-                     .scale = Scale::log,
-                     .digits = 2},
-                    {.name = "median effective beta-smoothness, none / BN",
-                     .criterion = Above{1},
-                     .read = ratio(median_of("none", "median_beta"), median_of("batchnorm", "median_beta")),
-                     .scale = Scale::log,
-                     .digits = 2},
-                    {.name = "median gradient change, none",
-                     .criterion = Reported{},
-                     .read = median_of("none", "median_change"),
-                     .group = "the magnitudes"},
-                    {.name = "median gradient change, BN",
-                     .criterion = Reported{},
-                     .read = median_of("batchnorm", "median_change"),
-                     .group = "the magnitudes"},
-                    {.name = "median effective beta-smoothness, none",
-                     .criterion = Reported{},
-                     .read = median_of("none", "median_beta"),
-                     .group = "the magnitudes"},
-                    {.name = "median effective beta-smoothness, BN",
-                     .criterion = Reported{},
-                     .read = median_of("batchnorm", "median_beta"),
-                     .group = "the magnitudes"}},
+       .settings = {{.name = "probes",
+                     .config = "mlp-fmnist.json",
+                     .overrides = {"train.steps=1000"},
+                     .quick = {"train.steps=300"},
+                     .axes = {"model.norm.type=none,batchnorm"},
+                     .session = gradient_change}},
+       .measures = c11_measures(),
        .plots = {{"gradient-change",
                   {.title = "C11: max over eta of ||grad(theta - eta g) - g|| at probe steps (first seed)",
                    .ylabel = "gradient change",
@@ -354,22 +341,11 @@ std::vector<Claim> batchnorm_claims() {
               "that train mode keeps; the gap is a direction, no size is given. BN's gap at batch 2 minus at 32 > 0 "
               "states 'shrinks as the batch grows' at its two ends; LN has no batch statistics, so its gaps are 0. "
               "Split from C5 in revision 2; decided on seeds 11-20.",
-       .settings = {at_batch(2), at_batch(4), at_batch(8), at_batch(32)},
-       .measures = {{"BN: gap at batch 2 minus gap at batch 32 (points)", Above{0},
-                     difference(gap(2, "batchnorm"), gap(32, "batchnorm"))},
+       .settings = at_batches(kGapBatches),
+       .measures = {{"BN: gap at batch 2 minus gap at batch 32 (points)", Above{0}, change_2_to_32("batchnorm", gap)},
                     {"LN: largest |gap| over the batch sizes (points)", AtMost{0}, ln_largest_gap},
-                    {.name = "BN: gap at batch 2 (points)",
-                     .criterion = Reported{},
-                     .read = gap(2, "batchnorm"),
-                     .group = "the gaps",
-                     .headline = true,
-                     .digits = 2},
-                    {.name = "BN: gap at batch 32 (points)",
-                     .criterion = Reported{},
-                     .read = gap(32, "batchnorm"),
-                     .group = "the gaps",
-                     .headline = true,
-                     .digits = 2}},
+                    reported("BN: gap at batch 2 (points)", at(2, "batchnorm", gap), "the gaps", true, 2),
+                    reported("BN: gap at batch 32 (points)", at(32, "batchnorm", gap), "the gaps", true, 2)},
        .plots = {{"gap-vs-batch",
                   {.title = "C13: train-mode minus eval-mode test accuracy (band: 95% interval over seeds)",
                    .xlabel = "training batch size",
@@ -380,10 +356,7 @@ std::vector<Claim> batchnorm_claims() {
                  "checkpoint evaluated on the first "
                  "2560 test images in batches of its training size, with BN's running statistics (eval mode) and with "
                  "each batch's own statistics (train mode); the gap is train-mode minus eval-mode accuracy.",
-       .details =
-           [](const Evidence& ev) {
-             return two_modes_table(ev, {2, 4, 8, 32});
-           },
+       .details = [](const Evidence& ev) { return two_modes_table(ev, kGapBatches); },
        .seeds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20}},
   };
 }

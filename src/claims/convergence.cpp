@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "claims/claim.h"
+#include "claims/convergence.h"
 #include "claims/evidence.h"
 #include "config/config.h"
 #include "train/session.h"
@@ -52,15 +53,12 @@ Setting runs(const Compared& m, const char* name, const char* norms, int times, 
   return Setting(name, m.config, with_steps(m.overrides, times * m.n), with_steps(m.quick, times * m.n_quick),
                  {fmt::format("model.norm.type={}", norms)}, group, m.shared);
 }
-Setting rnnsearch_normed() { return runs(kRnnSearch, kRnnSearch.normed, "layernorm,rmsnorm", 2, ""); }
 Setting normed(const Compared& m, const char* group = "") { return runs(m, m.normed, "layernorm,rmsnorm", 1, group); }
 Setting none(const Compared& m, const char* group = "") { return runs(m, m.none, "none", 2, group); }
 constexpr const char* kLstmGroup = "the LSTM LM on fortunes";
 constexpr const char* kTransformerGroup = "the 4-layer Pre-LN transformer on fortunes";
 constexpr const char* kMlpGroup = "the 6-layer MLP on fashion-mnist";
 
-Where with_norm(const char* norm) { return {{"model.norm.type", norm}}; }
-const char* short_name(const char* norm) { return std::string_view(norm) == "layernorm" ? "LN" : "RMS"; }
 const char* setting_of(const Compared& m, const char* norm) { return std::string(norm) == "none" ? m.none : m.normed; }
 std::vector<const RunRecord*> runs_of(const Evidence& ev, const Compared& m, const char* norm) {
   return ev.of(setting_of(m, norm), with_norm(norm));
@@ -118,10 +116,8 @@ MeasureSpec rms_over_ln(const Compared& m, Criterion criterion, const char* grou
 }
 
 MeasureSpec loss_of(const Compared& m, const char* norm, bool headline = false) {
-  MeasureSpec s{fmt::format("{}: final validation loss, {}", m.label, short_name(norm)), Reported{},
-                final_loss(m, norm), "the losses"};
-  s.headline = headline;
-  return s;
+  return reported(fmt::format("{}: final validation loss, {}", m.label, short_name(norm)), final_loss(m, norm),
+                  "the losses", headline);
 }
 
 // ---- C6 ----
@@ -297,6 +293,9 @@ std::string table5_table(const Evidence& ev) {
 
 }  // namespace
 
+Setting rnnsearch_normed() { return runs(kRnnSearch, kRnnSearch.normed, "layernorm,rmsnorm", 2, ""); }
+Setting transformer_normed() { return normed(kTransformer); }
+
 std::vector<Claim> convergence_claims() {
   const char* ablation = "ablation: the Transformer and the MLP";
   const char* rms = "RMSNorm as the normalized model";
@@ -312,8 +311,9 @@ std::vector<Claim> convergence_claims() {
               "runs without a norm are cut at 2N, so 'never' counts as 2. The RMSNorm paper shows it on RNNSearch "
               "and the LayerNorm paper on recurrent networks, so those two settings decide; the Transformer and "
               "the MLP are the tool's earlier settings, kept as ablations.",
-       .settings = {rnnsearch_normed(), none(kRnnSearch), normed(kLstm), none(kLstm), normed(kTransformer, kTransformerGroup),
-                    none(kTransformer, kTransformerGroup), normed(kMlp, kMlpGroup), none(kMlp, kMlpGroup)},
+       .settings = {rnnsearch_normed(), none(kRnnSearch), normed(kLstm), none(kLstm),
+                    normed(kTransformer, kTransformerGroup), none(kTransformer, kTransformerGroup),
+                    normed(kMlp, kMlpGroup), none(kMlp, kMlpGroup)},
        .measures = {steps_to_reach(kRnnSearch, "layernorm"), steps_to_reach(kLstm, "layernorm"),
                     steps_to_reach(kRnnSearch, "rmsnorm", rms), steps_to_reach(kLstm, "rmsnorm", rms),
                     steps_to_reach(kTransformer, "layernorm", ablation, true),
@@ -373,13 +373,13 @@ std::vector<Claim> convergence_claims() {
                      over_sites("rmsnorm", s1_ratio), "", Scale::log},
                     {"LN: CV of S over positions 2..T (%)", AtMost{5}, over_sites("layernorm", cv_after_1)},
                     {"RMS: CV of S over positions 2..T (%)", AtMost{5}, over_sites("rmsnorm", cv_after_1)},
-                    {"none: CV of S over positions 2..T (%)", Reported{}, over_sites("none", cv_after_1), "reported"},
+                    reported("none: CV of S over positions 2..T (%)", over_sites("none", cv_after_1), "reported"),
                     {"RMS / none: range of M over positions 1-4 (paper: 0.34 / 1.41 = 0.24)", Reported{},
                      ratio(over_sites("rmsnorm", m_range, &PositionStats::mean),
                            over_sites("none", m_range, &PositionStats::mean)),
                      "reported", Scale::log},
-                    {"none: step read (at T, else the last)", Reported{}, matched("none", "step"), "reported"},
-                    {"LN: step read", Reported{}, matched("layernorm", "step"), "reported"},
+                    reported("none: step read (at T, else the last)", matched("none", "step"), "reported"),
+                    reported("LN: step read", matched("layernorm", "step"), "reported"),
                     {"LN: CV over positions of the post-norm std (%)", AtMost{5}, transformer_cv("layernorm"), c6},
                     {"RMS: CV over positions of the post-norm std (%)", AtMost{5}, transformer_cv("rmsnorm"), c6},
                     {"none: CV over positions of the residual stream's std (%)", AtLeast{15}, transformer_cv("none"),

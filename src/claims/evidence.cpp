@@ -253,8 +253,6 @@ double cv_percent(const std::vector<double>& v, std::size_t from) {
   return 100 * std::sqrt(finite_mean(d2, from, d2.size())) / mean;
 }
 
-// ---- after_seeds, dyt, side_by_side ----
-
 Curve mean_of_maps(const std::string& title, const std::vector<const RunRecord*>& runs,
                    const std::function<std::map<int, double>(const RunRecord&)>& f) {
   std::vector<std::map<double, double>> per_seed;
@@ -263,6 +261,20 @@ Curve mean_of_maps(const std::string& title, const std::vector<const RunRecord*>
     per_seed.emplace_back(m.begin(), m.end());
   }
   return mean_over_seeds(title, per_seed);
+
+Where with_norm(const std::string& norm) { return {{"model.norm.type", norm}}; }
+
+std::string short_name(const std::string& norm) {
+  return norm == "layernorm" ? "LN" : norm == "rmsnorm" ? "RMS" : norm;
+}
+
+MeasureSpec reported(std::string name, Reader read, std::string group, bool headline, int digits) {
+  return {.name = std::move(name),
+          .criterion = Reported{},
+          .read = std::move(read),
+          .group = std::move(group),
+          .headline = headline,
+          .digits = digits};
 }
 
 }  // namespace nt

@@ -80,10 +80,15 @@ std::string curves_table(const std::string& label, const std::vector<Curve>& cur
 double finite_mean(const std::vector<double>& v, std::size_t from, std::size_t to);
 double cv_percent(const std::vector<double>& v, std::size_t from);
 
-// ---- after_seeds, dyt, side_by_side ----
-
 // The mean over seeds (analysis/seed_band.h) of a map x -> value read from each run
 Curve mean_of_maps(const std::string& title, const std::vector<const RunRecord*>& runs,
                    const std::function<std::map<int, double>(const RunRecord&)>& f);
+
+// The runs with model.norm.type `norm`
+Where with_norm(const std::string& norm);
+// A norm in the measures' names: LN, RMS; any other by its own name
+std::string short_name(const std::string& norm);
+// A measure reported beside the deciding ones, in `group`: it decides nothing
+MeasureSpec reported(std::string name, Reader read, std::string group, bool headline = false, int digits = 3);
 
 }  // namespace nt

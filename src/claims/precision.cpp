@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <numeric>
+#include <utility>
 
 #include "claims/claim.h"
 #include "claims/evidence.h"
@@ -14,7 +15,9 @@ namespace nt {
 namespace {
 
 constexpr const char* kNorms[] = {"none", "layernorm", "rmsnorm"};
-constexpr const char* kNormed[][2] = {{"layernorm", "LN"}, {"rmsnorm", "RMS"}};
+constexpr const char* kNormed[] = {"layernorm", "rmsnorm"};
+constexpr const char* kLow[] = {"bf16", "fp16"};  // (b)'s formats against fp32
+constexpr std::pair<const char*, const char*> kSides[] = {{".in", "entering"}, {".out", "leaving"}};  // a norm's sites
 using Column = std::vector<double> PositionRanges::*;
 constexpr Column kToken = &PositionRanges::int8_snr_db, kTensor = &PositionRanges::int8_tensor_snr_db,
                  kMax = &PositionRanges::max_abs, kFp16 = &PositionRanges::fp16_outside;
@@ -47,7 +50,7 @@ Where at(const char* norm, const char* format) { return {{"model.norm.type", nor
 
 // Per seed, the (a) run's site average of `column` (times `scale`)
 Reader ranges(const char* norm, const char* suffix, Column column, double scale = 1) {
-  return per_run("ranges", Where{{"model.norm.type", norm}},
+  return per_run("ranges", with_norm(norm),
                  [=](const RunRecord& r) { return scale * site_average(r.dir, suffix, column).mean; });
 }
 // Leaving the norms minus entering them, in the same model on the same batch
@@ -61,60 +64,58 @@ Reader gap(const char* norm, const char* format) {
 }
 Reader none_minus(const char* norm, const char* format) { return difference(gap("none", format), gap(norm, format)); }
 
-MeasureSpec shown(std::string name, Reader read, std::string group, bool headline = false, int digits = 4) {
-  return {.name = name, .criterion = Reported{}, .read = read, .group = group, .headline = headline, .digits = digits};
-}
-
 std::vector<MeasureSpec> measures() {
   const std::string token = "(a) one int8 scale per token: no effect, by construction",
                     range = "(a) fp16's range, the same runs";
   std::vector<MeasureSpec> m;
-  for (const auto& [norm, short_name] : kNormed) {
+  for (const char* norm : kNormed) {
+    const std::string name = short_name(norm);
     m.push_back(
-        {.name = fmt::format("(a) {}: int8 SNR leaving the norm - entering it, one scale per tensor (dB)", short_name),
+        {.name = fmt::format("(a) {}: int8 SNR leaving the norm - entering it, one scale per tensor (dB)", name),
          .criterion = Above{0},
          .read = change(norm, kTensor),
          .digits = 2});
-    m.push_back(shown(fmt::format("{}: SNR leaving - entering, one scale per token (dB)", short_name),
-                      change(norm, kToken), token, false, 2));
-    for (const auto& [suffix, where] : {std::pair{".in", "entering"}, std::pair{".out", "leaving"}}) {
-      m.push_back(
-          shown(fmt::format("{}: largest |x| {} the norm", short_name, where), ranges(norm, suffix, kMax), range));
-      m.push_back(shown(fmt::format("{}: share outside fp16's normal range {} the norm (%)", short_name, where),
-                        ranges(norm, suffix, kFp16, 100), range));
+    m.push_back(reported(fmt::format("{}: SNR leaving - entering, one scale per token (dB)", name),
+                         change(norm, kToken), token));
+    for (const auto& [suffix, where] : kSides) {
+      m.push_back(reported(fmt::format("{}: largest |x| {} the norm", name, where), ranges(norm, suffix, kMax), range));
+      m.push_back(reported(fmt::format("{}: share outside fp16's normal range {} the norm (%)", name, where),
+                           ranges(norm, suffix, kFp16, 100), range));
     }
   }
-  for (const char* format : {"bf16", "fp16"}) {
+  for (const char* format : kLow) {
     const std::string group = fmt::format("(b) {}: final validation loss gap to fp32", format);
     for (const char* norm : kNorms)
-      m.push_back(shown(fmt::format("{}: {} - fp32", norm, format), gap(norm, format), group));
-    for (const char* norm : {"layernorm", "rmsnorm"})
-      m.push_back(shown(fmt::format("{}: none's gap - {}'s gap", format, norm), none_minus(norm, format), group, true));
+      m.push_back(reported(fmt::format("{}: {} - fp32", norm, format), gap(norm, format), group));
+    for (const char* norm : kNormed)
+      m.push_back(
+          reported(fmt::format("{}: none's gap - {}'s gap", format, norm), none_minus(norm, format), group, true, 4));
   }
   return m;
 }
 
-// The SNR by position entering and leaving the norms ((a) runs), the mean over the seeds
+// The SNR by position entering or leaving the norm of `norm`'s (a) runs, the mean over the seeds
+Curve snr_curve(const Evidence& ev, Column column, const char* norm, const char* suffix, const char* where) {
+  Curve c{fmt::format("{} {} the norm", short_name(norm), where), {}, {}};
+  const auto runs = ev.of("ranges", with_norm(norm));
+  for (const RunRecord* r : runs) {
+    const std::vector<double> p = site_average(r->dir, suffix, column).profile;
+    c.points.resize(p.size(), {0.0, 0.0});
+    for (std::size_t t = 0; t < p.size(); ++t) c.points[t] = {double(t), c.points[t].second + p[t]};
+  }
+  for (auto& [t, v] : c.points) v /= double(runs.size());
+  return c;
+}
+
 PlotSpec snr_plot(const char* per, Column column) {
-  auto curve = [column](const Evidence& ev, std::string title, const char* norm, const char* suffix) {
-    Curve c{std::move(title), {}, {}};
-    const auto runs = ev.of("ranges", Where{{"model.norm.type", norm}});
-    for (const RunRecord* r : runs) {
-      const std::vector<double> p = site_average(r->dir, suffix, column).profile;
-      c.points.resize(p.size(), {0.0, 0.0});
-      for (std::size_t t = 0; t < p.size(); ++t) c.points[t] = {double(t), c.points[t].second + p[t]};
-    }
-    for (auto& [t, v] : c.points) v /= double(runs.size());
-    return c;
-  };
   return {fmt::format("int8-snr-per-{}", per),
           {fmt::format("C12: int8 absmax SNR, one scale per {} ((a) runs, last statistics step)", per), "position",
            "SNR (dB), average over sites and seeds"},
-          [curve](const Evidence& ev) {
-            return std::vector<Curve>{curve(ev, "LN entering the norm", "layernorm", ".in"),
-                                      curve(ev, "LN leaving the norm", "layernorm", ".out"),
-                                      curve(ev, "RMS entering the norm", "rmsnorm", ".in"),
-                                      curve(ev, "RMS leaving the norm", "rmsnorm", ".out")};
+          [column](const Evidence& ev) {
+            std::vector<Curve> curves;
+            for (const char* norm : kNormed)
+              for (const auto& [suffix, where] : kSides) curves.push_back(snr_curve(ev, column, norm, suffix, where));
+            return curves;
           }};
 }
 
@@ -130,8 +131,8 @@ std::vector<Curve> loss_curves(const Evidence& ev) {
 // (b) read as the null result or not (why: the one floating point predicts); the fp16 runs' skipped steps
 std::string gap_notes(const Evidence& ev) {
   std::string t = "Part (b), loss gaps per seed (the same init and data at each format):\n";
-  for (const char* format : {"bf16", "fp16"})
-    for (const char* norm : {"layernorm", "rmsnorm"}) {
+  for (const char* format : kLow)
+    for (const char* norm : kNormed) {
       const Interval i = mean_interval(none_minus(norm, format)(ev));
       t += fmt::format("- {}: none's loss gap to fp32 minus {}'s: {} — {}.\n", format, norm, show(i, 4),
                        !(i.lo <= 0 && i.hi >= 0)
@@ -179,12 +180,14 @@ std::vector<Claim> precision_claims() {
                     {"train.steps=50", "train.eval_every=12", "train.stats_every=49"},
                     {"model.norm.type=none,layernorm,rmsnorm", "train.precision=fp32,bf16,fp16"}}},
       .measures = measures(),
-      .plots = {snr_plot("token", kToken),
-                snr_plot("tensor", kTensor),
-                {"val-loss",
-                 {.title = "C12: validation loss by norm and format, 4 layers (mean over seeds, band: 95% interval over seeds)",
-                  .ylabel = "validation loss"},
-                 loss_curves}},
+      .plots =
+          {snr_plot("token", kToken),
+           snr_plot("tensor", kTensor),
+           {"val-loss",
+            {.title =
+                 "C12: validation loss by norm and format, 4 layers (mean over seeds, band: 95% interval over seeds)",
+             .ylabel = "validation loss"},
+            loss_curves}},
       .method = "(a) The 12-layer runs in fp32, from ranges.csv at the last statistics step (sites attn, ffn and "
                 "final): int8 absmax SNR in dB, averaged over the positions, then the sites, of the vector entering "
                 "each norm (the residual stream) and leaving it (after the gain), on the same batch. Per token, "

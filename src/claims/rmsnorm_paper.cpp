@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "claims/claim.h"
+#include "claims/convergence.h"
 #include "claims/evidence.h"
 #include "claims/postln.h"
 
@@ -15,36 +16,14 @@ namespace {
 
 // ---- C14 ----
 
-// The normal-init runs C1 and C2 share (convergence.cpp; Claims.SharedRunsAreTheSameInEveryClaim
-// holds them equal): RNNSearch's LN and RMS for 2000 steps, the 4-layer transformer's for 600
-Setting rnnsearch_normal() {
-  return {"rnnsearch-normed",
-          "rnnsearch-tiny.json",
-          {"train.eval_every=250", "train.eval_batches=20", "train.stats_every=250", "train.steps=2000"},
-          {"train.eval_every=50", "train.stats_every=50", "train.steps=100"},
-          {"model.norm.type=layernorm,rmsnorm"},
-          "",
-          "rnnsearch-runs"};
-}
-Setting transformer_normal() {
-  return {
-      "transformer-normed",
-      "lm-tiny.json",
-      {"model.n_layers=4", "train.eval_every=50", "train.eval_batches=10", "train.stats_every=100", "train.steps=600"},
-      {"train.eval_every=25", "train.stats_every=50", "train.steps=100"},
-      {"model.norm.type=layernorm,rmsnorm"},
-      "",
-      "fortunes-transformer-runs"};
-}
-
 // A model of C14: its shared normal-init runs, and its runs with every weight matrix's mean at 0.2
 struct Model {
   const char* label;    // in the measures' names
-  Setting (*normal)();  // the shared runs at normal init
+  Setting (*normal)();  // the shared runs at normal init (convergence.h)
   const char* shifted;  // the setting of the off-centre runs
 };
-constexpr Model kModels[] = {{"RNNSearch", rnnsearch_normal, "rnnsearch-shifted"},
-                             {"transformer", transformer_normal, "transformer-shifted"}};
+constexpr Model kModels[] = {{"RNNSearch", rnnsearch_normed, "rnnsearch-shifted"},
+                             {"transformer", transformer_normed, "transformer-shifted"}};
 constexpr const char* kShift = "model.init_mean=0.2";
 
 // The normal-init setting again, its own runs with every weight matrix drawn N(0.2, sigma^2)
@@ -55,10 +34,7 @@ Setting shifted(const Model& m) {
   return s;
 }
 
-const char* short_name(const char* norm) { return std::string(norm) == "layernorm" ? "LN" : "RMS"; }
-Reader loss_of(const std::string& setting, const char* norm) {
-  return per_run(setting, {{"model.norm.type", norm}}, final_loss);
-}
+Reader loss_of(const std::string& setting, const char* norm) { return per_run(setting, with_norm(norm), final_loss); }
 double diverged(const RunRecord& r) {
   return r.summary.value("diverged", false) || !std::isfinite(summary_number(r, "final_val_loss")) ? 1.0 : 0.0;
 }
@@ -72,7 +48,7 @@ std::vector<MeasureSpec> c14_measures() {
     for (const char* norm : {"layernorm", "rmsnorm"}) {
       const std::string at = fmt::format("{}, {}", x.label, short_name(norm));
       m.push_back({at + ", N(0.2, s^2): diverged (1 = yes; the mean is the share)", Reported{},
-                   per_run(x.shifted, {{"model.norm.type", norm}}, diverged), "reported: divergence"});
+                   per_run(x.shifted, with_norm(norm), diverged), "reported: divergence"});
       m.push_back({at + ": final validation loss, N(0.2, s^2) / normal init", Reported{},
                    ratio(loss_of(x.shifted, norm), loss_of(x.normal().name, norm)), "reported: against the normal init",
                    Scale::log});
@@ -116,7 +92,7 @@ Claim c14() {
           "transformer, both deciding. The paper shows curves, not a number, so no margin is set. A diverged run "
           "counts as ln 256, the uniform predictor's loss; the diverged runs per norm and each norm's loss "
           "against its normal-init runs (C1's and C2's, shared) are reported. Fresh seeds 11-16.",
-      .settings = {rnnsearch_normal(), shifted(kModels[0]), transformer_normal(), shifted(kModels[1])},
+      .settings = {rnnsearch_normed(), shifted(kModels[0]), transformer_normed(), shifted(kModels[1])},
       .measures = c14_measures(),
       .plots = {c14_plot(kModels[0], "rnnsearch-val-loss"), c14_plot(kModels[1], "transformer-val-loss")},
       .method =
@@ -139,13 +115,13 @@ Claim c14() {
 constexpr const char* kShares[] = {"0.0625", "0.25", "0.5", "1"};  // pRMSNorm's p: the paper's 6.25% and more
 
 // The 4-layer Pre-LN transformer on fortunes, C1's ablation model, 600 steps
-Setting transformer(const char* name, const std::string& norms) {
+Setting transformer(const char* name, std::vector<std::string> axes) {
   return {.name = name,
           .config = "lm-tiny.json",
           .overrides = {"model.n_layers=4", "train.steps=600", "train.eval_every=50", "train.eval_batches=10",
                         "train.stats_every=0"},
           .quick = {"train.steps=100", "train.eval_every=25"},
-          .axes = {norms}};
+          .axes = std::move(axes)};
 }
 
 Reader final_loss_at(const std::string& p) {
@@ -165,13 +141,14 @@ double spikes(const RunRecord& r) {
 std::vector<MeasureSpec> c15_measures() {
   std::vector<MeasureSpec> m;
   for (const char* p : kShares) {
-    const double share = std::stod(p);
-    MeasureSpec ratio_of{fmt::format("pRMSNorm p = {:g}% / RMSNorm: final validation loss", 100 * share),
-                         NonInferior{0.05}, ratio(final_loss_at(p), final_loss_at("")),
-                         share < 0.25 ? "reported: p below 25%" : "", Scale::log};
-    ratio_of.digits = 4, ratio_of.headline = share < 0.25;
-    m.push_back(ratio_of);
-    if (share < 0.25) m.back().criterion = Reported{};
+    const bool small = std::stod(p) < 0.25;  // below 25%: reported
+    m.push_back({.name = fmt::format("pRMSNorm p = {:g}% / RMSNorm: final validation loss", 100 * std::stod(p)),
+                 .criterion = small ? Criterion{Reported{}} : NonInferior{0.05},
+                 .read = ratio(final_loss_at(p), final_loss_at("")),
+                 .group = small ? "reported: p below 25%" : "",
+                 .scale = Scale::log,
+                 .headline = small,
+                 .digits = 4});
   }
   for (const char* p : kShares)
     m.push_back({fmt::format("p = {:g}%: logged steps with ||grad|| > 5x the run's median", 100 * std::stod(p)),
@@ -207,12 +184,9 @@ std::vector<Claim> rmsnorm_paper_claims() {
               "the paper shows curves, not a table; the instability at very small p as a count of gradient-norm "
               "spikes, reported with no criterion. The paper's own smallest p, 6.25%, is reported. Fresh seeds "
               "11-20.",
-          .settings = {transformer("rms", "model.norm.type=rmsnorm"),
-                       {.name = "prms",
-                        .config = "lm-tiny.json",
-                        .overrides = transformer("", "").overrides,
-                        .quick = transformer("", "").quick,
-                        .axes = {"model.norm.type=prmsnorm", fmt::format("model.norm.p={}", fmt::join(kShares, ","))}}},
+          .settings = {transformer("rms", {"model.norm.type=rmsnorm"}),
+                       transformer("prms", {"model.norm.type=prmsnorm",
+                                            fmt::format("model.norm.p={}", fmt::join(kShares, ","))})},
           .measures = c15_measures(),
           .plots = {{"val-loss",
                      {.title = "C15: validation loss, RMSNorm and pRMSNorm by p (mean, band: 95% interval over seeds)",
