@@ -74,14 +74,12 @@ std::vector<Curve> loss_curves(const Evidence& ev) {
 
 std::vector<Curve> gradient_curves(const Evidence& ev) {
   std::vector<Curve> curves;
-  for (const auto& [init, name] : kInits) {
-    std::vector<std::map<double, double>> per_seed;
-    for (const RunRecord* r : ev.of(kRuns, at(init))) {
-      std::map<double, double>& m = per_seed.emplace_back();
-      for (const auto& [layer, g] : decoder_gradients_at_init(*r)) m[double(layer + 1)] = g;
-    }
-    curves.push_back(mean_over_seeds(name, per_seed));
-  }
+  for (const auto& [init, name] : kInits)
+    curves.push_back(seeds_curve(name, ev.of(kRuns, at(init)), [](const RunRecord& r) {
+      std::map<double, double> m;
+      for (const auto& [layer, g] : decoder_gradients_at_init(r)) m[double(layer + 1)] = g;
+      return m;
+    }));
   return curves;
 }
 
