@@ -55,9 +55,13 @@ std::vector<double> mean_of(const std::vector<const RunRecord*>& runs, const std
 }
 
 Curve seeds_curve(const std::string& title, const std::vector<const RunRecord*>& runs,
-                  const std::function<std::map<double, double>(const RunRecord&)>& per_run) {
+                  const std::function<std::vector<double>(const RunRecord&)>& per_run) {
   std::vector<std::map<double, double>> per_seed;
-  for (const RunRecord* r : runs) per_seed.push_back(per_run(*r));
+  for (const RunRecord* r : runs) {
+    std::map<double, double>& m = per_seed.emplace_back();
+    const std::vector<double> v = per_run(*r);
+    for (std::size_t i = 0; i < v.size(); ++i) m[double(i + 1)] = v[i];
+  }
   return mean_over_seeds(title, per_seed);
 }
 
@@ -70,6 +74,7 @@ std::vector<T> operator+(std::vector<T> a, const std::vector<T>& b) {
   return a;
 }
 
+constexpr const char* kSmallInit = "ablation: model.init normal, N(0, 0.02) (normtool's default)";
 constexpr const char* kLossNote =
     "\nFinal validation loss, mean [95% interval] over the seeds (a diverged run counts as ln 256).\n";
 

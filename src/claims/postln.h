@@ -16,8 +16,6 @@ namespace nt {
 struct RunConfig;
 class Dataset;
 
-inline constexpr const char* kSmallInit = "ablation: model.init normal, N(0, 0.02) (normtool's default)";
-
 // Post-LN against DeepNorm: model.norm.type's value and the name the measures and curves give it
 struct NormName {
   const char *type, *name;
@@ -52,9 +50,9 @@ inline Criterion held_or_reported(bool held, Criterion c) { return held ? c : Cr
 
 // The mean over the runs, entry by entry, of a summary field that is a list of numbers
 std::vector<double> mean_of(const std::vector<const RunRecord*>& runs, const std::string& field);
-// The mean over seeds with its band (mean_over_seeds) of one map x -> value per run
+// The mean over seeds with its band (mean_over_seeds) of a list of values per run, at x = 1, 2, ...
 Curve seeds_curve(const std::string& title, const std::vector<const RunRecord*>& runs,
-                  const std::function<std::map<double, double>(const RunRecord&)>& per_run);
+                  const std::function<std::vector<double>(const RunRecord&)>& per_run);
 
 // At init, per stack and layer, the Frobenius norm of each block's FFN output matrix's gradient
 // (W2 of Xiong et al., "<stack>ffn.fc2.weight") averaged over `batches` batches of the session's

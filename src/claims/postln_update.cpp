@@ -40,15 +40,22 @@ std::pair<double, double> ln_input_sum(const SiteCapture& site, const Batch& pro
 }
 
 // A forward of the probe batch in eval mode, and the mean ||x|| / sqrt(d) of its real tokens' vectors
-// entering the norms
-double probe_ln_input(Session& run, const Batch& probe) {
+// entering the norms: over every site (`by_block` false: one value), or per block (a stack's layer;
+// the embedding's and the final norms left out)
+std::vector<double> probe_ln_inputs(Session& run, const Batch& probe, bool by_block) {
   run.forward(probe, /*training=*/false);
-  double s = 0, n = 0;
+  std::map<std::pair<std::string, int>, std::pair<double, double>> blocks;  // (stack, layer) -> sum, weight
   for (const SiteCapture& site : run.model().sites()) {
-    const auto [ss, nn] = ln_input_sum(site, probe);
-    s += ss, n += nn;
+    const std::string_view place(site.place);
+    if (by_block && (place.ends_with("final") || place.ends_with("embed"))) continue;
+    const std::string stack(place.substr(0, place.find('.') == std::string_view::npos ? 0 : place.find('.')));
+    const auto [s, n] = ln_input_sum(site, probe);
+    auto& b = by_block ? blocks[{stack, site.layer}] : blocks[{}];
+    b.first += s, b.second += n;
   }
-  return s / n;
+  std::vector<double> v;
+  for (const auto& [block, sum] : blocks) v.push_back(sum.first / sum.second);
+  return v;
 }
 }  // namespace
 
@@ -57,13 +64,13 @@ UpdateTrace model_update(const RunConfig& c, const std::vector<int>& at) {
   Batch probe;
   run.data().val_batch(0, c.train.batch_size, probe);
   UpdateTrace u;
-  u.ln_in0 = probe_ln_input(run, probe);
+  u.ln_in0 = probe_ln_inputs(run, probe, false).front();
   const Tensor<float> F0 = run.model().sites().back().out;  // F, the last block's output
   const std::vector<float> f0(F0.data, F0.data + F0.size());
   for (int t = 1; t <= at.back(); ++t) {
     run.step();
     if (std::find(at.begin(), at.end(), t) == at.end()) continue;
-    u.ln_in = probe_ln_input(run, probe);
+    u.ln_in = probe_ln_inputs(run, probe, false).front();
     const SiteCapture& F = run.model().sites().back();
     double d2 = 0, tokens = 0;
     for (int row = 0; row < F0.rows; ++row) {
@@ -193,34 +200,16 @@ std::string update_table(const Evidence& ev) {
 
 // ---- C17: the norms' inputs without warm-up (DeepNet §3, Fig. 4(b-d)) ----
 
-// Per block (a stack's layer), the mean over its norm sites of ||x|| / sqrt(d) entering the norm on
-// the probe batch, in eval mode; the embedding's and the final norms left out
-std::vector<double> ln_inputs_by_block(Session& run, const Batch& probe) {
-  run.forward(probe, /*training=*/false);
-  std::map<std::pair<std::string, int>, std::pair<double, double>> blocks;  // (stack, layer) -> sum, weight
-  for (const SiteCapture& site : run.model().sites()) {
-    const std::string_view place(site.place);
-    if (place.ends_with("final") || place.ends_with("embed")) continue;
-    const std::string stack(place.substr(0, place.find('.') == std::string_view::npos ? 0 : place.find('.')));
-    const auto [s, n] = ln_input_sum(site, probe);
-    auto& b = blocks[{stack, site.layer}];
-    b.first += s, b.second += n;
-  }
-  std::vector<double> v;
-  for (const auto& [block, sum] : blocks) v.push_back(sum.first / sum.second);
-  return v;
-}
-
 // One job: the blocks' norm inputs at step 0 and after the run's steps (no warm-up), their medians
 nlohmann::json ln_input_probe(const RunConfig& job, const ClaimContext&) {
   const RunConfig c = on_this_machine(job);
   Session run(c);
   Batch probe;
   run.data().val_batch(0, c.train.batch_size, probe);
-  const std::vector<double> at0 = ln_inputs_by_block(run, probe);
+  const std::vector<double> at0 = probe_ln_inputs(run, probe, true);
   bool diverged = false;
   for (int t = 0; t < c.train.steps && !diverged; ++t) diverged = run.step().diverged;
-  const std::vector<double> at_end = ln_inputs_by_block(run, probe);
+  const std::vector<double> at_end = probe_ln_inputs(run, probe, true);
   return {{"at0", at0}, {"at_end", at_end}, {"median0", median(at0)}, {"median", median(at_end)},
           {"diverged", diverged}};
 }
@@ -248,12 +237,7 @@ std::vector<Curve> ln_input_curves(const Evidence& ev) {
   for (const NormName& norm : kPostLnAndDeepNorm)
     for (const auto& [key, when] : {std::pair{"at0", "step 0"}, std::pair{"at_end", "last step"}})
       curves.push_back(seeds_curve(fmt::format("{}, {}", norm.name, when), ev.of("no-warmup", with_norm(norm)),
-                                   [key](const RunRecord& r) {
-                                     std::map<double, double> m;
-                                     const auto v = r.summary.at(key).get<std::vector<double>>();
-                                     for (std::size_t b = 0; b < v.size(); ++b) m[double(b + 1)] = v[b];
-                                     return m;
-                                   }));
+                                   [key](const RunRecord& r) { return r.summary.at(key).get<std::vector<double>>(); }));
   return curves;
 }
 
