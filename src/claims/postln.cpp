@@ -108,7 +108,10 @@ struct Kind {
 const std::vector<Kind>& kinds() {
   static const std::vector<Kind> k{
       {"-post", "Post-LN, no warm-up", {"model.norm.placement=post", "train.warmup_steps=0"}, {}},
-      {"-warmup", "Post-LN, warm-up", {"model.norm.placement=post", "train.warmup_steps=500"}, {"train.warmup_steps=50"}},
+      {"-warmup",
+       "Post-LN, warm-up",
+       {"model.norm.placement=post", "train.warmup_steps=500"},
+       {"train.warmup_steps=50"}},
       {"-pre", "Pre-LN, no warm-up", {"model.norm.placement=pre", "train.warmup_steps=0"}, {}}};
   return k;
 }
@@ -270,8 +273,8 @@ std::vector<MeasureSpec> depth_measures() {
                  post_over_deep(f, deepest), f.group});
     m.push_back({fmt::format("{}: Post-LN / DeepNorm at {} over at {}", f.label, deep, shallow), Above{1},
                  ratio(post_over_deep(f, deepest), post_over_deep(f, 0)), f.group});
-    m.push_back({f.label + ": largest DeepNorm loss ratio from one depth to the next", AtMost{1.03}, largest(growth),
-                 f.group});
+    m.push_back(
+        {f.label + ": largest DeepNorm loss ratio from one depth to the next", AtMost{1.03}, largest(growth), f.group});
     for (int k = 0; k < deepest; ++k)
       m.push_back({fmt::format("{}: Post-LN / DeepNorm final loss at {}", f.label, depth_label(f.encdec(), f.full[k])),
                    Reported{}, post_over_deep(f, k), f.group.empty() ? "per depth" : f.group});
@@ -297,7 +300,8 @@ std::string depth_table(const Evidence& ev) {
   for (const Family& f : families())
     for (int k = 0; k <= f.deepest() && ev.runs.count(f.stem); ++k)
       t += fmt::format("| {} | {} | {} | {} | {} |\n", f.label, depth_label(f.encdec(), f.depth(ev, k)),
-                       show(mean_interval(loss(f, k, kPostLn)(ev)), 3), show(mean_interval(loss(f, k, kDeepNorm)(ev)), 3),
+                       show(mean_interval(loss(f, k, kPostLn)(ev)), 3),
+                       show(mean_interval(loss(f, k, kDeepNorm)(ev)), 3),
                        show(mean_interval(post_over_deep(f, k)(ev)), 2));
   return t + kLossNote;
 }

@@ -57,8 +57,8 @@ Curve seeds_curve(const std::string& title, const std::vector<const RunRecord*>&
 // At init, per stack and layer, the Frobenius norm of each block's FFN output matrix's gradient
 // (W2 of Xiong et al., "<stack>ffn.fc2.weight") averaged over `batches` batches of the session's
 // stream: stack "" for the decoder-only transformer, "enc." and "dec." for the encoder-decoder.
-std::map<std::string, std::vector<double>> w2_gradient_norms(const RunConfig& c, const std::shared_ptr<const Dataset>& data,
-                                                             int batches);
+std::map<std::string, std::vector<double>> w2_gradient_norms(const RunConfig& c,
+                                                             const std::shared_ptr<const Dataset>& data, int batches);
 
 // C10's probe: trains a session on its data stream and probes F (the output of the last block,
 // which the output layer reads: the decoder's, in the encoder-decoder) on its first validation

@@ -187,7 +187,8 @@ std::vector<Curve> traces(const Evidence& ev, const std::vector<std::string_view
       const auto runs = ev.of(n.name, with_norm(norm));
       const auto at = runs.front()->summary.at("at").get<std::vector<int>>();  // the same in every run
       const std::vector<double> mean = mean_of(runs, "update");
-      Curve& c = curves.emplace_back(Curve{fmt::format("{} ({}), {}", n.name, depth_label(n.encdec(), n.depth(ev)), norm.name), {}, {}});
+      const std::string title = fmt::format("{} ({}), {}", n.name, depth_label(n.encdec(), n.depth(ev)), norm.name);
+      Curve& c = curves.emplace_back(Curve{title, {}, {}});
       for (std::size_t i = 0; i < at.size(); ++i) c.points.emplace_back(at[i], mean[i]);
     }
   return curves;
