@@ -286,13 +286,14 @@ std::vector<MeasureSpec> depth_measures() {
 // Per family run: Post-LN's and DeepNorm's mean final loss against depth (curves), with intervals (the table)
 std::vector<Curve> depth_curves(const Evidence& ev) {
   std::vector<Curve> curves;
-  for (const Family& f : families())
+  for (const Family& f : families()) {
+    if (!ev.runs.count(f.stem)) continue;  // an ablation not run
     for (const NormName& n : kPostLnAndDeepNorm) {
-      if (!ev.runs.count(f.stem)) break;  // an ablation not run
       Curve& c = curves.emplace_back(Curve{fmt::format("{} {}", n.name, f.label), {}, {}});
       for (int k = 0; k <= f.deepest(); ++k)
         c.points.emplace_back(f.depth(ev, k), mean_interval(loss(f, k, n)(ev)).mean);
     }
+  }
   return curves;
 }
 std::string depth_table(const Evidence& ev) {

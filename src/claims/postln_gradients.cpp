@@ -222,9 +222,9 @@ std::vector<MeasureSpec> c16_measures(const Depths& d) {
 
 std::vector<Curve> against_depth(const Evidence& ev) {
   std::vector<Curve> curves;
-  for (const Depths& d : kDepths)
+  for (const Depths& d : kDepths) {
+    if (!ev.runs.count(d.setting)) continue;  // the ablation not run
     for (const auto& [placement, name] : kPlacements) {
-      if (!ev.runs.count(d.setting)) break;  // the ablation not run
       std::vector<std::map<double, double>> per_seed;
       for (const auto& g : last_layer(ev, d, placement)) {
         std::map<double, double>& m = per_seed.emplace_back();
@@ -232,6 +232,7 @@ std::vector<Curve> against_depth(const Evidence& ev) {
       }
       curves.push_back(mean_over_seeds(fmt::format("{}, {}", d.label, name), per_seed));
     }
+  }
   return curves;
 }
 

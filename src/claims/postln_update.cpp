@@ -65,18 +65,18 @@ UpdateTrace model_update(const RunConfig& c, const std::vector<int>& at) {
   run.data().val_batch(0, c.train.batch_size, probe);
   UpdateTrace u;
   u.ln_in0 = probe_ln_inputs(run, probe, false).front();
-  const Tensor<float> F0 = run.model().sites().back().out;  // F, the last block's output
-  const std::vector<float> f0(F0.data, F0.data + F0.size());
+  const Tensor<float>& out0 = run.model().sites().back().out;  // F, the last block's output
+  const std::vector<float> F0(out0.data, out0.data + out0.size());
   for (int t = 1; t <= at.back(); ++t) {
     run.step();
     if (std::find(at.begin(), at.end(), t) == at.end()) continue;
     u.ln_in = probe_ln_inputs(run, probe, false).front();
     const SiteCapture& F = run.model().sites().back();
     double d2 = 0, tokens = 0;
-    for (int row = 0; row < F0.rows; ++row) {
+    for (int row = 0; row < F.out.rows; ++row) {
       const double w = row_weight(F, probe, row);
-      for (std::size_t j = std::size_t(row) * F0.cols; j < std::size_t(row + 1) * F0.cols; ++j) {
-        const double d = double(F.out.data[j]) - f0[j];
+      for (std::size_t j = std::size_t(row) * F.out.cols; j < std::size_t(row + 1) * F.out.cols; ++j) {
+        const double d = double(F.out.data[j]) - F0[j];
         d2 += w * d * d;
       }
       tokens += w;
@@ -181,9 +181,10 @@ Setting setting_of(const Net& n) {
 // of the models named in `only`, or of all when it is empty
 std::vector<Curve> traces(const Evidence& ev, const std::vector<std::string_view>& only = {}) {
   std::vector<Curve> curves;
-  for (const Net& n : kNets)
+  for (const Net& n : kNets) {
+    const bool asked = only.empty() || std::ranges::count(only, n.name);
+    if (!asked || !ev.runs.count(n.name)) continue;  // an ablation not run
     for (const NormName& norm : kPostLnAndDeepNorm) {
-      if (!ev.runs.count(n.name) || !(only.empty() || std::ranges::count(only, n.name))) break;
       const auto runs = ev.of(n.name, with_norm(norm));
       const auto at = runs.front()->summary.at("at").get<std::vector<int>>();  // the same in every run
       const std::vector<double> mean = mean_of(runs, "update");
@@ -191,6 +192,7 @@ std::vector<Curve> traces(const Evidence& ev, const std::vector<std::string_view
       Curve& c = curves.emplace_back(Curve{title, {}, {}});
       for (std::size_t i = 0; i < at.size(); ++i) c.points.emplace_back(at[i], mean[i]);
     }
+  }
   return curves;
 }
 
