@@ -253,4 +253,16 @@ double cv_percent(const std::vector<double>& v, std::size_t from) {
   return 100 * std::sqrt(finite_mean(d2, from, d2.size())) / mean;
 }
 
+// ---- after_seeds, dyt, side_by_side ----
+
+Curve mean_of_maps(const std::string& title, const std::vector<const RunRecord*>& runs,
+                   const std::function<std::map<int, double>(const RunRecord&)>& f) {
+  std::vector<std::map<double, double>> per_seed;
+  for (const RunRecord* r : runs) {
+    const std::map<int, double> m = f(*r);
+    per_seed.emplace_back(m.begin(), m.end());
+  }
+  return mean_over_seeds(title, per_seed);
+}
+
 }  // namespace nt

@@ -80,4 +80,10 @@ std::string curves_table(const std::string& label, const std::vector<Curve>& cur
 double finite_mean(const std::vector<double>& v, std::size_t from, std::size_t to);
 double cv_percent(const std::vector<double>& v, std::size_t from);
 
+// ---- after_seeds, dyt, side_by_side ----
+
+// The mean over seeds (analysis/seed_band.h) of a map x -> value read from each run
+Curve mean_of_maps(const std::string& title, const std::vector<const RunRecord*>& runs,
+                   const std::function<std::map<int, double>(const RunRecord&)>& f);
+
 }  // namespace nt

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "analysis/seed_band.h"
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "claims/postln.h"
@@ -52,17 +51,6 @@ std::vector<double> mean_of(const std::vector<const RunRecord*>& runs, const std
     for (std::size_t i = 0; i < v.size(); ++i) m[i] += v[i] / double(runs.size());
   }
   return m;
-}
-
-Curve seeds_curve(const std::string& title, const std::vector<const RunRecord*>& runs,
-                  const std::function<std::vector<double>(const RunRecord&)>& per_run) {
-  std::vector<std::map<double, double>> per_seed;
-  for (const RunRecord* r : runs) {
-    std::map<double, double>& m = per_seed.emplace_back();
-    const std::vector<double> v = per_run(*r);
-    for (std::size_t i = 0; i < v.size(); ++i) m[double(i + 1)] = v[i];
-  }
-  return mean_over_seeds(title, per_seed);
 }
 
 namespace {

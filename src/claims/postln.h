@@ -3,7 +3,6 @@
 #pragma once
 #include <fmt/format.h>
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -50,9 +49,6 @@ inline Criterion held_or_reported(bool held, Criterion c) { return held ? c : Cr
 
 // The mean over the runs, entry by entry, of a summary field that is a list of numbers
 std::vector<double> mean_of(const std::vector<const RunRecord*>& runs, const std::string& field);
-// The mean over seeds with its band (mean_over_seeds) of a list of values per run, at x = 1, 2, ...
-Curve seeds_curve(const std::string& title, const std::vector<const RunRecord*>& runs,
-                  const std::function<std::vector<double>(const RunRecord&)>& per_run);
 
 // At init, per stack and layer, the Frobenius norm of each block's FFN output matrix's gradient
 // (W2 of Xiong et al., "<stack>ffn.fc2.weight") averaged over `batches` batches of the session's

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
 
-#include "analysis/seed_band.h"
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "claims/postln.h"
@@ -21,10 +21,10 @@ namespace fs = std::filesystem;
 constexpr const char* kRuns = "no-warmup";
 constexpr std::pair<const char*, const char*> kInits[] = {{"xavier", "Post-LN"}, {"postln-init", "Post-LN-init"}};
 
-// Per layer of the decoder (its first block first), the norm of the gradient of all the block's
-// parameters together at step 0, from layers.jsonl (the embeddings, the final norm and the head left out)
-std::vector<double> decoder_gradients_at_init(const RunRecord& r) {
-  std::vector<double> sum2;
+// Per block of the decoder (1 = its first), the norm of the gradient of all the block's parameters
+// together at step 0, from layers.jsonl (the embeddings, the final norm and the head left out)
+std::map<int, double> decoder_gradients_at_init(const RunRecord& r) {
+  std::map<int, double> sum2;
   for (const JsonDoc& j : read_json_lines((fs::path(r.dir) / "layers.jsonl").string())) {
     if (j.get<int>("step") != 0) break;
     const std::string param = j.get<std::string>("param");
@@ -32,16 +32,14 @@ std::vector<double> decoder_gradients_at_init(const RunRecord& r) {
         param.find("final") != std::string::npos)
       continue;
     const double g = j.get_or<double>("grad_norm", NAN);
-    const auto layer = std::size_t(j.get<int>("layer"));
-    if (sum2.size() <= layer) sum2.resize(layer + 1, 0.0);
-    sum2[layer] += g * g;
+    sum2[j.get<int>("layer") + 1] += g * g;
   }
-  for (double& s : sum2) s = std::sqrt(s);
+  for (auto& [block, s] : sum2) s = std::sqrt(s);
   return sum2;
 }
 double last_decoder_gradient(const RunRecord& r) {
-  const std::vector<double> g = decoder_gradients_at_init(r);
-  return g.empty() ? NAN : g.back();
+  const std::map<int, double> g = decoder_gradients_at_init(r);
+  return g.empty() ? NAN : g.rbegin()->second;
 }
 
 Where at(const char* init) { return {{"model.init", init}}; }
@@ -76,7 +74,7 @@ std::vector<Curve> loss_curves(const Evidence& ev) {
 std::vector<Curve> gradient_curves(const Evidence& ev) {
   std::vector<Curve> curves;
   for (const auto& [init, name] : kInits)
-    curves.push_back(seeds_curve(name, ev.of(kRuns, at(init)), decoder_gradients_at_init));
+    curves.push_back(mean_of_maps(name, ev.of(kRuns, at(init)), decoder_gradients_at_init));
   return curves;
 }
 

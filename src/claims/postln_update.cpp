@@ -8,7 +8,6 @@
 #include <map>
 #include <string_view>
 
-#include "analysis/seed_band.h"
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "claims/postln.h"
@@ -239,8 +238,13 @@ std::vector<Curve> ln_input_curves(const Evidence& ev) {
   std::vector<Curve> curves;
   for (const NormName& norm : kPostLnAndDeepNorm)
     for (const auto& [key, when] : {std::pair{"at0", "step 0"}, std::pair{"at_end", "last step"}})
-      curves.push_back(seeds_curve(fmt::format("{}, {}", norm.name, when), ev.of("no-warmup", with_norm(norm)),
-                                   [key](const RunRecord& r) { return r.summary.at(key).get<std::vector<double>>(); }));
+      curves.push_back(mean_of_maps(fmt::format("{}, {}", norm.name, when), ev.of("no-warmup", with_norm(norm)),
+                                    [key](const RunRecord& r) {
+                                      std::map<int, double> by_block;  // from 1
+                                      const auto v = r.summary.at(key).get<std::vector<double>>();
+                                      for (std::size_t b = 0; b < v.size(); ++b) by_block[int(b + 1)] = v[b];
+                                      return by_block;
+                                    }));
   return curves;
 }
 
