@@ -93,16 +93,10 @@ struct Kind {
   std::string suffix, label;
   Strings overrides, quick;
 };
-const std::vector<Kind>& kinds() {
-  static const std::vector<Kind> k{
-      {"-post", "Post-LN, no warm-up", {"model.norm.placement=post", "train.warmup_steps=0"}, {}},
-      {"-warmup",
-       "Post-LN, warm-up",
-       {"model.norm.placement=post", "train.warmup_steps=500"},
-       {"train.warmup_steps=50"}},
-      {"-pre", "Pre-LN, no warm-up", {"model.norm.placement=pre", "train.warmup_steps=0"}, {}}};
-  return k;
-}
+const Kind kKinds[] = {
+    {"-post", "Post-LN, no warm-up", {"model.norm.placement=post", "train.warmup_steps=0"}, {}},
+    {"-warmup", "Post-LN, warm-up", {"model.norm.placement=post", "train.warmup_steps=500"}, {"train.warmup_steps=50"}},
+    {"-pre", "Pre-LN, no warm-up", {"model.norm.placement=pre", "train.warmup_steps=0"}, {}}};
 
 // The lr constant after the warm-up, so that the runs differ by the warm-up alone
 const Strings kWarmupRuns{"train.beta2=0.98",   "train.lr=2e-3",        "train.schedule=constant",
@@ -111,7 +105,7 @@ const Strings kWarmupRuns{"train.beta2=0.98",   "train.lr=2e-3",        "train.s
 std::vector<Setting> warmup_settings() {
   std::vector<Setting> s;
   for (const Arch& a : archs())
-    for (const Kind& k : kinds())
+    for (const Kind& k : kKinds)
       s.push_back(Setting(a.name + k.suffix, a.config, kWarmupRuns + a.overrides + k.overrides,
                           Strings{"train.steps=100", "train.eval_every=10"} + a.quick + k.quick, {},
                           a.name == "bert" && k.suffix == "-post"
@@ -167,7 +161,7 @@ std::vector<MeasureSpec> warmup_measures() {
 std::vector<Curve> warmup_curves(const Evidence& ev) {
   std::vector<Curve> curves;
   for (const Arch& a : archs())
-    for (const Kind& k : kinds())
+    for (const Kind& k : kKinds)
       if (a.group.empty() && ev.runs.count(a.name + k.suffix))
         curves.push_back(
             mean_curve(fmt::format("{} ({})", k.label, a.label), ev.of(a.name + k.suffix), &RunRecord::val_loss));
@@ -176,12 +170,12 @@ std::vector<Curve> warmup_curves(const Evidence& ev) {
 
 std::string warmup_table(const Evidence& ev) {
   std::string t = "| setting |";
-  for (const Kind& k : kinds()) t += fmt::format(" {} |", k.label);
+  for (const Kind& k : kKinds) t += fmt::format(" {} |", k.label);
   t += "\n|---|---|---|---|\n";
   for (const Arch& a : archs()) {
     if (!ev.runs.count(a.name + "-warmup")) continue;  // an ablation not run
     t += fmt::format("| {} |", a.label);
-    for (const Kind& k : kinds())
+    for (const Kind& k : kKinds)
       t += fmt::format(" {} |", ev.runs.count(a.name + k.suffix) ? show(mean_interval(loss(a, k.suffix)(ev)), 3) : "-");
     t += "\n";
   }
