@@ -261,6 +261,7 @@ Curve mean_of_maps(const std::string& title, const std::vector<const RunRecord*>
     per_seed.emplace_back(m.begin(), m.end());
   }
   return mean_over_seeds(title, per_seed);
+}
 
 Where with_norm(const std::string& norm) { return {{"model.norm.type", norm}}; }
 

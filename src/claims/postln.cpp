@@ -1,8 +1,8 @@
 // The Post-LN claims as data, each in the architecture and setting of the paper that makes it
 // (Xavier init as Xiong et al. 2020 and DeepNet use, BERT's own N(0, 0.02) for C8's BERT-style
 // encoder), the decoder-only transformer beside them as an ablation: C8 (warm-up), C9 (deep
-// Post-LN against DeepNorm). C7 (gradients at init) is in postln_gradients.cpp, C10 (the early
-// model update) in postln_update.cpp.
+// Post-LN against DeepNorm), and what the Post-LN claims share (postln.h). C7 and C16 (gradients at
+// init) are in postln_gradients.cpp, C10 and C17 (the early model update) in postln_update.cpp.
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,12 +10,47 @@
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "claims/postln.h"
+#include "data/dataset.h"
 
 namespace nt {
 
 double final_loss(const RunRecord& r) {
   const double loss = summary_number(r, "final_val_loss");
   return r.summary.value("diverged", false) || !std::isfinite(loss) ? std::log(256.0) : loss;
+}
+
+const std::string& seq2seq_dataset() {
+  static const std::string name = [] {
+    try {
+      make_dataset(session_config("encdec-tiny.json", {"data.dataset=gettext-de"}));
+      return std::string("gettext-de");
+    } catch (const DataError&) {
+      return std::string("synthetic-seq2seq");
+    }
+  }();
+  return name;
+}
+
+RunConfig on_this_machine(RunConfig c) {
+  if (c.data.dataset == DatasetKind::gettext_de && seq2seq_dataset() != "gettext-de") {
+    c.data.dataset = DatasetKind::synthetic_seq2seq;
+    c.data.catalogs.reset();
+  }
+  return c;
+}
+
+std::string catalogs_note() {
+  return seq2seq_dataset() != "gettext-de" ? "\nsynthetic-seq2seq pairs: the gettext catalogs are missing.\n" : "";
+}
+
+std::vector<double> mean_of(const std::vector<const RunRecord*>& runs, const std::string& field) {
+  std::vector<double> m;
+  for (const RunRecord* r : runs) {
+    const auto v = r->summary.at(field).get<std::vector<double>>();
+    m.resize(v.size(), 0.0);
+    for (std::size_t i = 0; i < v.size(); ++i) m[i] += v[i] / double(runs.size());
+  }
+  return m;
 }
 
 namespace {
@@ -27,10 +62,13 @@ std::vector<T> operator+(std::vector<T> a, const std::vector<T>& b) {
   return a;
 }
 
+constexpr const char* kSmallInit = "ablation: model.init normal, N(0, 0.02) (normtool's default)";
+constexpr const char* kLossNote =
+    "\nFinal validation loss, mean [95% interval] over the seeds (a diverged run counts as ln 256).\n";
+
 // ---- C8 ----
 
-// An architecture of C8 and its three settings: `<name>-post` Post-LN without warm-up (for BERT an
-// ablation: Xiong's BERT runs Post-LN with warm-up only), `<name>-warmup` with it, `<name>-pre` Pre-LN without.
+// An architecture of C8 and its three settings (kinds)
 struct Arch {
   std::string name, label, config, group;  // group "": decides; else an ablation
   Strings overrides, quick;                // beside those of every warm-up run (in quick mode: the depth)
@@ -49,48 +87,49 @@ const std::vector<Arch>& archs() {
            {"model.n_layers=6"})};
   return a;
 }
-constexpr const char* kKinds[] = {"Post-LN, no warm-up", "Post-LN, warm-up", "Pre-LN, no warm-up"};
-constexpr const char* kSuffix[] = {"-post", "-warmup", "-pre"};
+// A setting `<arch><suffix>` of each architecture: Post-LN without warm-up (for BERT an ablation: Xiong's
+// BERT runs Post-LN with warm-up only), with it, Pre-LN without
+struct Kind {
+  std::string suffix, label;
+  Strings overrides, quick;
+};
+const Kind kKinds[] = {
+    {"-post", "Post-LN, no warm-up", {"model.norm.placement=post", "train.warmup_steps=0"}, {}},
+    {"-warmup", "Post-LN, warm-up", {"model.norm.placement=post", "train.warmup_steps=500"}, {"train.warmup_steps=50"}},
+    {"-pre", "Pre-LN, no warm-up", {"model.norm.placement=pre", "train.warmup_steps=0"}, {}}};
 
 // The lr constant after the warm-up, so that the runs differ by the warm-up alone
 const Strings kWarmupRuns{"train.beta2=0.98",   "train.lr=2e-3",        "train.schedule=constant",
                           "train.steps=1000",   "train.eval_every=100", "train.eval_batches=10",
                           "train.stats_every=0"};
 std::vector<Setting> warmup_settings() {
-  const Strings kind[] = {{"model.norm.placement=post", "train.warmup_steps=0"},
-                          {"model.norm.placement=post", "train.warmup_steps=500"},
-                          {"model.norm.placement=pre", "train.warmup_steps=0"}};
   std::vector<Setting> s;
   for (const Arch& a : archs())
-    for (int k = 0; k < 3; ++k)
-      s.push_back(Setting(a.name + kSuffix[k], a.config, kWarmupRuns + a.overrides + kind[k],
-                          Strings{"train.steps=100", "train.eval_every=10"} + a.quick +
-                              (k == 1 ? Strings{"train.warmup_steps=50"} : Strings{}),
-                          {},
-                          a.name == "bert" && k == 0
+    for (const Kind& k : kKinds)
+      s.push_back(Setting(a.name + k.suffix, a.config, kWarmupRuns + a.overrides + k.overrides,
+                          Strings{"train.steps=100", "train.eval_every=10"} + a.quick + k.quick, {},
+                          a.name == "bert" && k.suffix == "-post"
                               ? "BERT's Post-LN without warm-up (reported, not held to the criterion)"
                               : a.group));
   return s;
 }
-Reader loss(const Arch& a, int k) { return per_run(a.name + kSuffix[k], {}, final_loss); }
+Reader loss(const Arch& a, const std::string& suffix) { return per_run(a.name + suffix, {}, final_loss); }
 
 // BERT, per seed: the steps of Pre-LN (no warm-up) and Post-LN (warm-up) to Post-LN's final loss, each the
 // first evaluation after step 0 where the run's validation loss is <= it; a run that never reaches it counts
 // as its steps plus one evaluation interval (`never`: censored, the table says so)
 double never(const Evidence& ev) { return ev.ctx->quick ? 110 : 1100; }
+double steps_to(const RunRecord& r, double target, double censored) {
+  for (const auto& [step, x] : r.val_loss)
+    if (step > 0 && x <= target) return step;
+  return censored;
+}
 std::vector<std::pair<double, double>> steps_to_target(const Evidence& ev) {
   const auto pre = ev.of("bert-pre"), post = ev.of("bert-warmup");
   std::vector<std::pair<double, double>> v;
-  for (std::size_t i = 0; i < pre.size() && i < post.size(); ++i) {
-    double steps[2] = {never(ev), never(ev)};
-    for (int k : {0, 1})
-      for (const auto& [step, x] : (k ? post : pre)[i]->val_loss)
-        if (step > 0 && x <= final_loss(*post[i])) {
-          steps[k] = step;
-          break;
-        }
-    v.emplace_back(steps[0], steps[1]);
-  }
+  for (std::size_t i = 0; i < pre.size() && i < post.size(); ++i)
+    v.emplace_back(steps_to(*pre[i], final_loss(*post[i]), never(ev)),
+                   steps_to(*post[i], final_loss(*post[i]), never(ev)));
   return v;
 }
 std::vector<double> steps_ratio(const Evidence& ev) {
@@ -106,11 +145,11 @@ std::vector<MeasureSpec> warmup_measures() {
   for (const Arch& a : archs()) {
     const bool bert = a.name == "bert";
     m.push_back(MeasureSpec(a.label + ": Post-LN loss, no warm-up / warm-up",
-                            bert ? Criterion{Reported{}} : AtLeast{1.2}, ratio(loss(a, 0), loss(a, 1)),
+                            bert ? Criterion{Reported{}} : AtLeast{1.2}, ratio(loss(a, "-post"), loss(a, "-warmup")),
                             bert ? "reported beside BERT" : a.group));
     m.back().headline = bert;
     m.push_back(MeasureSpec(a.label + ": Pre-LN no warm-up / Post-LN warm-up", AtMost{1.05},
-                            ratio(loss(a, 2), loss(a, 1)), a.group));
+                            ratio(loss(a, "-pre"), loss(a, "-warmup")), a.group));
     if (bert)
       m.push_back(MeasureSpec(a.label + ": steps to Post-LN's (warm-up) final loss, Pre-LN no warm-up / Post-LN",
                               AtMost{1}, steps_ratio));
@@ -122,26 +161,28 @@ std::vector<MeasureSpec> warmup_measures() {
 std::vector<Curve> warmup_curves(const Evidence& ev) {
   std::vector<Curve> curves;
   for (const Arch& a : archs())
-    for (int k = 0; k < 3; ++k)
-      if (a.group.empty() && ev.runs.count(a.name + kSuffix[k]))
+    for (const Kind& k : kKinds)
+      if (a.group.empty() && ev.runs.count(a.name + k.suffix))
         curves.push_back(
-            mean_curve(fmt::format("{} ({})", kKinds[k], a.label), ev.of(a.name + kSuffix[k]), &RunRecord::val_loss));
+            mean_curve(fmt::format("{} ({})", k.label, a.label), ev.of(a.name + k.suffix), &RunRecord::val_loss));
   return curves;
 }
 
 std::string warmup_table(const Evidence& ev) {
-  std::string t = fmt::format("| setting | {} |\n|---|---|---|---|\n", fmt::join(kKinds, " | "));
+  std::string t = "| setting |";
+  for (const Kind& k : kKinds) t += fmt::format(" {} |", k.label);
+  t += "\n|---|---|---|---|\n";
   for (const Arch& a : archs()) {
     if (!ev.runs.count(a.name + "-warmup")) continue;  // an ablation not run
     t += fmt::format("| {} |", a.label);
-    for (int k = 0; k < 3; ++k)
-      t += fmt::format(" {} |", ev.runs.count(a.name + kSuffix[k]) ? show(mean_interval(loss(a, k)(ev)), 3) : "-");
+    for (const Kind& k : kKinds)
+      t += fmt::format(" {} |", ev.runs.count(a.name + k.suffix) ? show(mean_interval(loss(a, k.suffix)(ev)), 3) : "-");
     t += "\n";
   }
   std::vector<std::string> seeds;
   for (const auto& [pre, post] : steps_to_target(ev))
     seeds.push_back(fmt::format("{}{} / {}", pre, pre == never(ev) ? " (never: censored)" : "", post));
-  return t + "\nFinal validation loss, mean [95% interval] over the seeds (a diverged run counts as ln 256).\n\n" +
+  return t + kLossNote + "\n" +
          fmt::format("BERT, steps to Post-LN's (warm-up) final loss, Pre-LN no warm-up / Post-LN, per seed: {}.\n",
                      fmt::join(seeds, "; "));
 }
@@ -153,10 +194,12 @@ std::string warmup_table(const Evidence& ev) {
 struct Family {
   std::string stem, label, config, group;
   Strings overrides, quick;
-  std::vector<int> full, quick_depth;  // the depths, and in quick mode
+  std::vector<int> full, quick_depth;  // the depths, shallowest first, and in quick mode
   int depth(const Evidence& ev, int k) const { return ev.ctx->quick ? quick_depth[k] : full[k]; }
+  int deepest() const { return int(full.size()) - 1; }
+  bool encdec() const { return config == "encdec-tiny.json"; }
   Strings axes(const std::vector<int>& d) const {
-    return {"model.norm.type=layernorm,deepnorm", fmt::format("model.n_layers={}", fmt::join(d, ","))};
+    return {post_ln_and_deepnorm_axis(), fmt::format("model.n_layers={}", fmt::join(d, ","))};
   }
 };
 const std::vector<Family>& families() {
@@ -190,14 +233,13 @@ std::vector<Setting> depth_settings() {
 }
 
 // The final losses at the k-th depth
-Reader loss(const Family& f, int k, const char* norm) {
+Reader loss(const Family& f, int k, NormName norm) {
   return [f, k, norm](const Evidence& ev) {
-    return per_run(f.stem, {{"model.norm.type", norm}, {"model.n_layers", std::to_string(f.depth(ev, k))}},
+    return per_run(f.stem, {{"model.norm.type", norm.type}, {"model.n_layers", std::to_string(f.depth(ev, k))}},
                    final_loss)(ev);
   };
 }
-Reader post_over_deep(const Family& f, int k) { return ratio(loss(f, k, "layernorm"), loss(f, k, "deepnorm")); }
-Reader growth(const Family& f, int k) { return ratio(loss(f, k, "deepnorm"), loss(f, k - 1, "deepnorm")); }
+Reader post_over_deep(const Family& f, int k) { return ratio(loss(f, k, kPostLn), loss(f, k, kDeepNorm)); }
 
 // Per family and seed: Post-LN / DeepNorm at the deepest depth (>= 1.2), that ratio at the deepest over
 // at the shallowest (> 1), DeepNorm's largest loss ratio from one depth to the next (<= 1.03); the
@@ -205,16 +247,18 @@ Reader growth(const Family& f, int k) { return ratio(loss(f, k, "deepnorm"), los
 std::vector<MeasureSpec> depth_measures() {
   std::vector<MeasureSpec> m;
   for (const Family& f : families()) {
-    const bool encdec = f.config == "encdec-tiny.json";
-    const std::string deep = depth_label(encdec, f.full[2]), shallow = depth_label(encdec, f.full[0]);
+    const int deepest = f.deepest();
+    const std::string deep = depth_label(f.encdec(), f.full[deepest]), shallow = depth_label(f.encdec(), f.full[0]);
+    std::vector<Reader> growth;  // DeepNorm's loss at each depth over at the one before
+    for (int k = 1; k <= deepest; ++k) growth.push_back(ratio(loss(f, k, kDeepNorm), loss(f, k - 1, kDeepNorm)));
     m.push_back({fmt::format("{}: Post-LN / DeepNorm final loss at {}", f.label, deep), AtLeast{1.2},
-                 post_over_deep(f, 2), f.group});
+                 post_over_deep(f, deepest), f.group});
     m.push_back({fmt::format("{}: Post-LN / DeepNorm at {} over at {}", f.label, deep, shallow), Above{1},
-                 ratio(post_over_deep(f, 2), post_over_deep(f, 0)), f.group});
-    m.push_back({f.label + ": largest DeepNorm loss ratio from one depth to the next", AtMost{1.03},
-                 largest({growth(f, 1), growth(f, 2)}), f.group});
-    for (int k = 0; k < 2; ++k)
-      m.push_back({fmt::format("{}: Post-LN / DeepNorm final loss at {}", f.label, depth_label(encdec, f.full[k])),
+                 ratio(post_over_deep(f, deepest), post_over_deep(f, 0)), f.group});
+    m.push_back(
+        {f.label + ": largest DeepNorm loss ratio from one depth to the next", AtMost{1.03}, largest(growth), f.group});
+    for (int k = 0; k < deepest; ++k)
+      m.push_back({fmt::format("{}: Post-LN / DeepNorm final loss at {}", f.label, depth_label(f.encdec(), f.full[k])),
                    Reported{}, post_over_deep(f, k), f.group.empty() ? "per depth" : f.group});
   }
   for (MeasureSpec& x : m) x.digits = 2, x.scale = Scale::log;
@@ -226,28 +270,26 @@ std::vector<Curve> depth_curves(const Evidence& ev) {
   std::vector<Curve> curves;
   for (const Family& f : families()) {
     if (!ev.runs.count(f.stem)) continue;  // an ablation not run
-    Curve post{"Post-LN " + f.label, {}, {}}, deep{"DeepNorm " + f.label, {}, {}};
-    for (int k = 0; k < 3; ++k) {
-      post.points.emplace_back(f.depth(ev, k), mean_interval(loss(f, k, "layernorm")(ev)).mean);
-      deep.points.emplace_back(f.depth(ev, k), mean_interval(loss(f, k, "deepnorm")(ev)).mean);
+    for (const NormName& n : kPostLnAndDeepNorm) {
+      Curve& c = curves.emplace_back(Curve{fmt::format("{} {}", n.name, f.label), {}, {}});
+      for (int k = 0; k <= f.deepest(); ++k)
+        c.points.emplace_back(f.depth(ev, k), mean_interval(loss(f, k, n)(ev)).mean);
     }
-    curves.insert(curves.end(), {post, deep});
   }
   return curves;
 }
 std::string depth_table(const Evidence& ev) {
   std::string t = "| setting | depth | Post-LN (Xavier) | DeepNorm | Post-LN / DeepNorm |\n|---|---|---|---|---|\n";
   for (const Family& f : families())
-    for (int k = 0; k < 3 && ev.runs.count(f.stem); ++k)
-      t += fmt::format(
-          "| {} | {} | {} | {} | {} |\n", f.label, depth_label(f.config == "encdec-tiny.json", f.depth(ev, k)),
-          show(mean_interval(loss(f, k, "layernorm")(ev)), 3), show(mean_interval(loss(f, k, "deepnorm")(ev)), 3),
-          show(mean_interval(post_over_deep(f, k)(ev)), 2));
-  return t + "\nFinal validation loss, mean [95% interval] over the seeds (a diverged run counts as ln 256).\n";
+    for (int k = 0; k <= f.deepest() && ev.runs.count(f.stem); ++k)
+      t += fmt::format("| {} | {} | {} | {} | {} |\n", f.label, depth_label(f.encdec(), f.depth(ev, k)),
+                       show(mean_interval(loss(f, k, kPostLn)(ev)), 3),
+                       show(mean_interval(loss(f, k, kDeepNorm)(ev)), 3),
+                       show(mean_interval(post_over_deep(f, k)(ev)), 2));
+  return t + kLossNote;
 }
 
 }  // namespace
-
 std::vector<Claim> postln_claims() {
   return {
       {.id = "C8",

@@ -2,13 +2,14 @@
 // architecture, an encoder-decoder (6L-6L, as Xiong's IWSLT14 model), decided on the decoder, the
 // stack whose last layer feeds the loss; the encoder's profile reported beside it with no criterion;
 // the 12-layer decoder-only transformer of the earlier version as an ablation, with its own
-// ablations (normtool's small init, d_ff = 4d).
+// ablations (normtool's small init, d_ff = 4d). C16, the last layer's gradient against depth.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <fmt/format.h>
-#include <numeric>
 #include <fmt/ranges.h>
+#include <numeric>
+#include <string_view>
 
 #include "analysis/seed_band.h"
 #include "claims/claim.h"
@@ -18,28 +19,6 @@
 #include "train/session.h"
 
 namespace nt {
-
-const std::string& seq2seq_dataset() {
-  static const std::string name = [] {
-    try {
-      make_dataset(session_config("encdec-tiny.json", {"data.dataset=gettext-de"}));
-      return std::string("gettext-de");
-    } catch (const DataError&) {
-      return std::string("synthetic-seq2seq");
-    }
-  }();
-  return name;
-}
-
-// A session's config on this machine: gettext-de as asked, or synthetic-seq2seq (the same vocabulary)
-// where its catalogs are missing; also C10's (postln_update.cpp)
-RunConfig on_this_machine(RunConfig c) {
-  if (c.data.dataset == DatasetKind::gettext_de && seq2seq_dataset() != "gettext-de") {
-    c.data.dataset = DatasetKind::synthetic_seq2seq;
-    c.data.catalogs.reset();
-  }
-  return c;
-}
 
 std::map<std::string, std::vector<double>> w2_gradient_norms(const RunConfig& c,
                                                              const std::shared_ptr<const Dataset>& data, int batches) {
@@ -55,7 +34,7 @@ std::map<std::string, std::vector<double>> w2_gradient_norms(const RunConfig& c,
   const std::string w2 = "ffn.fc2.weight";
   for (int i = 0; i < ps.count(); ++i) {
     const auto& info = ps.info(i);
-    if (info.name.size() < w2.size() || info.name.compare(info.name.size() - w2.size(), w2.size(), w2) != 0) continue;
+    if (!std::string_view(info.name).ends_with(w2)) continue;
     std::vector<double>& v = per_layer[info.name.substr(0, info.name.size() - w2.size())];
     if (int(v.size()) <= info.layer) v.resize(info.layer + 1, 0.0);
     double s2 = 0;
@@ -90,6 +69,9 @@ nlohmann::json gradient_profile(const RunConfig& job, const ClaimContext& ctx) {
   return mean;
 }
 
+// model.norm.placement's values and the curves' names for them
+constexpr std::pair<const char*, const char*> kPlacements[] = {{"post", "Post-LN"}, {"pre", "Pre-LN"}};
+
 double rho(const std::vector<double>& p) {
   std::vector<double> layers(p.size());
   std::iota(layers.begin(), layers.end(), 0.0);
@@ -111,12 +93,11 @@ Reader of(std::string setting, const char* placement, std::string stack, double 
 // criterion), its measures named with `prefix`, under `group`; `headline`: named in the one-line result
 std::vector<MeasureSpec> shape(const std::string& setting, const std::string& stack, const std::string& prefix,
                                const std::string& group = "", bool headline = false, bool held = true) {
-  auto or_reported = [held](Criterion c) { return held ? c : Criterion{Reported{}}; };
-  return {{prefix + "Post-LN: Spearman rho(layer, ||grad W2||)", or_reported(AtLeast{0.8}),
+  return {{prefix + "Post-LN: Spearman rho(layer, ||grad W2||)", held_or_reported(held, AtLeast{0.8}),
            of(setting, "post", stack, rho), group, Scale::linear, false, headline, 2},
-          {prefix + "Post-LN: ||grad W2|| last layer / first layer", or_reported(AtLeast{2}),
+          {prefix + "Post-LN: ||grad W2|| last layer / first layer", held_or_reported(held, AtLeast{2}),
            of(setting, "post", stack, last_over_first), group, Scale::log, false, headline, 2},
-          {prefix + "Pre-LN: ||grad W2|| max / min over layers", or_reported(AtMost{2}),
+          {prefix + "Pre-LN: ||grad W2|| max / min over layers", held_or_reported(held, AtMost{2}),
            of(setting, "pre", stack, max_over_min), group, Scale::log, false, headline, 2}};
 }
 
@@ -137,16 +118,10 @@ std::vector<MeasureSpec> c7_measures() {
 std::vector<Curve> profiles(const Evidence& ev, const std::vector<std::array<const char*, 3>>& stacks) {
   std::vector<Curve> curves;
   for (const auto& [label, setting, stack] : stacks)
-    for (const char* placement : {"post", "pre"}) {
-      const auto runs = ev.of(setting, {{"model.norm.placement", placement}});
-      std::vector<double> m;
-      for (const RunRecord* r : runs) {
-        const auto layers = r->summary.at(stack).get<std::vector<double>>();
-        m.resize(layers.size(), 0.0);
-        for (std::size_t l = 0; l < layers.size(); ++l) m[l] += layers[l] / double(runs.size());
-      }
-      curves.push_back({fmt::format("{}{}-LN", label, placement == std::string("post") ? "Post" : "Pre"), {}, {}});
-      for (std::size_t l = 0; l < m.size(); ++l) curves.back().points.emplace_back(double(l), m[l]);
+    for (const auto& [placement, name] : kPlacements) {
+      const std::vector<double> m = mean_of(ev.of(setting, {{"model.norm.placement", placement}}), stack);
+      Curve& c = curves.emplace_back(Curve{std::string(label) + name, {}, {}});
+      for (std::size_t l = 0; l < m.size(); ++l) c.points.emplace_back(double(l), m[l]);
     }
   return curves;
 }
@@ -161,8 +136,7 @@ std::string gradient_tables(const Evidence& ev) {
   std::string t =
       "||mean gradient of W2|| by layer, means over the seeds; the encoder-decoder (the decoder's layer 0 on "
       "the input side):\n\n" +
-      curves_table("stack, placement", stacks(ev), "{:.4g}");
-  if (seq2seq_dataset() != "gettext-de") t += "\nsynthetic-seq2seq pairs: the gettext catalogs are missing.\n";
+      curves_table("stack, placement", stacks(ev), "{:.4g}") + catalogs_note();
   if (ev.runs.count("decoder-only"))
     t += "\nThe decoder-only transformer (the ablation):\n\n" +
          curves_table("init, placement", decoder_only(ev), "{:.4g}");
@@ -189,70 +163,74 @@ std::vector<Setting> placements() {
 
 // ---- C16: the last layer's gradient against depth (Xiong's Theorem 1) ----
 
-// A stack's depths: its setting, its label, the stack in the profile and the depths it runs
+// A model's depths: its setting, its label, the stack in the profile, the depths it runs (and in
+// quick mode), its config and overrides (Xiong's: Xavier init, ReLU, a d x d feed-forward layer) and
+// its group ("": decides)
 struct Depths {
   const char *setting, *label, *stack;
   std::vector<int> depths, quick;
-  int at(const Evidence& ev, std::size_t k) const { return (ev.ctx->quick ? quick : depths)[k]; }
-  std::size_t count(const Evidence& ev) const { return (ev.ctx->quick ? quick : depths).size(); }
+  const char* config;
+  std::vector<std::string> overrides;
+  const char* group;
+  const std::vector<int>& at(const Evidence& ev) const { return ev.ctx->quick ? quick : depths; }
 };
-const Depths kDecoderOnly{"depths", "decoder-only", "", {2, 4, 6, 8, 12, 16}, {2, 4, 8}};
-const Depths kEncDecDecoder{"encdec-depths", "encoder-decoder's decoder", "dec.", {6, 8, 10, 12, 14}, {2, 4}};
+const std::vector<Depths> kDepths{
+    {"depths", "decoder-only", "", {2, 4, 6, 8, 12, 16}, {2, 4, 8}, "lm-tiny.json",
+     {"model.init=xavier", "model.activation=relu", "model.d_ff=64"}, ""},
+    {"encdec-depths", "encoder-decoder's decoder", "dec.", {6, 8, 10, 12, 14}, {2, 4}, "encdec-tiny.json",
+     {"model.init=xavier", "model.activation=relu", "model.d_ff=64", "model.n_dec_layers=null"},
+     "ablation: the encoder-decoder's decoder, 6L-6L to 14L-14L (Xiong's Fig. 3(c, d) models)"}};
 
 // Per seed, at a placement, the last layer's ||grad W2|| at each depth (in the order of the depths)
 std::vector<std::vector<double>> last_layer(const Evidence& ev, const Depths& d, const char* placement) {
   std::vector<std::vector<double>> per_seed(ev.seeds.size());
-  for (std::size_t k = 0; k < d.count(ev); ++k) {
-    const auto runs =
-        ev.of(d.setting, {{"model.norm.placement", placement}, {"model.n_layers", std::to_string(d.at(ev, k))}});
+  for (int L : d.at(ev)) {
+    const auto runs = ev.of(d.setting, {{"model.norm.placement", placement}, {"model.n_layers", std::to_string(L)}});
     for (std::size_t s = 0; s < runs.size(); ++s)
       per_seed[s].push_back(runs[s]->summary.at(d.stack).get<std::vector<double>>().back());
   }
   return per_seed;
 }
 
-// The slope of log ||grad W2_L|| against log L (Theorem 1: 0 for Post-LN, -1/2 for Pre-LN)
-Reader log_log_slope(const Depths& d, const char* placement) {
-  return [d, placement](const Evidence& ev) {
-    std::vector<double> slopes, x;
-    for (std::size_t k = 0; k < d.count(ev); ++k) x.push_back(std::log(d.at(ev, k)));
-    for (const auto& g : last_layer(ev, d, placement)) {
-      std::vector<double> y;
-      for (double v : g) y.push_back(std::log(v));
-      slopes.push_back(linear_fit(x, y).slope);
-    }
-    return slopes;
-  };
-}
-Reader spread(const Depths& d, const char* placement) {
-  return [d, placement](const Evidence& ev) {
+// Per seed, f of the depths and the last layer's ||grad W2|| at each
+using OverDepths = double (*)(const std::vector<int>& depths, const std::vector<double>& g);
+Reader over_depths(const Depths& d, const char* placement, OverDepths f) {
+  return [d, placement, f](const Evidence& ev) {
     std::vector<double> v;
-    for (const auto& g : last_layer(ev, d, placement)) v.push_back(max_over_min(g));
+    for (const auto& g : last_layer(ev, d, placement)) v.push_back(f(d.at(ev), g));
     return v;
   };
 }
+// The slope of log ||grad W2_L|| against log L (Theorem 1: 0 for Post-LN, -1/2 for Pre-LN)
+double log_log_slope(const std::vector<int>& depths, const std::vector<double>& g) {
+  std::vector<double> x, y;
+  for (int L : depths) x.push_back(std::log(L));
+  for (double v : g) y.push_back(std::log(v));
+  return linear_fit(x, y).slope;
+}
+double spread(const std::vector<int>&, const std::vector<double>& g) { return max_over_min(g); }
 
-std::vector<MeasureSpec> c16_measures(const Depths& d, const std::string& group) {
-  const std::string p = std::string(d.label) + ", ";
-  return {{p + "Post-LN: last layer's ||grad W2||, max / min over L", AtMost{1.5}, spread(d, "post"), group,
-           Scale::log, false, !group.empty(), 2},
+std::vector<MeasureSpec> c16_measures(const Depths& d) {
+  const std::string p = std::string(d.label) + ", ", group = d.group;
+  return {{p + "Post-LN: last layer's ||grad W2||, max / min over L", AtMost{1.5}, over_depths(d, "post", spread),
+           group, Scale::log, false, !group.empty(), 2},
           {p + "Pre-LN: log-log slope of the last layer's ||grad W2|| over L", Within{-0.75, -0.25},
-           log_log_slope(d, "pre"), group, Scale::linear, false, !group.empty(), 2},
-          {p + "Post-LN: log-log slope over L", Reported{}, log_log_slope(d, "post"), "reported"},
-          {p + "Pre-LN: max / min over L", Reported{}, spread(d, "pre"), "reported", Scale::log}};
+           over_depths(d, "pre", log_log_slope), group, Scale::linear, false, !group.empty(), 2},
+          {p + "Post-LN: log-log slope over L", Reported{}, over_depths(d, "post", log_log_slope), "reported"},
+          {p + "Pre-LN: max / min over L", Reported{}, over_depths(d, "pre", spread), "reported", Scale::log}};
 }
 
 std::vector<Curve> against_depth(const Evidence& ev) {
   std::vector<Curve> curves;
-  for (const Depths* d : {&kDecoderOnly, &kEncDecDecoder}) {
-    if (!ev.runs.count(d->setting)) continue;  // the ablation not run
-    for (const char* placement : {"post", "pre"}) {
+  for (const Depths& d : kDepths) {
+    if (!ev.runs.count(d.setting)) continue;  // the ablation not run
+    for (const auto& [placement, name] : kPlacements) {
       std::vector<std::map<double, double>> per_seed;
-      for (const auto& g : last_layer(ev, *d, placement)) {
+      for (const auto& g : last_layer(ev, d, placement)) {
         std::map<double, double>& m = per_seed.emplace_back();
-        for (std::size_t k = 0; k < g.size(); ++k) m[d->at(ev, k)] = g[k];
+        for (std::size_t k = 0; k < g.size(); ++k) m[d.at(ev)[k]] = g[k];
       }
-      curves.push_back(mean_over_seeds(fmt::format("{}, {}-LN", d->label, std::string(placement) == "post" ? "Post" : "Pre"), per_seed));
+      curves.push_back(mean_over_seeds(fmt::format("{}, {}", d.label, name), per_seed));
     }
   }
   return curves;
@@ -263,22 +241,24 @@ std::string depth_table(const Evidence& ev) {
          curves_table("model, placement", against_depth(ev), "{:.4g}");
 }
 
-Setting depth_setting(const Depths& d, const char* config, std::vector<std::string> overrides, const char* group) {
+std::vector<Setting> depth_settings() {
   auto layers = [](const std::vector<int>& v) { return fmt::format("model.n_layers={}", fmt::join(v, ",")); };
-  return {.name = d.setting,
-          .config = config,
-          .overrides = std::move(overrides),
-          .axes = {"model.norm.placement=post,pre", layers(d.depths)},
-          .group = group,
-          .session = gradient_profile,
-          .quick_axes = {"model.norm.placement=post,pre", layers(d.quick)}};
+  std::vector<Setting> s;
+  for (const Depths& d : kDepths)
+    s.push_back({.name = d.setting,
+                 .config = d.config,
+                 .overrides = d.overrides,
+                 .axes = {"model.norm.placement=post,pre", layers(d.depths)},
+                 .group = d.group,
+                 .session = gradient_profile,
+                 .quick_axes = {"model.norm.placement=post,pre", layers(d.quick)}});
+  return s;
 }
 
 Claim c16() {
-  const char* encdec = "ablation: the encoder-decoder's decoder, 6L-6L to 14L-14L (Xiong's Fig. 3(c, d) models)";
-  const std::vector<std::string> xiong{"model.init=xavier", "model.activation=relu", "model.d_ff=64"};
-  std::vector<MeasureSpec> m = c16_measures(kDecoderOnly, "");
-  for (MeasureSpec& x : c16_measures(kEncDecDecoder, encdec)) m.push_back(std::move(x));
+  std::vector<MeasureSpec> m;
+  for (const Depths& d : kDepths)
+    for (MeasureSpec& x : c16_measures(d)) m.push_back(std::move(x));
   return {
       .id = "C16",
       .slug = "last-layer-gradient-vs-depth",
@@ -292,8 +272,7 @@ Claim c16() {
              "as the log-log slope within [-0.75, -0.25] around the theory's -1/2. The decoder-only model is the "
              "theorem's one stack whose last layer feeds the softmax; the encoder-decoder's decoder, Fig. 3(c, d)'s "
              "models, is reported beside it. Fresh seeds 11-20.",
-      .settings = {depth_setting(kDecoderOnly, "lm-tiny.json", xiong, ""),
-                   depth_setting(kEncDecDecoder, "encdec-tiny.json", {"model.init=xavier", "model.activation=relu", "model.d_ff=64", "model.n_dec_layers=null"}, encdec)},
+      .settings = depth_settings(),
       .measures = m,
       .plots = {{"last-layer-gradient",
                  {.title = "C16: the last layer's ||mean gradient of W2|| at init against depth (mean over seeds, "

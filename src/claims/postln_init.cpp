@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <map>
 
-#include "analysis/seed_band.h"
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "claims/postln.h"
@@ -22,8 +21,8 @@ namespace fs = std::filesystem;
 constexpr const char* kRuns = "no-warmup";
 constexpr std::pair<const char*, const char*> kInits[] = {{"xavier", "Post-LN"}, {"postln-init", "Post-LN-init"}};
 
-// Per layer of the decoder (0 = its first block), the norm of the gradient of all the block's
-// parameters together at step 0, from layers.jsonl (the embeddings, the final norm and the head left out)
+// Per block of the decoder (1 = its first), the norm of the gradient of all the block's parameters
+// together at step 0, from layers.jsonl (the embeddings, the final norm and the head left out)
 std::map<int, double> decoder_gradients_at_init(const RunRecord& r) {
   std::map<int, double> sum2;
   for (const JsonDoc& j : read_json_lines((fs::path(r.dir) / "layers.jsonl").string())) {
@@ -33,9 +32,9 @@ std::map<int, double> decoder_gradients_at_init(const RunRecord& r) {
         param.find("final") != std::string::npos)
       continue;
     const double g = j.get_or<double>("grad_norm", NAN);
-    sum2[j.get<int>("layer")] += g * g;
+    sum2[j.get<int>("layer") + 1] += g * g;
   }
-  for (auto& [layer, s] : sum2) s = std::sqrt(s);
+  for (auto& [block, s] : sum2) s = std::sqrt(s);
   return sum2;
 }
 double last_decoder_gradient(const RunRecord& r) {
@@ -74,14 +73,8 @@ std::vector<Curve> loss_curves(const Evidence& ev) {
 
 std::vector<Curve> gradient_curves(const Evidence& ev) {
   std::vector<Curve> curves;
-  for (const auto& [init, name] : kInits) {
-    std::vector<std::map<double, double>> per_seed;
-    for (const RunRecord* r : ev.of(kRuns, at(init))) {
-      std::map<double, double>& m = per_seed.emplace_back();
-      for (const auto& [layer, g] : decoder_gradients_at_init(*r)) m[double(layer + 1)] = g;
-    }
-    curves.push_back(mean_over_seeds(name, per_seed));
-  }
+  for (const auto& [init, name] : kInits)
+    curves.push_back(mean_of_maps(name, ev.of(kRuns, at(init)), decoder_gradients_at_init));
   return curves;
 }
 

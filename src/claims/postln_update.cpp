@@ -1,14 +1,13 @@
 // C10, Post-LN's early model update against DeepNorm's (DeepNet, Wang et al. 2022), as data: in
 // DeepNet's encoder-decoder (its Figure 5 models) with Xavier init, read at the first step that
 // moves the model (t = 2; t = 10 reported); the decoder-only transformer and normtool's small init
-// are the ablations.
+// are the ablations. C17, the norms' inputs without warm-up.
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
 #include <string_view>
 
-#include "analysis/seed_band.h"
 #include "claims/claim.h"
 #include "claims/evidence.h"
 #include "claims/postln.h"
@@ -16,8 +15,6 @@
 
 namespace nt {
 
-// gettext-de as the config asks, or synthetic-seq2seq where its catalogs are missing (postln_gradients.cpp)
-RunConfig on_this_machine(RunConfig c);
 Claim postln_init_claim();  // C18 (postln_init.cpp)
 
 namespace {
@@ -40,38 +37,45 @@ std::pair<double, double> ln_input_sum(const SiteCapture& site, const Batch& pro
   }
   return {s, n};
 }
+
+// A forward of the probe batch in eval mode, and the mean ||x|| / sqrt(d) of its real tokens' vectors
+// entering the norms: over every site (`by_block` false: one value), or per block (a stack's layer;
+// the embedding's and the final norms left out)
+std::vector<double> probe_ln_inputs(Session& run, const Batch& probe, bool by_block) {
+  run.forward(probe, /*training=*/false);
+  std::map<std::pair<std::string, int>, std::pair<double, double>> blocks;  // (stack, layer) -> sum, weight
+  for (const SiteCapture& site : run.model().sites()) {
+    const std::string_view place(site.place);
+    if (by_block && (place.ends_with("final") || place.ends_with("embed"))) continue;
+    const std::string stack(place.substr(0, place.find('.') == std::string_view::npos ? 0 : place.find('.')));
+    const auto [s, n] = ln_input_sum(site, probe);
+    auto& b = by_block ? blocks[{stack, site.layer}] : blocks[{}];
+    b.first += s, b.second += n;
+  }
+  std::vector<double> v;
+  for (const auto& [block, sum] : blocks) v.push_back(sum.first / sum.second);
+  return v;
+}
 }  // namespace
 
 UpdateTrace model_update(const RunConfig& c, const std::vector<int>& at) {
   Session run(c);
   Batch probe;
   run.data().val_batch(0, c.train.batch_size, probe);
-  auto weight = [&](const SiteCapture& site, int row) { return row_weight(site, probe, row); };
-  auto probe_hidden = [&](std::vector<float>& out, double& ln_input) {
-    run.forward(probe, /*training=*/false);
-    const auto& sites = run.model().sites();
-    const Tensor<float> y = sites.back().out;
-    out.assign(y.data, y.data + y.size());
-    double s = 0, n = 0;
-    for (const SiteCapture& site : sites) {
-      const auto [ss, nn] = ln_input_sum(site, probe);
-      s += ss, n += nn;
-    }
-    ln_input = s / n;
-  };
-  std::vector<float> F0, Ft;
   UpdateTrace u;
-  probe_hidden(F0, u.ln_in0);
-  const int rows = run.model().sites().back().out.rows, cols = run.model().sites().back().out.cols;
+  u.ln_in0 = probe_ln_inputs(run, probe, false).front();
+  const Tensor<float>& out0 = run.model().sites().back().out;  // F, the last block's output
+  const std::vector<float> F0(out0.data, out0.data + out0.size());
   for (int t = 1; t <= at.back(); ++t) {
     run.step();
     if (std::find(at.begin(), at.end(), t) == at.end()) continue;
-    probe_hidden(Ft, u.ln_in);
+    u.ln_in = probe_ln_inputs(run, probe, false).front();
+    const SiteCapture& F = run.model().sites().back();
     double d2 = 0, tokens = 0;
-    for (int row = 0; row < rows; ++row) {
-      const double w = weight(run.model().sites().back(), row);
-      for (int j = 0; j < cols; ++j) {
-        const double d = double(Ft[std::size_t(row) * cols + j]) - F0[std::size_t(row) * cols + j];
+    for (int row = 0; row < F.out.rows; ++row) {
+      const double w = row_weight(F, probe, row);
+      for (std::size_t j = std::size_t(row) * F.out.cols; j < std::size_t(row + 1) * F.out.cols; ++j) {
+        const double d = double(F.out.data[j]) - F0[j];
         d2 += w * d * d;
       }
       tokens += w;
@@ -96,13 +100,13 @@ nlohmann::json update_probe(const RunConfig& c, const ClaimContext&) {
 
 // Per seed, Post-LN's update at step t over DeepNorm's, in a setting
 Reader post_over_deepnorm(const std::string& setting, int t) {
-  auto at_t = [&](const char* norm) {
-    return per_run(setting, {{"model.norm.type", norm}}, [t](const RunRecord& r) {
+  auto at_t = [&](const NormName& norm) {
+    return per_run(setting, with_norm(norm), [t](const RunRecord& r) {
       const auto at = r.summary.at("at").get<std::vector<int>>();
       return r.summary.at("update").at(std::size_t(std::find(at.begin(), at.end(), t) - at.begin())).get<double>();
     });
   };
-  return ratio(at_t("layernorm"), at_t("deepnorm"));
+  return ratio(at_t(kPostLn), at_t(kDeepNorm));
 }
 
 // The criterion in a family at an init, at step t: the ratio in the deep setting >= 3, and larger
@@ -110,11 +114,10 @@ Reader post_over_deepnorm(const std::string& setting, int t) {
 // `headline`: named in the one-line result
 std::vector<MeasureSpec> grows(const std::string& family, int t, const std::string& group = "", bool held = true,
                                bool headline = false) {
-  auto or_reported = [held](Criterion c) { return held ? c : Criterion{Reported{}}; };
   const std::string deep = family + ", deep", shallow = family + ", shallow";
-  return {{fmt::format("{}: Post-LN / DeepNorm update at t = {}", deep, t), or_reported(AtLeast{3}),
+  return {{fmt::format("{}: Post-LN / DeepNorm update at t = {}", deep, t), held_or_reported(held, AtLeast{3}),
            post_over_deepnorm(deep, t), group, Scale::log, false, !group.empty(), 2},
-          {fmt::format("{}: that ratio at t = {}, deep / shallow", family, t), or_reported(Above{1}),
+          {fmt::format("{}: that ratio at t = {}, deep / shallow", family, t), held_or_reported(held, Above{1}),
            ratio(post_over_deepnorm(deep, t), post_over_deepnorm(shallow, t)), group, Scale::log, false, headline, 2}};
 }
 
@@ -130,9 +133,9 @@ std::vector<MeasureSpec> c10_measures() {
         grows("decoder-only", 2, "ablation: decoder-only (Xavier)", true, true),
         grows("decoder-only, N(0, 0.02)", 2, "ablation: decoder-only, model.init normal (N(0, 0.02))")})
     m.insert(m.end(), part.begin(), part.end());
-  for (const auto& [norm, name] : {std::pair{"layernorm", "Post-LN"}, std::pair{"deepnorm", "DeepNorm"}})
-    m.push_back({fmt::format("encoder-decoder, deep, {}: mean ||LN input|| / sqrt(d), last t / t = 0", name),
-                 Reported{}, field("encoder-decoder, deep", {{"model.norm.type", norm}}, "ln_growth"),
+  for (const NormName& n : kPostLnAndDeepNorm)
+    m.push_back({fmt::format("encoder-decoder, deep, {}: mean ||LN input|| / sqrt(d), last t / t = 0", n.name),
+                 Reported{}, field("encoder-decoder, deep", with_norm(n), "ln_growth"),
                  "the norms' inputs (encoder-decoder, Xavier)", Scale::log});
   return m;
 }
@@ -169,55 +172,35 @@ Setting setting_of(const Net& n) {
   if (n.encdec()) s.overrides.insert(s.overrides.end(), {"model.n_dec_layers=null", "train.batch_size=16"});
   if (n.quick_layers != n.layers) s.quick.push_back(fmt::format("model.n_layers={}", n.quick_layers));
   s.quick.push_back("train.steps=10");
-  s.axes = {"model.norm.type=layernorm,deepnorm"}, s.group = n.group, s.session = update_probe;
+  s.axes = {post_ln_and_deepnorm_axis()}, s.group = n.group, s.session = update_probe;
   return s;
 }
 
-// The mean over the seeds of each model's update at the probe times, at each norm (those that ran)
-std::vector<Curve> traces(const Evidence& ev, const std::vector<Net>& nets) {
+// The mean over the seeds of each model's update at the probe times, at each norm (those that ran);
+// of the models named in `only`, or of all when it is empty
+std::vector<Curve> traces(const Evidence& ev, const std::vector<std::string_view>& only = {}) {
   std::vector<Curve> curves;
-  for (const Net& n : nets)
-    for (const auto& [norm, name] : {std::pair{"layernorm", "Post-LN"}, std::pair{"deepnorm", "DeepNorm"}}) {
-      if (!ev.runs.count(n.name)) break;  // an ablation not run
-      const auto runs = ev.of(n.name, {{"model.norm.type", norm}});
-      const auto at = runs.front()->summary.at("at").get<std::vector<int>>();
-      curves.push_back({fmt::format("{} ({}), {}", n.name, depth_label(n.encdec(), n.depth(ev)), name), {}, {}});
-      for (std::size_t i = 0; i < at.size(); ++i) {
-        double mean = 0;
-        for (const RunRecord* r : runs) mean += r->summary.at("update").at(i).get<double>() / double(runs.size());
-        curves.back().points.emplace_back(at[i], mean);
-      }
+  for (const Net& n : kNets) {
+    const bool asked = only.empty() || std::ranges::count(only, n.name);
+    if (!asked || !ev.runs.count(n.name)) continue;  // an ablation not run
+    for (const NormName& norm : kPostLnAndDeepNorm) {
+      const auto runs = ev.of(n.name, with_norm(norm));
+      const auto at = runs.front()->summary.at("at").get<std::vector<int>>();  // the same in every run
+      const std::vector<double> mean = mean_of(runs, "update");
+      const std::string title = fmt::format("{} ({}), {}", n.name, depth_label(n.encdec(), n.depth(ev)), norm.name);
+      Curve& c = curves.emplace_back(Curve{title, {}, {}});
+      for (std::size_t i = 0; i < at.size(); ++i) c.points.emplace_back(at[i], mean[i]);
     }
+  }
   return curves;
 }
 
 std::string update_table(const Evidence& ev) {
-  std::string t = "The update per token at step t, means over the seeds:\n\n" +
-                  curves_table("model, norm \\ t", traces(ev, {std::begin(kNets), std::end(kNets)}), "{:.3g}");
-  if (seq2seq_dataset() != "gettext-de") t += "\nsynthetic-seq2seq pairs: the gettext catalogs are missing.\n";
-  return t;
+  return "The update per token at step t, means over the seeds:\n\n" +
+         curves_table("model, norm \\ t", traces(ev), "{:.3g}") + catalogs_note();
 }
-
 
 // ---- C17: the norms' inputs without warm-up (DeepNet §3, Fig. 4(b-d)) ----
-
-// Per block (a stack's layer), the mean over its norm sites of ||x|| / sqrt(d) entering the norm on
-// the probe batch, in eval mode; the embedding's and the final norms left out
-std::vector<double> ln_inputs_by_block(Session& run, const Batch& probe) {
-  run.forward(probe, /*training=*/false);
-  std::map<std::pair<std::string, int>, std::pair<double, double>> blocks;  // (stack, layer) -> sum, weight
-  for (const SiteCapture& site : run.model().sites()) {
-    const std::string_view place(site.place);
-    if (place.ends_with("final") || place.ends_with("embed")) continue;
-    const std::string stack(place.substr(0, place.find('.') == std::string_view::npos ? 0 : place.find('.')));
-    const auto [s, n] = ln_input_sum(site, probe);
-    auto& b = blocks[{stack, site.layer}];
-    b.first += s, b.second += n;
-  }
-  std::vector<double> v;
-  for (const auto& [block, sum] : blocks) v.push_back(sum.first / sum.second);
-  return v;
-}
 
 // One job: the blocks' norm inputs at step 0 and after the run's steps (no warm-up), their medians
 nlohmann::json ln_input_probe(const RunConfig& job, const ClaimContext&) {
@@ -225,47 +208,43 @@ nlohmann::json ln_input_probe(const RunConfig& job, const ClaimContext&) {
   Session run(c);
   Batch probe;
   run.data().val_batch(0, c.train.batch_size, probe);
-  const std::vector<double> at0 = ln_inputs_by_block(run, probe);
+  const std::vector<double> at0 = probe_ln_inputs(run, probe, true);
   bool diverged = false;
   for (int t = 0; t < c.train.steps && !diverged; ++t) diverged = run.step().diverged;
-  const std::vector<double> at_end = ln_inputs_by_block(run, probe);
+  const std::vector<double> at_end = probe_ln_inputs(run, probe, true);
   return {{"at0", at0}, {"at_end", at_end}, {"median0", median(at0)}, {"median", median(at_end)},
           {"diverged", diverged}};
 }
 
-Reader median_growth(const char* norm) {
-  return ratio(field("no-warmup", {{"model.norm.type", norm}}, "median"),
-               field("no-warmup", {{"model.norm.type", norm}}, "median0"));
-}
+// Per seed, the median over blocks at step 0 ("median0") or at the last step ("median")
+Reader median_at(const NormName& norm, const char* when) { return field("no-warmup", with_norm(norm), when); }
+Reader median_growth(const NormName& norm) { return ratio(median_at(norm, "median"), median_at(norm, "median0")); }
 
 std::vector<MeasureSpec> c17_measures() {
   return {{"Post-LN: median over blocks of ||LN input|| / sqrt(d), last step / step 0", AtLeast{2},
-           median_growth("layernorm"), "", Scale::log, false, false, 2},
+           median_growth(kPostLn), "", Scale::log, false, false, 2},
           {"Post-LN / DeepNorm: that median at the last step", AtLeast{1.5},
-           ratio(field("no-warmup", {{"model.norm.type", "layernorm"}}, "median"),
-                 field("no-warmup", {{"model.norm.type", "deepnorm"}}, "median")),
-           "", Scale::log, false, false, 2},
+           ratio(median_at(kPostLn, "median"), median_at(kDeepNorm, "median")), "", Scale::log, false, false, 2},
           {"DeepNorm: median over blocks of ||LN input|| / sqrt(d), last step / step 0", Within{0.5, 2},
-           median_growth("deepnorm"), "", Scale::log, false, false, 2},
-          {"Post-LN: median ||LN input|| / sqrt(d) at the last step", Reported{},
-           field("no-warmup", {{"model.norm.type", "layernorm"}}, "median"), "reported"},
-          {"DeepNorm: median ||LN input|| / sqrt(d) at the last step", Reported{},
-           field("no-warmup", {{"model.norm.type", "deepnorm"}}, "median"), "reported"}};
+           median_growth(kDeepNorm), "", Scale::log, false, false, 2},
+          {"Post-LN: median ||LN input|| / sqrt(d) at the last step", Reported{}, median_at(kPostLn, "median"),
+           "reported"},
+          {"DeepNorm: median ||LN input|| / sqrt(d) at the last step", Reported{}, median_at(kDeepNorm, "median"),
+           "reported"}};
 }
 
 // Per block, the mean over the seeds of ||LN input|| / sqrt(d) at step 0 and at the last step
 std::vector<Curve> ln_input_curves(const Evidence& ev) {
   std::vector<Curve> curves;
-  for (const auto& [norm, name] : {std::pair{"layernorm", "Post-LN"}, std::pair{"deepnorm", "DeepNorm"}})
-    for (const auto& [key, when] : {std::pair{"at0", "step 0"}, std::pair{"at_end", "last step"}}) {
-      std::vector<std::map<double, double>> per_seed;
-      for (const RunRecord* r : ev.of("no-warmup", {{"model.norm.type", norm}})) {
-        std::map<double, double>& m = per_seed.emplace_back();
-        const auto v = r->summary.at(key).get<std::vector<double>>();
-        for (std::size_t b = 0; b < v.size(); ++b) m[double(b + 1)] = v[b];
-      }
-      curves.push_back(mean_over_seeds(fmt::format("{}, {}", name, when), per_seed));
-    }
+  for (const NormName& norm : kPostLnAndDeepNorm)
+    for (const auto& [key, when] : {std::pair{"at0", "step 0"}, std::pair{"at_end", "last step"}})
+      curves.push_back(mean_of_maps(fmt::format("{}, {}", norm.name, when), ev.of("no-warmup", with_norm(norm)),
+                                    [key](const RunRecord& r) {
+                                      std::map<int, double> by_block;  // from 1
+                                      const auto v = r.summary.at(key).get<std::vector<double>>();
+                                      for (std::size_t b = 0; b < v.size(); ++b) by_block[int(b + 1)] = v[b];
+                                      return by_block;
+                                    }));
   return curves;
 }
 
@@ -288,7 +267,7 @@ Claim c17() {
                                   "model.d_ff=128", "model.n_heads=2", "model.norm.placement=post",
                                   "train.batch_size=16", "train.warmup_steps=0", "train.steps=500"},
                     .quick = {"model.n_layers=4", "train.steps=20"},
-                    .axes = {"model.norm.type=layernorm,deepnorm"},
+                    .axes = {post_ln_and_deepnorm_axis()},
                     .session = ln_input_probe}},
       .measures = c17_measures(),
       .plots = {{"ln-input-by-block",
@@ -331,7 +310,7 @@ std::vector<Claim> postln_update_claims() {
                  {"C10: ||F(x, theta_t) - F(x, theta_0)|| per token, the deep models, Xavier, warm-up 500", "step t",
                   "model update", true, true},
                  [](const Evidence& ev) {
-                   return traces(ev, {kNets[1], kNets[5]});
+                   return traces(ev, {"encoder-decoder, deep", "decoder-only, deep"});
                  }}},
       .method = "Deep: 18L-18L (decoder-only 18 layers), shallow: 6L-6L (6 layers); in quick mode 4L-4L and 2L-2L "
                 "(decoder-only 12 and 6). F = the final hidden states (the last block's output, which the output layer "
