@@ -253,7 +253,9 @@ std::vector<JacobianRow> jacobian_norms(uint64_t seed) {
   Rng rng(seed, 70);
   for (NormType n : {NormType::layernorm, NormType::rmsnorm})
     for (double scale : {0.1, 1.0, 10.0}) {
-      std::vector<double> x(C), dx(C);
+      // aligned: the norm's vector sums start at the same lane whatever the heap gave before, so
+      // the last digit of the product does not depend on what ran earlier in the process
+      AlignedVector<double> x(C), dx(C);
       for (auto& v : x) v = scale * (rng.normal() + 0.5);
       Eigen::MatrixXd J(C, C);
       for (int i = 0; i < C; ++i) {  // row i of J = d y_i / d x, one backward pass each
