@@ -118,6 +118,7 @@ extern const NormDesc kRMSNormDesc = {
         .data_recenter = {false, "x + c adds W c to the summed inputs; RMSNorm has no mean to absorb it"},
         .case_rescale = {true, "RMSNorm normalizes each case by its own RMS, so a per-case scale cancels"},
     },
+    .later_options = true,
     .color = "#D55E00",
 };
 
