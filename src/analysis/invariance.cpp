@@ -44,37 +44,29 @@ Draw draw_layer(const LayerSetup& s, uint64_t stream) {
   return d;
 }
 
+// Every row of m (rows, D) plus one vector c ~ N(0, 1)^D.
+void shift_every_row(std::vector<double>& m, int D, Rng& rng) {
+  std::vector<double> c(D);
+  for (auto& v : c) v = rng.normal();
+  for (std::size_t row = 0; row < m.size() / D; ++row)
+    for (int j = 0; j < D; ++j) m[row * D + j] += c[j];
+}
+
+// The table's transforms come in pairs, one on W (H, D) and its twin on x (N, D), a row being a
+// unit's weights or a case: all of it times delta (weight-, data-rescale); every row plus one random
+// vector (W + 1 gamma^T, x + c); row 0 times delta (unit 0's weights, case 0).
 Draw transformed(const Draw& d, Transform t, const LayerSetup& s) {
   Draw o = d;
   Rng rng(s.seed, 50 + int(t));
-  const int H = s.units, D = s.inputs, N = s.cases;
-  switch (t) {
-    case Transform::weight_rescale:
-      for (auto& w : o.W) w *= s.delta;
-      break;
-    case Transform::weight_recenter: {
-      std::vector<double> gamma(D);
-      for (auto& g : gamma) g = rng.normal();
-      for (int i = 0; i < H; ++i)
-        for (int j = 0; j < D; ++j) o.W[std::size_t(i) * D + j] += gamma[j];
-      break;
-    }
-    case Transform::weight_vector_rescale:
-      for (int j = 0; j < D; ++j) o.W[j] *= s.delta;
-      break;
-    case Transform::data_rescale:
-      for (auto& v : o.x) v *= s.delta;
-      break;
-    case Transform::data_recenter: {
-      std::vector<double> c(D);
-      for (auto& v : c) v = rng.normal();
-      for (int n = 0; n < N; ++n)
-        for (int j = 0; j < D; ++j) o.x[std::size_t(n) * D + j] += c[j];
-      break;
-    }
-    case Transform::case_rescale:
-      for (int j = 0; j < D; ++j) o.x[j] *= s.delta;
-      break;
+  const bool on_weights =
+      t == Transform::weight_rescale || t == Transform::weight_recenter || t == Transform::weight_vector_rescale;
+  std::vector<double>& m = on_weights ? o.W : o.x;
+  if (t == Transform::weight_rescale || t == Transform::data_rescale) {
+    for (auto& v : m) v *= s.delta;
+  } else if (t == Transform::weight_recenter || t == Transform::data_recenter) {
+    shift_every_row(m, s.inputs, rng);
+  } else {
+    for (int j = 0; j < s.inputs; ++j) m[j] *= s.delta;
   }
   return o;
 }
