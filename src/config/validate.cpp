@@ -45,7 +45,8 @@ void check_allowed(Parser& p, const char* key, E value, unsigned allowed, std::s
 }
 
 // The kinds whose descriptions say yes, as the error messages list them ("a|b").
-std::string kinds_where(bool (*yes)(const NormDesc&)) {
+template <class Yes>
+std::string kinds_where(Yes yes) {
   std::vector<const char*> names;
   for (NormType k : all_norm_types())
     if (yes(norm_desc(k))) names.push_back(to_string(k));
@@ -55,19 +56,16 @@ bool takes_later_options(const NormDesc& d) { return d.later_options; }
 
 // DeepNorm is a Transformer stack's residual scheme; a norm over the batch needs a family that allows one.
 void check_norm_type(const ArchDesc& a, NormType t, Parser& p) {
-  auto allowed = [&](NormType k) {
-    return (!(norm_desc(k).scaled_residual || norm_desc(k).transformer_only) || a.has_stacks()) &&
-           (a.allows.batch_norms || norm_desc(k).reduction != Reduction::batch);
+  auto allowed = [&](const NormDesc& d) {
+    return (!(d.scaled_residual || d.transformer_only) || a.has_stacks()) &&
+           (a.allows.batch_norms || d.reduction != Reduction::batch);
   };
-  if (allowed(t)) return;
-  std::vector<const char*> names;
-  for (NormType k : all_norm_types())
-    if (allowed(k)) names.push_back(to_string(k));
+  if (allowed(norm_desc(t))) return;
   const char* why = norm_desc(t).scaled_residual    ? "is a transformer residual scheme"
                     : norm_desc(t).transformer_only ? "is defined for Transformer blocks"
                                                     : "normalizes over the batch";
   p.problem("model.norm.type", fmt::format("{} {}, not for model.arch {}: expected one of {}", to_string(t), why,
-                                           a.name, join_names(names)));
+                                           a.name, kinds_where(allowed)));
 }
 
 // A family reads the datasets of its kind.

@@ -33,7 +33,7 @@ void prmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, co
   rms_rows_backward(dx, dgamma, partial, dy, x, rstd, gamma, N, C, first,
                     [k](bool write, auto dxr, const auto& dnorm, const auto& xhat, T r) {
                       const T coefficient = (dnorm * xhat).sum() / T(k);
-                      put(write, dxr, r * dnorm);                    // term 1
+                      put(write, dxr, r * dnorm);                     // term 1
                       dxr.head(k) -= r * xhat.head(k) * coefficient;  // term 2
                     });
 }
