@@ -166,6 +166,43 @@ TEST(FusedVsComposite, SelfAttentionInPlaceEqualsSplitAttendMerge) {
   }
 }
 
+// The fields the engine asks instead of a norm's name, held against what the norm computes: a kind
+// that centers gives the same rows for x and x + c (c one constant per row), one that does not
+// changes them; a kind that applies another's norm runs that kind's op; names map back to kinds.
+TEST(NormDescription, FieldsMatchWhatTheNormComputes) {
+  constexpr int N = 4, C = 16;
+  const std::vector<double> x = random_input(N, C, 5, 2.0, 1.0).data;
+  std::vector<double> shifted = x;
+  for (int n = 0; n < N; ++n)
+    for (int c = 0; c < C; ++c) shifted[std::size_t(n) * C + c] += 3.0 + n;
+  int centering = 0;
+  for (NormType k : all_norm_types()) {
+    SCOPED_TRACE(to_string(k));
+    const NormDesc& d = norm_desc(k);
+    EXPECT_EQ(norm_type_named(d.name), k);
+    if (d.applies) {
+      EXPECT_EQ(d.f64.fused, norm_desc(norm_type_named(d.applies)).f64.fused);
+    }
+    if (d.reduction != Reduction::row) continue;  // a constant per row: what a per-row mean absorbs
+    auto y = [&](std::vector<double> in) {
+      Graph<double> g(true, false);
+      const Tensor<double> out = d.f64.fused(g, Tensor<double>{in.data(), nullptr, N, C}, NormArgs<double>{});
+      return std::vector<double>(out.data, out.data + out.size());
+    };
+    const std::vector<double> a = y(x), b = y(shifted);
+    double change = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) change = std::max(change, std::abs(a[i] - b[i]));
+    if (d.centers) {
+      EXPECT_LT(change, 1e-12);
+      ++centering;
+    } else {
+      EXPECT_GT(change, 1e-2);
+    }
+  }
+  EXPECT_EQ(centering, 2);  // layernorm, deepnorm
+  EXPECT_THROW(norm_type_named("layer-norm"), std::invalid_argument);
+}
+
 TEST(NormClosedForms, LayerNormStandardizesEachRow) {  // claim E4: [2,3,5,1,4] -> (x - 3) / sqrt(2 + eps)
   std::vector<double> x{2, 3, 5, 1, 4};
   Graph<double> g(true, false);

@@ -26,7 +26,7 @@ constexpr const char* kShortNames[] = {"W rescale",    "W recenter",    "w_i res
 const NormDesc& desc_of(const std::string& name) {
   if (name == kWeightNormDesc.name) return kWeightNormDesc;
   for (NormType k : all_norm_types())
-    if (name == to_string(k) && norm_desc(k).own_row) return norm_desc(k);
+    if (name == to_string(k) && !norm_desc(k).applies) return norm_desc(k);
   throw std::invalid_argument(fmt::format("invariance: no row \"{}\"", name));
 }
 
@@ -44,37 +44,29 @@ Draw draw_layer(const LayerSetup& s, uint64_t stream) {
   return d;
 }
 
+// Every row of m (rows, D) plus one vector c ~ N(0, 1)^D.
+void shift_every_row(std::vector<double>& m, int D, Rng& rng) {
+  std::vector<double> c(D);
+  for (auto& v : c) v = rng.normal();
+  for (std::size_t row = 0; row < m.size() / D; ++row)
+    for (int j = 0; j < D; ++j) m[row * D + j] += c[j];
+}
+
+// The table's transforms come in pairs, one on W (H, D) and its twin on x (N, D), a row being a
+// unit's weights or a case: all of it times delta (weight-, data-rescale); every row plus one random
+// vector (W + 1 gamma^T, x + c); row 0 times delta (unit 0's weights, case 0).
 Draw transformed(const Draw& d, Transform t, const LayerSetup& s) {
   Draw o = d;
   Rng rng(s.seed, 50 + int(t));
-  const int H = s.units, D = s.inputs, N = s.cases;
-  switch (t) {
-    case Transform::weight_rescale:
-      for (auto& w : o.W) w *= s.delta;
-      break;
-    case Transform::weight_recenter: {
-      std::vector<double> gamma(D);
-      for (auto& g : gamma) g = rng.normal();
-      for (int i = 0; i < H; ++i)
-        for (int j = 0; j < D; ++j) o.W[std::size_t(i) * D + j] += gamma[j];
-      break;
-    }
-    case Transform::weight_vector_rescale:
-      for (int j = 0; j < D; ++j) o.W[j] *= s.delta;
-      break;
-    case Transform::data_rescale:
-      for (auto& v : o.x) v *= s.delta;
-      break;
-    case Transform::data_recenter: {
-      std::vector<double> c(D);
-      for (auto& v : c) v = rng.normal();
-      for (int n = 0; n < N; ++n)
-        for (int j = 0; j < D; ++j) o.x[std::size_t(n) * D + j] += c[j];
-      break;
-    }
-    case Transform::case_rescale:
-      for (int j = 0; j < D; ++j) o.x[j] *= s.delta;
-      break;
+  const bool on_weights =
+      t == Transform::weight_rescale || t == Transform::weight_recenter || t == Transform::weight_vector_rescale;
+  std::vector<double>& m = on_weights ? o.W : o.x;
+  if (t == Transform::weight_rescale || t == Transform::data_rescale) {
+    for (auto& v : m) v *= s.delta;
+  } else if (t == Transform::weight_recenter || t == Transform::data_recenter) {
+    shift_every_row(m, s.inputs, rng);
+  } else {
+    for (int j = 0; j < s.inputs; ++j) m[j] *= s.delta;
   }
   return o;
 }
@@ -114,7 +106,7 @@ const std::vector<std::string>& table_norms() {
   static const std::vector<std::string> v = [] {
     std::vector<std::string> names;
     for (NormType k : all_norm_types())
-      if (norm_desc(k).own_row) names.push_back(to_string(k));
+      if (!norm_desc(k).applies) names.push_back(to_string(k));
     names.push_back(kWeightNormDesc.name);
     return names;
   }();
@@ -219,13 +211,19 @@ double norm_of(const std::vector<double>& v) {
 
 }  // namespace
 
+// The norms the papers' gradient analyses set side by side (Ba et al. 2016 §5: LayerNorm against
+// BatchNorm; Zhang & Sennrich 2019 §3: RMSNorm against LayerNorm): the experiments' setting, in the
+// order of their tables, not a property of the norms.
+constexpr NormType kScalingNorms[] = {NormType::layernorm, NormType::rmsnorm, NormType::batchnorm};
+constexpr NormType kJacobianNorms[] = {NormType::layernorm, NormType::rmsnorm};
+
 std::vector<ScalingRow> gradient_scaling(const LayerSetup& s) {
   const Draw d = draw_layer(s, 40);
   Rng rng(s.seed, 60);
   std::vector<double> R(std::size_t(s.cases) * s.units);
   for (auto& r : R) r = rng.normal();
   std::vector<ScalingRow> rows;
-  for (NormType n : {NormType::layernorm, NormType::rmsnorm, NormType::batchnorm}) {
+  for (NormType n : kScalingNorms) {
     std::vector<double> g0, g1;
     loss_and_grad(n, d.W, d, R, s, g0);
     double dot = 0;
@@ -241,7 +239,7 @@ std::vector<ScalingRow> gradient_scaling(const LayerSetup& s) {
       for (auto& w : W) w *= delta;
       loss_and_grad(n, W, d, R, s, g1);
       rows.push_back({n, delta, norm_of(g1) * delta / norm_of(g0), dot / (norm_of(g0) * norm_of(d.W)),
-                      n == NormType::layernorm ? column / norm_of(g0) : NAN});
+                      norm_desc(n).invariances.weight_recenter.invariant ? column / norm_of(g0) : NAN});
     }
   }
   return rows;
@@ -251,7 +249,7 @@ std::vector<JacobianRow> jacobian_norms(uint64_t seed) {
   constexpr int C = 64;
   std::vector<JacobianRow> rows;
   Rng rng(seed, 70);
-  for (NormType n : {NormType::layernorm, NormType::rmsnorm})
+  for (NormType n : kJacobianNorms)
     for (double scale : {0.1, 1.0, 10.0}) {
       // aligned: the norm's vector sums start at the same lane whatever the heap gave before, so
       // the last digit of the product does not depend on what ran earlier in the process
@@ -271,7 +269,7 @@ std::vector<JacobianRow> jacobian_norms(uint64_t seed) {
       double mean = 0, ms = 0, var = 0;
       for (double v : x) mean += v / C, ms += v * v / C;
       for (double v : x) var += (v - mean) * (v - mean) / C;
-      const double stat = n == NormType::layernorm ? std::sqrt(var) : std::sqrt(ms);
+      const double stat = norm_desc(n).centers ? std::sqrt(var) : std::sqrt(ms);
       rows.push_back({n, scale, spectral, stat, spectral * stat});
     }
   return rows;

@@ -77,13 +77,14 @@ struct ScalingRow {
   double delta;
   double grad_ratio;           // ||dL/dW at delta W|| * delta / ||dL/dW at W||  (theory: 1)
   double grad_w_cosine;        // <dL/dW, W> / (||dL/dW|| ||W||)                 (theory: 0)
-  double column_sum;           // layernorm: max |1^T dL/dW| / ||dL/dW||          (theory: 0)
+  double column_sum;           // max |1^T dL/dW| / ||dL/dW|| where the norm is    (theory: 0)
+                               // invariant to W + 1 g^T (layernorm), else NaN
 };
 struct JacobianRow {
   NormType norm;
   double scale;                // the input's scale
   double spectral_norm;        // ||J||_2, from the full Jacobian
-  double statistic;            // sigma(x) for layernorm, RMS(x) for rmsnorm
+  double statistic;            // sigma(x) for a norm that centers (layernorm), else RMS(x) (rmsnorm)
   double product;              // spectral_norm * statistic (theory: 1)
 };
 std::vector<ScalingRow> gradient_scaling(const LayerSetup& setup);

@@ -17,6 +17,7 @@
 #include "core/errors.h"
 #include "core/read_file.h"
 #include "io/paths.h"
+#include "norms/norms.h"
 
 namespace nt::cli {
 
@@ -92,31 +93,31 @@ std::vector<std::string> row(const Preset& p) {
   const json& m = c["model"];
   const json& n = m["norm"];
   const std::string type = n["type"];
+  const NormDesc& norm = norm_desc(norm_type_named(type));
   const bool rec = recurrent(c);
   const json* linear_bias = find_key(c, "model.bias");
   const json* norm_bias = find_key(c, "model.norm.bias");
   const json* embed_norm = find_key(c, "model.embed_norm");
   std::string norm_params = "none";
   if (n["affine"].get<bool>())
-    norm_params = (type == "layernorm" || type == "deepnorm") && (!norm_bias || norm_bias->get<bool>()) ? "gain, bias"
-                                                                                                       : "gain";
+    norm_params = norm.bias != ParamShape::absent && (!norm_bias || norm_bias->get<bool>()) ? "gain, bias" : "gain";
   if (n.value("unit_offset", false)) norm_params += " (1 + w)";
   const std::string biases = fmt::format("Linear {}; norm {}", linear_bias ? yes_no(linear_bias->get<bool>()) : "yes",
                                          norm_params);
   std::string final_norm = "-";
-  if (!rec) final_norm = yes_no(n["placement"] != "post" && type != "deepnorm" && m["final_norm"].get<bool>());
+  if (!rec) final_norm = yes_no(n["placement"] != "post" && !norm.scaled_residual && m["final_norm"].get<bool>());
   if (final_norm == "yes" && family(c) == "encoder-decoder") final_norm = "yes, both stacks";
   std::string init = m["init"].get<std::string>();
   if (init == "normal") init += " " + number(m["init_std"].get<double>());
   return {p.name,
           family(c),
-          rec ? "-" : (type == "deepnorm" ? "post (deepnorm)" : n["placement"].get<std::string>()),
-          type == "deepnorm" ? "layernorm" : type,
+          rec ? "-" : (norm.scaled_residual ? fmt::format("post ({})", type) : n["placement"].get<std::string>()),
+          norm.applies ? norm.applies : type,
           number(n["eps"].get<double>()),
           biases,
           rec ? "-" : yes_no(embed_norm && embed_norm->get<bool>()),
           final_norm,
-          type == "deepnorm" ? number(n["alpha"].get<double>()) + " / " + number(n["beta"].get<double>()) : "-",
+          norm.scaled_residual ? number(n["alpha"].get<double>()) + " / " + number(n["beta"].get<double>()) : "-",
           init,
           p.sources.value("repo", "")};
 }

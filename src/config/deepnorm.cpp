@@ -1,4 +1,7 @@
 // DeepNorm's constants (config/config.h: DeepNet, Wang et al. 2022, Figure 2 and its table).
+// They are the config's and not norms/layernorm.cpp's: the norm is plain LayerNorm and never reads
+// them; they are a model's, from its architecture's stacks and depths (model.arch, n_layers,
+// n_dec_layers), for the residual wiring (alpha) and the init (beta), and run --print-config shows them.
 #include <cmath>
 
 #include "config/arch.h"

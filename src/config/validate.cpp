@@ -44,21 +44,28 @@ void check_allowed(Parser& p, const char* key, E value, unsigned allowed, std::s
                              std::popcount(allowed) > 1 ? "one of " : "", names_in(allowed, names)));
 }
 
-// DeepNorm is a Transformer stack's residual scheme; a norm over the batch needs a family that allows one.
-void check_norm_type(const ArchDesc& a, NormType t, Parser& p) {
-  auto allowed = [&](NormType k) {
-    return (!(norm_desc(k).scaled_residual || norm_desc(k).transformer_only) || a.has_stacks()) &&
-           (a.allows.batch_norms || norm_desc(k).reduction != Reduction::batch);
-  };
-  if (allowed(t)) return;
+// The kinds whose descriptions say yes, as the error messages list them ("a|b").
+template <class Yes>
+std::string kinds_where(Yes yes) {
   std::vector<const char*> names;
   for (NormType k : all_norm_types())
-    if (allowed(k)) names.push_back(to_string(k));
+    if (yes(norm_desc(k))) names.push_back(to_string(k));
+  return join_names(names);
+}
+bool takes_later_options(const NormDesc& d) { return d.later_options; }
+
+// DeepNorm is a Transformer stack's residual scheme; a norm over the batch needs a family that allows one.
+void check_norm_type(const ArchDesc& a, NormType t, Parser& p) {
+  auto allowed = [&](const NormDesc& d) {
+    return (!(d.scaled_residual || d.transformer_only) || a.has_stacks()) &&
+           (a.allows.batch_norms || d.reduction != Reduction::batch);
+  };
+  if (allowed(norm_desc(t))) return;
   const char* why = norm_desc(t).scaled_residual    ? "is a transformer residual scheme"
                     : norm_desc(t).transformer_only ? "is defined for Transformer blocks"
                                                     : "normalizes over the batch";
   p.problem("model.norm.type", fmt::format("{} {}, not for model.arch {}: expected one of {}", to_string(t), why,
-                                           a.name, join_names(names)));
+                                           a.name, kinds_where(allowed)));
 }
 
 // A family reads the datasets of its kind.
@@ -80,9 +87,9 @@ void validate_stack_parts(const ModelConfig& m, const ArchDesc& a, Parser& p) {
   if (m.qk_norm && !a.has_stacks())
     p.problem("model.qk_norm", fmt::format("needs dot-product attention, model.arch {}, got \"{}\"",
                                            families_where([](const ArchDesc& f) { return f.has_stacks(); }), a.name));
-  else if (m.qk_norm && m.norm.type != NormType::layernorm && m.norm.type != NormType::rmsnorm)
-    p.problem("model.qk_norm", fmt::format("a norm of the block's type, which must be layernorm|rmsnorm, got "
-                                           "model.norm.type \"{}\"", to_string(m.norm.type)));
+  else if (m.qk_norm && !norm_desc(m.norm.type).later_options)
+    p.problem("model.qk_norm", fmt::format("a norm of the block's type, which must be {}, got model.norm.type \"{}\"",
+                                           kinds_where(takes_later_options), to_string(m.norm.type)));
   if (m.qk_norm_scope != QkNormScope::head && !m.qk_norm)
     p.problem("model.qk_norm_scope", fmt::format("{} sets model.qk_norm's features, which is false: set it true or "
                                                  "leave the scope head", to_string(m.qk_norm_scope)));
@@ -160,12 +167,12 @@ void validate_family(RunConfig& c, Parser& p) {
 void validate_later_norms(const RunConfig& c, Parser& p) {
   const ArchDesc& a = arch_desc(c.model.arch);
   const NormConfig& n = c.model.norm;
-  const bool ln_or_rms = n.type == NormType::layernorm || n.type == NormType::rmsnorm;
+  const bool later_options = norm_desc(n.type).later_options;
   const std::string stacked = families_where([](const ArchDesc& f) { return f.has_stacks(); });
-  if ((n.placement == Placement::peri || n.placement == Placement::reordered) && a.has_stacks() && !ln_or_rms &&
+  if ((n.placement == Placement::peri || n.placement == Placement::reordered) && a.has_stacks() && !later_options &&
       n.type != NormType::none)
-    p.problem("model.norm.placement", fmt::format("{} takes model.norm.type none|layernorm|rmsnorm, got {}",
-                                                  to_string(n.placement), to_string(n.type)));
+    p.problem("model.norm.placement", fmt::format("{} takes model.norm.type none|{}, got {}", to_string(n.placement),
+                                                  kinds_where(takes_later_options), to_string(n.type)));
   if (n.depth_scaling && !a.has_stacks())
     p.problem("model.norm.depth_scaling", fmt::format("scales the norms of Transformer blocks (model.arch {}), "
                                                       "got \"{}\"", stacked, a.name));
@@ -176,19 +183,16 @@ void validate_later_norms(const RunConfig& c, Parser& p) {
                                                           ? fmt::format("model.norm.type {}", to_string(n.type))
                                                           : fmt::format("model.norm.placement {}",
                                                                         to_string(n.placement))));
-  else if (n.depth_scaling && !ln_or_rms)
-    p.problem("model.norm.depth_scaling", fmt::format("takes model.norm.type layernorm|rmsnorm, got {}",
-                                                      to_string(n.type)));
+  else if (n.depth_scaling && !later_options)
+    p.problem("model.norm.depth_scaling", fmt::format("takes model.norm.type {}, got {}",
+                                                      kinds_where(takes_later_options), to_string(n.type)));
   if (n.unit_offset) {  // Gemma's (1 + w): a gain per feature that starts at 1
-    const auto offsettable = [](NormType k) {
-      return norm_desc(k).gain == ParamShape::per_feature && norm_desc(k).gain_init(2) == 1.0;
+    const auto offsettable = [](const NormDesc& d) {
+      return d.gain == ParamShape::per_feature && d.gain_init(2) == 1.0;
     };
-    std::vector<const char*> kinds;
-    for (NormType k : all_norm_types())
-      if (offsettable(k)) kinds.push_back(to_string(k));
-    if (!offsettable(n.type))
+    if (!offsettable(norm_desc(n.type)))
       p.problem("model.norm.unit_offset", fmt::format("offsets a gain per feature that starts at 1 (model.norm.type "
-                                                      "{}), got {}", join_names(kinds), to_string(n.type)));
+                                                      "{}), got {}", kinds_where(offsettable), to_string(n.type)));
     else if (!n.affine)
       p.problem("model.norm.unit_offset", "offsets the norm's gain, which model.norm.affine false leaves out");
   }
@@ -196,7 +200,8 @@ void validate_later_norms(const RunConfig& c, Parser& p) {
     p.problem("model.init", fmt::format("postln-init is for model.arch {}, got \"{}\"", stacked, a.name));
   else if (c.model.init == Init::postln_init && (n.placement != Placement::post || norm_desc(n.type).scaled_residual))
     p.problem("model.init", fmt::format("postln-init is DeepNet's init for Post-LN: it needs model.norm.placement "
-                                        "post and a model.norm.type other than deepnorm, got {} {}",
+                                        "post and a model.norm.type other than {}, got {} {}",
+                                        kinds_where([](const NormDesc& d) { return d.scaled_residual; }),
                                         to_string(n.placement), to_string(n.type)));
 }
 

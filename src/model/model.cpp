@@ -49,8 +49,7 @@ std::unique_ptr<Model> make_model(const RunConfig& c, int inputs, int classes) {
 }
 
 int64_t norm_site_params(const NormConfig& norm, int64_t width) {
-  if (norm.type == NormType::none) return 0;
-  const NormDesc& d = norm_desc(norm.type);  // the gain and bias shapes the kind describes, DyT's alpha
+  const NormDesc& d = norm_desc(norm.type);  // the gain and bias shapes the kind describes, DyT's alpha (none: 0)
   if (!norm.affine) return d.alpha ? 1 : 0;
   return (d.alpha ? 1 : 0) + param_count(d.gain, int(width)) + (norm.bias ? param_count(d.bias, int(width)) : 0);
 }

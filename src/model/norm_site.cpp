@@ -14,8 +14,7 @@ NormSite::NormSite(ParamStore<float>& params, const NormConfig& c, int layer, co
       composite_(c.impl == NormImpl::composite), unit_offset_(c.unit_offset), C_(C), layer_(layer),
       positions_(positions), place_(place),
       alpha0_(c.dyt_alpha0) {
-  if (type_ == NormType::none) return;
-  const NormDesc& d = norm_desc(type_);
+  const NormDesc& d = norm_desc(type_);  // none: no parameter, no statistic
   if (d.alpha) alpha_ = params.add(name + ".alpha", layer, 1, 1);  // first, as DynamicTanh declares it
   if (c.affine && d.gain != ParamShape::absent) gain_ = params.add(name + ".weight", layer, 1, param_count(d.gain, C));
   if (c.affine && c.bias && d.bias != ParamShape::absent)
@@ -42,7 +41,7 @@ void NormSite::init(ParamStore<float>& params) {
 }
 
 RowNorm<float> NormSite::row_norm() const {
-  NT_CHECK(type_ == NormType::none || norm_desc(type_).reduction != Reduction::batch,
+  NT_CHECK(norm_desc(type_).reduction != Reduction::batch,
            "a recurrent cell's norm reduces over each row, not the batch");
   return {type_, NormArgs<float>{gain_t_, bias_t_, eps_, p_, positions_, {}, alpha_t_}, composite_,
           unit_offset_ && gain_t_.data};

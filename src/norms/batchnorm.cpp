@@ -212,6 +212,7 @@ extern const NormDesc kBatchNormDesc = {
                                 "BN subtracts the per-unit batch mean, removing it"},
         .case_rescale = {false, "scaling one case changes the batch mean and std every unit is normalized with"},
     },
+    .centers = true,
     .color = "#E69F00",
 };
 

@@ -137,14 +137,18 @@ constexpr NormDesc kLayerNorm = {
     .f32 = {fused<float>, composite<float>},
     .f64 = {fused<double>, composite<double>},
     .invariances = kInvariances,
+    .centers = true,
+    .later_options = true,
     .color = "#0072B2",
 };
 
 // DeepNet's x = LN(alpha x + f(x)) (model/transformer.cpp): the norm itself is LayerNorm, so a
-// layer's invariances are LayerNorm's and it has no row of its own in the table.
+// layer's invariances are LayerNorm's and it has no row of its own in the table; the later papers'
+// options are defined with LayerNorm in its own placements, not in DeepNet's wiring.
 constexpr NormDesc deepnorm_of(NormDesc layernorm) {
+  layernorm.applies = layernorm.name;
   layernorm.name = "deepnorm";
-  layernorm.own_row = false;
+  layernorm.later_options = false;
   layernorm.scaled_residual = true;
   layernorm.color = "#009E73";
   return layernorm;

@@ -1,6 +1,8 @@
 // The list of the norm kinds' descriptions, in the order of NormType (norm_kind.h), and the
 // none kind's, which has no file of its own. Each other description sits in its norm's file.
 #include <array>
+#include <stdexcept>
+#include <string>
 
 #include "norms/norms.h"
 
@@ -54,5 +56,10 @@ constexpr auto kTypes = [] {
 const NormDesc& norm_desc(NormType k) { return *kDescs.at(std::size_t(k)); }
 std::span<const NormType> all_norm_types() { return kTypes; }
 const char* to_string(NormType k) { return norm_desc(k).name; }
+NormType norm_type_named(std::string_view name) {
+  for (NormType k : kTypes)
+    if (name == to_string(k)) return k;
+  throw std::invalid_argument("no norm type \"" + std::string(name) + "\"");
+}
 
 }  // namespace nt

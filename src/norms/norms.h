@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <span>
+#include <string_view>
 #include <type_traits>
 
 #include "core/graph.h"
@@ -161,7 +162,15 @@ struct NormDesc {
   NormFns<float> f32;              // nullptr for weightnorm, which is not applied to activations
   NormFns<double> f64;
   Invariances invariances;
-  bool own_row = true;             // a row of its own in the invariance table (deepnorm: LayerNorm's)
+  // The kind whose norm it applies, where that is another kind's (deepnorm: LayerNorm, in a wiring of
+  // its own); such a kind has no row of its own in the invariance table. nullptr: its own norm.
+  const char* applies = nullptr;
+  // It subtracts the mean of what it reduces over before it scales (LayerNorm, BatchNorm): its
+  // statistic is a standard deviation, not an RMS.
+  bool centers = false;
+  // The later papers' options are defined with it (LayerNorm, RMSNorm): query and key norms, the
+  // peri and reordered placements, LayerNorm Scaling (model.qk_norm, placement, depth_scaling).
+  bool later_options = false;
   // Its own residual wiring, whatever model.norm.placement says: Post-LN with the residual scaled
   // by alpha, x_{l+1} = LN(alpha x_l + f(x_l)) (DeepNorm), in a Transformer stack only.
   bool scaled_residual = false;
@@ -184,6 +193,7 @@ inline double gain_one(int) { return 1.0; }
 
 const NormDesc& norm_desc(NormType k);        // norms.cpp: the list, in NormType's order
 std::span<const NormType> all_norm_types();   // in NormType's order
+NormType norm_type_named(std::string_view name);  // as model.norm.type spells it; std::invalid_argument else
 extern const NormDesc kWeightNormDesc;        // weightnorm.cpp: normalizes weights, not a NormType
 
 // y = norm(x) of the given kind: the fused op, or with `composite` the same norm composed from

@@ -16,48 +16,26 @@
 #include "core/eigen.h"
 #include "core/parallel.h"
 #include "norms/norms.h"
+#include "norms/rms_rows.h"
 
 namespace nt {
 
+// RMSNorm's row loops (norms/rms_rows.h), the statistic reading the first k features.
 template <class T>
 void prmsnorm_forward(T* y, T* rstd, const T* x, const T* gamma, int N, int C, int k, T eps) {
-#pragma omp parallel for schedule(static) num_threads(threads_for(int64_t(N) * C))
-  for (int n = 0; n < N; ++n) {
-    const auto xr = CRowVecMap<T>(x + int64_t(n) * C, C).array();
-    const T r = T(1) / std::sqrt(xr.head(k).square().mean() + eps);
-    auto yr = RowVecMap<T>(y + int64_t(n) * C, C).array();
-    yr = xr * r;
-    if (gamma) yr *= CRowVecMap<T>(gamma, C).array();
-    rstd[n] = r;
-  }
+  rms_rows_forward(y, rstd, x, gamma, N, C, eps, [k](const auto& xr) { return xr.head(k).square().mean(); });
 }
 
-// partial: (row_blocks(N, C), 2C) scratch: per block of rows the sums of dgamma, and a row of
-// dnorm; the blocks' sums added in block order (core/parallel.h).
+// partial: (row_blocks(N, C), 2C) scratch (norms/rms_rows.h).
 template <class T>
 void prmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, const T* rstd, const T* gamma, int N,
                        int C, int k, unsigned first) {
-  const int blocks = row_blocks(N, C);
-  for_row_blocks(N, blocks, [&](int block, int begin, int end) {
-    T* mine = partial + int64_t(block) * 2 * C;
-    auto dgamma_part = RowVecMap<T>(mine, C).array();
-    auto dnorm = RowVecMap<T>(mine + C, C).array();
-    dgamma_part.setZero();
-    for (int n = begin; n < end; ++n) {
-      const auto dyr = CRowVecMap<T>(dy + int64_t(n) * C, C).array();
-      const auto xhat = CRowVecMap<T>(x + int64_t(n) * C, C).array() * rstd[n];
-      dgamma_part += dyr * xhat;
-      if (!dx) continue;
-      if (gamma) dnorm = dyr * CRowVecMap<T>(gamma, C).array();
-      else dnorm = dyr;
-      const T coefficient = (dnorm * xhat).sum() / T(k);
-      auto dxr = RowVecMap<T>(dx + int64_t(n) * C, C).array();
-      put(writes_first(first, 0), dxr, rstd[n] * dnorm);               // term 1
-      dxr.head(k) -= rstd[n] * xhat.head(k) * coefficient;             // term 2
-    }
-  });
-  add_blocks(partial, blocks, 2 * C, C);  // the blocks' sums into block 0's, then written or added
-  if (dgamma) put(writes_first(first, 1), RowVecMap<T>(dgamma, C), CRowVecMap<T>(partial, C));
+  rms_rows_backward(dx, dgamma, partial, dy, x, rstd, gamma, N, C, first,
+                    [k](bool write, auto dxr, const auto& dnorm, const auto& xhat, T r) {
+                      const T coefficient = (dnorm * xhat).sum() / T(k);
+                      put(write, dxr, r * dnorm);                     // term 1
+                      dxr.head(k) -= r * xhat.head(k) * coefficient;  // term 2
+                    });
 }
 
 namespace {

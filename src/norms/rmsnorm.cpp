@@ -15,47 +15,25 @@
 #include "core/eigen.h"
 #include "core/parallel.h"
 #include "norms/norms.h"
+#include "norms/rms_rows.h"
 
 namespace nt {
 
+// The row loops are partial RMSNorm's too (norms/rms_rows.h); here the statistic reads every feature.
 template <class T>
 void rmsnorm_forward(T* y, T* rstd, const T* x, const T* gamma, int N, int C, T eps) {
-#pragma omp parallel for schedule(static) num_threads(threads_for(int64_t(N) * C))
-  for (int n = 0; n < N; ++n) {
-    const auto xr = CRowVecMap<T>(x + int64_t(n) * C, C).array();
-    const T r = T(1) / std::sqrt(xr.square().mean() + eps);
-    auto yr = RowVecMap<T>(y + int64_t(n) * C, C).array();
-    yr = xr * r;
-    if (gamma) yr *= CRowVecMap<T>(gamma, C).array();
-    rstd[n] = r;
-  }
+  rms_rows_forward(y, rstd, x, gamma, N, C, eps, [](const auto& xr) { return xr.square().mean(); });
 }
 
-// partial: (row_blocks(N, C), 2C) scratch: per block of rows the sums of dgamma, and a row of
-// dnorm; the blocks' sums added in block order (core/parallel.h).
+// partial: (row_blocks(N, C), 2C) scratch (norms/rms_rows.h).
 template <class T>
 void rmsnorm_backward(T* dx, T* dgamma, T* partial, const T* dy, const T* x, const T* rstd, const T* gamma, int N,
                       int C, unsigned first) {
-  const int blocks = row_blocks(N, C);
-  for_row_blocks(N, blocks, [&](int block, int begin, int end) {
-    T* mine = partial + int64_t(block) * 2 * C;
-    auto dgamma_part = RowVecMap<T>(mine, C).array();
-    auto dnorm = RowVecMap<T>(mine + C, C).array();
-    dgamma_part.setZero();
-    for (int n = begin; n < end; ++n) {
-      const auto dyr = CRowVecMap<T>(dy + int64_t(n) * C, C).array();
-      const auto xhat = CRowVecMap<T>(x + int64_t(n) * C, C).array() * rstd[n];
-      dgamma_part += dyr * xhat;
-      if (!dx) continue;
-      if (gamma) dnorm = dyr * CRowVecMap<T>(gamma, C).array();
-      else dnorm = dyr;
-      const T dnorm_xhat_mean = (dnorm * xhat).mean();
-      put(writes_first(first, 0), RowVecMap<T>(dx + int64_t(n) * C, C).array(),
-          rstd[n] * (dnorm - xhat * dnorm_xhat_mean));  // term 1 - term 2
-    }
-  });
-  add_blocks(partial, blocks, 2 * C, C);  // the blocks' sums into block 0's, then written or added
-  if (dgamma) put(writes_first(first, 1), RowVecMap<T>(dgamma, C), CRowVecMap<T>(partial, C));
+  rms_rows_backward(dx, dgamma, partial, dy, x, rstd, gamma, N, C, first,
+                    [](bool write, auto dxr, const auto& dnorm, const auto& xhat, T r) {
+                      const T dnorm_xhat_mean = (dnorm * xhat).mean();
+                      put(write, dxr, r * (dnorm - xhat * dnorm_xhat_mean));  // term 1 - term 2
+                    });
 }
 
 namespace {
@@ -118,6 +96,7 @@ extern const NormDesc kRMSNormDesc = {
         .data_recenter = {false, "x + c adds W c to the summed inputs; RMSNorm has no mean to absorb it"},
         .case_rescale = {true, "RMSNorm normalizes each case by its own RMS, so a per-case scale cancels"},
     },
+    .later_options = true,
     .color = "#D55E00",
 };
 
