@@ -2,8 +2,10 @@
 // forward+backward, causal attention, softmax-cross-entropy and whole training steps.
 // Figures are throughput (GFLOP/s for products, GB/s for the memory-bound norms) and, in
 // the counters pct_peak / pct_bw, the fraction of this machine's own limits, measured at
-// start-up (see machine_limits()): the best single-core SGEMM rate over large square
-// products (OpenBLAS), and the STREAM-style triad bandwidth a[i] = b[i] + s c[i] on 64 MiB arrays.
+// start-up (see machine_limits()): the best single-core SGEMM rate over 1024^3 products, in the
+// kernel `linear` runs (normtool's own; NORMTOOL_GEMM=openblas with OPENBLAS_CORETYPE=SkylakeX
+// times OpenBLAS's AVX-512 one instead), and the STREAM-style triad bandwidth a[i] = b[i] + s c[i]
+// on 64 MiB arrays.
 //
 //   build/bench/normtool_bench                         everything
 //   build/bench/normtool_bench --benchmark_filter=Norm  the norms only

@@ -156,7 +156,9 @@ std::vector<Measure> measures_of(const Timings& ms) {
 std::string timing_table(const Timings& ms) {
   std::string t = "| regime | measurement | ";
   for (NormType k : kTimed) t += std::string(to_string(k)) + " min / median / max (ms) | ";
-  t += "\n|---|---|---|---|---|---|\n";
+  t += "\n|---|---|";
+  for (std::size_t i = 0; i < std::size(kTimed); ++i) t += "---|";
+  t += "\n";
   for (int regime = 0; regime < 2; ++regime)
     for (int what = 0; what < int(std::size(kWhats)); ++what) {
       t += fmt::format("| {} | {} |", kRegimes[regime], kWhats[what].label);
