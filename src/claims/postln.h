@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "claims/claim.h"
+#include "claims/evidence.h"
 
 namespace nt {
 
@@ -24,7 +25,7 @@ inline constexpr NormName kPostLnAndDeepNorm[] = {kPostLn, kDeepNorm};
 inline std::string post_ln_and_deepnorm_axis() {  // the sweep axis over both
   return fmt::format("model.norm.type={},{}", kPostLn.type, kDeepNorm.type);
 }
-inline Where with_norm(const NormName& n) { return {{"model.norm.type", n.type}}; }
+inline Where with_norm(const NormName& n) { return with_norm(std::string(n.type)); }
 
 // A run's final validation loss; a diverged run (or a non-finite loss) counts as ln 256 = 5.545, the
 // loss of the uniform predictor over bytes, the most a diverged model can be credited with (also C14's).
