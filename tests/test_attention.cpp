@@ -214,6 +214,70 @@ TEST(GradCheck, CrossAttentionAcrossColumnBlocks) {  // Tk = 40: a block of 32 k
                          {random_input(B * Tq, 3, 1), random_input(B * Tk, 6, 2)});
 }
 
+// The one-pass path for small heads (ops/attention.cpp, small::): hs = 8 and Tk up to 16 take it in
+// double with AVX-512 and with AVX2 (each test checks that they do). Tq = 7 and 13 leave a partial
+// block of four query rows; Tk = 13 pads the scores to whole vectors; a sequence with no key left
+// (length 0), padding keys, causal rows and two heads read in place.
+constexpr int kSmallHs = 8;
+
+TEST(Attention, OnePassEqualsPlainSum) {
+  const int B = 3, T = 13, NH = 2, hs = kSmallHs, C = NH * hs;
+  ASSERT_TRUE(attention_in_one_pass<double>(hs, T, 0));
+  const std::vector<float> mask = padding_mask(B, T, {13, 5, 0});
+  Input qkv = random_input(B * T, 3 * C, 1, 2.0);
+  const double* d = qkv.data.data();
+  for (const bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "bidirectional");
+    Graph<double> g(true, false);
+    expect_equal(plain_attention(d, 3 * C, d + C, d + 2 * C, 3 * C, B, T, T, NH, hs, mask, causal),
+                 self_attention(g, qkv.tensor(), B, T, NH, causal, mask.data()));
+  }
+  const int Tq = 7, Tk = 11;
+  const std::vector<float> kmask = padding_mask(B, Tk, {11, 0, 4});
+  Input q = random_input(B * Tq, C, 2, 2.0), kv = random_input(B * Tk, 2 * C, 3, 2.0);
+  Graph<double> g(true, false);
+  const double* k = kv.data.data();
+  expect_equal(plain_attention(q.data.data(), C, k, k + C, 2 * C, B, Tq, Tk, NH, hs, kmask, false),
+               cross_attention(g, q.tensor(), kv.tensor(), B, Tq, Tk, NH, kmask.data()));
+}
+
+// In float, as the models run it (hs 16 and 32, up to 64 keys with AVX-512): within float's rounding
+// of the plain sum in double.
+TEST(Attention, OnePassInFloatIsCloseToPlainSum) {
+  const int B = 2, Tq = 23, Tk = 41;
+  for (const int hs : {16, 32}) {
+    const int NH = 2, C = NH * hs;
+    const std::vector<float> kmask = padding_mask(B, Tk, {41, 17});
+    Input q = random_input(B * Tq, C, 4, 1.0), kv = random_input(B * Tk, 2 * C, 5, 1.0);
+    std::vector<float> qf(q.data.begin(), q.data.end()), kvf(kv.data.begin(), kv.data.end());
+    std::vector<double> qd(qf.begin(), qf.end()), kvd(kvf.begin(), kvf.end());
+    Graph<float> g(true, false);
+    const Tensor<float> o =
+        cross_attention(g, Tensor<float>{qf.data(), nullptr, B * Tq, C}, Tensor<float>{kvf.data(), nullptr, B * Tk, 2 * C},
+                        B, Tq, Tk, NH, kmask.data());
+    const std::vector<double> want =
+        plain_attention(qd.data(), C, kvd.data(), kvd.data() + C, 2 * C, B, Tq, Tk, NH, hs, kmask, false);
+    for (std::size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(o.data[i], want[i], 2e-6) << "hs " << hs << ", element " << i;
+  }
+}
+
+TEST(GradCheck, OnePassAttention) {
+  const int B = 2, T = 13, Tq = 7, Tk = 11, NH = 2, hs = kSmallHs, C = NH * hs;
+  ASSERT_TRUE(attention_in_one_pass<double>(hs, T, 0) && attention_in_one_pass<double>(hs, Tk, 0));
+  static const std::vector<float> mask = padding_mask(B, T, {13, 6}), kmask = padding_mask(B, Tk, {11, 4});
+  for (const bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "bidirectional");
+    expect_gradients_match(
+        [causal](auto& g, auto& t) { return self_attention(g, t[0], B, T, NH, causal, mask.data()); },
+        {random_input(B * T, 3 * C, 1)});
+  }
+  expect_gradients_match([](auto& g, auto& t) { return cross_attention(g, t[0], t[1], B, Tq, Tk, NH, kmask.data()); },
+                         {random_input(B * Tq, C, 2), random_input(B * Tk, 2 * C, 3)});
+  expect_gradients_match(  // q, k, v three tensors, each gradient its own
+      [](auto& g, auto& t) { return multi_head_attention(g, t[0], t[1], t[2], B, Tq, Tk, NH, false, kmask.data()); },
+      {random_input(B * Tq, C, 4), random_input(B * Tk, C, 5), random_input(B * Tk, C, 6)});
+}
+
 TEST(Golden, MaskedSelfAndCrossAttention) {
   Golden ref("attention_masked");
   const auto& c = ref.config();
