@@ -253,11 +253,12 @@ TEST(Attention, OnePassInFloatIsCloseToPlainSum) {
     std::vector<double> qd(qf.begin(), qf.end()), kvd(kvf.begin(), kvf.end());
     Graph<float> g(true, false);
     const Tensor<float> o =
-        cross_attention(g, Tensor<float>{qf.data(), nullptr, B * Tq, C}, Tensor<float>{kvf.data(), nullptr, B * Tk, 2 * C},
-                        B, Tq, Tk, NH, kmask.data());
+        cross_attention(g, Tensor<float>{qf.data(), nullptr, B * Tq, C},
+                        Tensor<float>{kvf.data(), nullptr, B * Tk, 2 * C}, B, Tq, Tk, NH, kmask.data());
     const std::vector<double> want =
         plain_attention(qd.data(), C, kvd.data(), kvd.data() + C, 2 * C, B, Tq, Tk, NH, hs, kmask, false);
-    for (std::size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(o.data[i], want[i], 2e-6) << "hs " << hs << ", element " << i;
+    for (std::size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(o.data[i], want[i], 2e-6) << "hs " << hs << ", element " << i;
   }
 }
 

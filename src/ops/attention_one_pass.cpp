@@ -1,0 +1,237 @@
+// Attention over small heads in one pass (attention_heads.h): hs whole vectors and Tk at most
+// kMaxVectors vectors (in floats with AVX-512: hs 16-64, up to 64 keys). A head is one pass,
+// kRows query rows at a time: their scores stay in registers through the mask and the softmax
+// (exp in vectors; a masked key's P exactly 0), then P v; the sums of attention.cpp's products,
+// without their calls and packing. P's and dS's rows are padded to whole vectors (Shape::ldp),
+// the padding 0. The formulas are attention.cpp's.
+
+// GCC 12 takes the _mm512_undefined_ps() that Eigen's pexp passes its masked AVX-512 intrinsics
+// for an uninitialized read
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/eigen.h"
+#include "ops/attention_heads.h"
+
+namespace nt::heads {
+
+namespace {
+
+using namespace Eigen::internal;
+template <class T>
+using Packet = typename packet_traits<T>::type;
+template <class T>
+constexpr int kLanes = packet_traits<T>::size;
+constexpr int kRows = 4;
+constexpr int kMaxVectors = 4;
+
+// f(std::integral_constant<int, n>{}) for n in 1..kMaxVectors: the vector counts as template arguments
+template <class F>
+void with_vectors(int n, F&& f) {
+  switch (n) {
+    case 1:
+      f(std::integral_constant<int, 1>{});
+      break;
+    case 2:
+      f(std::integral_constant<int, 2>{});
+      break;
+    case 3:
+      f(std::integral_constant<int, 3>{});
+      break;
+    default:
+      f(std::integral_constant<int, 4>{});
+      break;
+  }
+}
+
+// per key, 0 where it counts and -inf where it is masked, and in the padding: ldp entries
+template <class T>
+const T* key_bias(const float* mask, int Tk, int ldp) {
+  thread_local std::vector<T> bias;
+  bias.assign(std::size_t(ldp), -std::numeric_limits<T>::infinity());
+  for (int j = 0; j < Tk; ++j)
+    if (!mask || mask[j] != 0.0f) bias[j] = T(0);
+  return bias.data();
+}
+
+// x[r][p] = sum_c a[r][c] bt[c][p-th vector], c over n, for kRows rows a[r]
+template <class T, int NP>
+EIGEN_ALWAYS_INLINE void rows_times(Packet<T> (&x)[kRows][NP], const T* const (&a)[kRows], const T* bt, int n,
+                                    int ldb) {
+  constexpr int L = kLanes<T>;
+  for (int r = 0; r < kRows; ++r)
+    for (int p = 0; p < NP; ++p) x[r][p] = pset1<Packet<T>>(T(0));
+  for (int c = 0; c < n; ++c) {
+    Packet<T> b[NP];
+    for (int p = 0; p < NP; ++p) b[p] = ploadu<Packet<T>>(bt + int64_t(c) * ldb + p * L);
+    for (int r = 0; r < kRows; ++r) {
+      const Packet<T> ar = pset1<Packet<T>>(a[r][c]);
+      for (int p = 0; p < NP; ++p) x[r][p] = pmadd(ar, b[p], x[r][p]);
+    }
+  }
+}
+
+// out[r] (= or +=) sum_j w[r][j ws] b_j, j over n (b's rows ldb apart, NV vectors each); the
+// first `rows` of the kRows stored. With one vector a row, even and odd j sum apart (eight chains
+// of sums in flight instead of four), then together.
+template <class T, int NV, class W>
+EIGEN_ALWAYS_INLINE void weighted_rows(T* const (&out)[kRows], int rows, bool assign, W* const (&w)[kRows], int ws,
+                                       const T* b, int n, int ldb) {
+  constexpr int L = kLanes<T>, U = NV == 1 ? 2 : 1;
+  Packet<T> acc[U][kRows][NV];
+  for (int u = 0; u < U; ++u)
+    for (int r = 0; r < kRows; ++r)
+      for (int h = 0; h < NV; ++h) acc[u][r][h] = pset1<Packet<T>>(T(0));
+  auto add = [&](Packet<T>(&sums)[kRows][NV], int j) {
+    Packet<T> bj[NV];
+    for (int h = 0; h < NV; ++h) bj[h] = ploadu<Packet<T>>(b + int64_t(j) * ldb + h * L);
+    for (int r = 0; r < kRows; ++r) {
+      const Packet<T> wr = pset1<Packet<T>>(w[r][int64_t(j) * ws]);
+      for (int h = 0; h < NV; ++h) sums[r][h] = pmadd(wr, bj[h], sums[r][h]);
+    }
+  };
+  int j = 0;
+  for (; j + U <= n; j += U)
+    for (int u = 0; u < U; ++u) add(acc[u], j + u);
+  for (; j < n; ++j) add(acc[0], j);
+  for (int r = 0; r < kRows; ++r)  // (a loop of constant length: the sums stay in registers)
+    for (int h = 0; h < NV && r < rows; ++h) {
+      const Packet<T> sum = U == 2 ? padd(acc[0][r][h], acc[U - 1][r][h]) : acc[0][r][h];
+      T* o = out[r] + h * L;
+      pstoreu(o, assign ? sum : padd(ploadu<Packet<T>>(o), sum));
+    }
+}
+
+// rows i0.. of a (T, ld) block, kRows of them: past the last row, the last again (never stored)
+template <class T, class U>
+void block_rows(U* (&at)[kRows], T* base, int i0, int rows, int64_t ld) {
+  for (int r = 0; r < kRows; ++r) at[r] = base + std::min(i0 + r, rows - 1) * ld;
+}
+
+template <class T, int NP, int NV>
+void forward_head(T* out, T* P, const T* q, const T* k, const T* v, const float* mask, const Shape& S) {
+  using Pk = Packet<T>;
+  constexpr int L = kLanes<T>;
+  const int Tq = S.Tq(), Tk = S.Tk(), hs = S.q.hs, ldp = S.ldp;
+  const Pk scale = pset1<Pk>(T(1) / std::sqrt(T(hs))), zero = pset1<Pk>(T(0)),
+           ninf = pset1<Pk>(-std::numeric_limits<T>::infinity());
+  const T* kt = transposed(k, Tk, hs, S.kv.ld, ldp);
+  const T* bias = key_bias<T>(mask, Tk, ldp);
+  for (int i0 = 0; i0 < Tq; i0 += kRows) {
+    const int rows = std::min(kRows, Tq - i0);
+    const T* qr[kRows];
+    T* pr[kRows];
+    T* orow[kRows];
+    block_rows(qr, q, i0, Tq, S.q.ld), block_rows(pr, P, i0, Tq, ldp), block_rows(orow, out, i0, Tq, S.o.ld);
+    Pk x[kRows][NP];
+    rows_times<T, NP>(x, qr, kt, hs, ldp);
+    for (int r = 0; r < kRows; ++r) {  // S = scale q k^T, masked -inf; P = softmax
+      if (r >= rows) break;
+      Pk top = ninf;
+      for (int p = 0; p < NP; ++p) {
+        x[r][p] = padd(pmul(scale, x[r][p]), ploadu<Pk>(bias + p * L));
+        if (S.causal) x[r][p] = pselect(pcmp_lt(pset1<Pk>(T(i0 + r)), plset<Pk>(T(p * L))), ninf, x[r][p]);
+        top = pmax(top, x[r][p]);
+      }
+      const T m = predux_max(top);
+      Pk sum = zero;
+      for (int p = 0; p < NP; ++p) {
+        const Pk masked = pcmp_eq(x[r][p], ninf);
+        x[r][p] =
+            m == -std::numeric_limits<T>::infinity() ? zero : pselect(masked, zero, pexp(psub(x[r][p], pset1<Pk>(m))));
+        sum = padd(sum, x[r][p]);
+      }
+      const T total = predux(sum);
+      for (int p = 0; p < NP; ++p) pstoreu(pr[r] + p * L, total > 0 ? pdiv(x[r][p], pset1<Pk>(total)) : zero);
+    }
+    weighted_rows<T, NV>(orow, rows, true, pr, 1, v, S.causal ? std::min(Tk, i0 + kRows) : Tk, S.kv.ld);
+  }
+}
+
+template <class T, int NP, int NV>
+void backward_head(Operands<T> d, const bool assign[3], T* dS, const T* dO, const T* P, const T* q, const T* k,
+                   const T* v, const Shape& S) {
+  using Pk = Packet<T>;
+  constexpr int L = kLanes<T>;
+  const int Tq = S.Tq(), Tk = S.Tk(), hs = S.q.hs, ldp = S.ldp;
+  const Pk scale = pset1<Pk>(T(1) / std::sqrt(T(hs)));
+  const T* vt = transposed(v, Tk, hs, S.kv.ld, ldp);
+  for (int i0 = 0; i0 < Tq; i0 += kRows) {  // dP = do v^T; dS = scale P (dP - rowsum(dP P)); dq = dS k
+    const int rows = std::min(kRows, Tq - i0);
+    const T* dor[kRows];
+    const T* pr[kRows];
+    T* dsr[kRows];
+    T* dqr[kRows];
+    block_rows(dor, dO, i0, Tq, S.o.ld), block_rows(pr, P, i0, Tq, ldp), block_rows(dsr, dS, i0, Tq, ldp);
+    Pk x[kRows][NP];
+    rows_times<T, NP>(x, dor, vt, hs, ldp);
+    for (int r = 0; r < kRows; ++r) {
+      if (r >= rows) break;
+      Pk dot = pset1<Pk>(T(0));
+      for (int p = 0; p < NP; ++p) dot = pmadd(x[r][p], ploadu<Pk>(pr[r] + p * L), dot);
+      const Pk total = pset1<Pk>(predux(dot));
+      for (int p = 0; p < NP; ++p)
+        pstoreu(dsr[r] + p * L, pmul(pmul(scale, ploadu<Pk>(pr[r] + p * L)), psub(x[r][p], total)));
+    }
+    if (d.q) {
+      block_rows(dqr, d.q, i0, Tq, S.q.ld);
+      weighted_rows<T, NV>(dqr, rows, assign[0], dsr, 1, k, S.causal ? std::min(Tk, i0 + kRows) : Tk, S.kv.ld);
+    }
+  }
+  for (int j0 = 0; j0 < Tk; j0 += kRows) {  // dk = dS^T q, dv = P^T do, kRows keys at a time
+    const int keys = std::min(kRows, Tk - j0), r0 = S.causal ? j0 : 0;
+    const T* wds[kRows];
+    const T* wp[kRows];
+    T* out[kRows];
+    for (int r = 0; r < kRows; ++r) wds[r] = dS + int64_t(r0) * ldp + j0 + r, wp[r] = P + int64_t(r0) * ldp + j0 + r;
+    if (d.k) {
+      block_rows(out, d.k, j0, Tk, S.kv.ld);
+      weighted_rows<T, NV>(out, keys, assign[1], wds, ldp, q + int64_t(r0) * S.q.ld, Tq - r0, S.q.ld);
+    }
+    if (d.v) {
+      block_rows(out, d.v, j0, Tk, S.kv.ld);
+      weighted_rows<T, NV>(out, keys, assign[2], wp, ldp, dO + int64_t(r0) * S.o.ld, Tq - r0, S.o.ld);
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+bool one_pass_fits(int hs, int Tk, double cap) {
+  return cap == 0 && hs % kLanes<T> == 0 && hs <= kMaxVectors * kLanes<T> && Tk <= kMaxVectors * kLanes<T>;
+}
+
+template <class T>
+int one_pass_ldp(int Tk) {
+  return (Tk + kLanes<T> - 1) / kLanes<T> * kLanes<T>;
+}
+
+template <class T>
+void one_pass_forward(T* out, T* P, const T* q, const T* k, const T* v, const float* mask, const Shape& S) {
+  with_vectors(S.ldp / kLanes<T>, [&](auto NP) {
+    with_vectors(S.q.hs / kLanes<T>, [&](auto NV) { forward_head<T, NP, NV>(out, P, q, k, v, mask, S); });
+  });
+}
+
+template <class T>
+void one_pass_backward(Operands<T> d, const bool assign[3], T* dS, const T* dO, const T* P, const T* q, const T* k,
+                       const T* v, const Shape& S) {
+  with_vectors(S.ldp / kLanes<T>, [&](auto NP) {
+    with_vectors(S.q.hs / kLanes<T>, [&](auto NV) { backward_head<T, NP, NV>(d, assign, dS, dO, P, q, k, v, S); });
+  });
+}
+
+#define NT_INSTANTIATE(T)                                                                                           \
+  template bool one_pass_fits<T>(int, int, double);                                                                 \
+  template int one_pass_ldp<T>(int);                                                                                \
+  template void one_pass_forward(T*, T*, const T*, const T*, const T*, const float*, const Shape&);                 \
+  template void one_pass_backward(Operands<T>, const bool[3], T*, const T*, const T*, const T*, const T*, const T*, \
+                                  const Shape&);
+NT_INSTANTIATE(float)
+NT_INSTANTIATE(double)
+
+}  // namespace nt::heads
