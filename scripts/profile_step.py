@@ -25,7 +25,7 @@ STEPS = {"lm-small": (5, 25), "lm-deep18": (10, 50), "encdec-deep12": (5, 30), "
 PARTS = [
     ("products", r"\bblock<\d+, ?\d+>|\(anonymous namespace\)::pack\b|transpose_floats|gemm|openblas|sgemm_|"
                  r"Eigen::internal::gebp|gemm_pack|general_matrix_matrix|\blinear<|linear_backward|linear_forward"),
-    ("attention", r"attention|softmax|merge_heads|split_heads|permute_heads|causal_mask"),
+    ("attention", r"attention|softmax|merge_heads|split_heads|permute_heads|causal_mask|nt::heads::"),
     ("norms", r"layernorm|rmsnorm|prmsnorm|scalenorm|batchnorm|deepnorm|dyt|weightnorm|RowNorm|norm_site"),
     ("optimizer", r"OptimizerState|global_norm|clip_to_norm|adam|schedule"),
     ("elementwise", r"bias|activation|gelu|relu|tanh|residual|gru|lstm|cross_entropy|embedding|expf|logf|"
