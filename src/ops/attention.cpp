@@ -10,7 +10,8 @@
 //             dS  = P * (dP - rowsum(dP * P))            (softmax backward; 0 where P is 0)
 //             dS *= 1 - t^2                               (with a soft cap)
 //             dq += s dS k,   dk += s dS^T q
-// Forward keeps P (B*NH, Tq, Tk) for backward, plus a (B*NH, Tq, Tk) scratch for dP/dS. A masked
+// Forward keeps P (B*NH, Tq, Tk) for backward, plus a (B*NH, Tq, Tk) scratch for dP/dS (the one-pass
+// path: a head's dS in a buffer of the thread, which stays in its caches). A masked
 // key has P = 0 in every row, so the backward needs no mask of its own.
 //
 // Each += of backward is = where the node writes that gradient first (core/graph.h); every
@@ -127,13 +128,13 @@ void attention_backward(Operands<T> d, const bool assign[3], T* scratch, const T
   for (int bh = 0; bh < Lq.B * Lq.NH; ++bh) {
     const T *q = in.q + Lq.at(bh), *k = in.k + Lk.at(bh), *v = in.v + Lk.at(bh), *dO = dout + Lo.at(bh);
     const T* Pb = P + bh * square;
-    T* dS = scratch + bh * square;
     if (one_pass) {
       const Operands<T> dh{d.q ? d.q + Lq.at(bh) : nullptr, d.k ? d.k + Lk.at(bh) : nullptr,
                            d.v ? d.v + Lk.at(bh) : nullptr};
-      heads::one_pass_backward(dh, assign, dS, dO, Pb, q, k, v, S);
+      heads::one_pass_backward(dh, assign, dO, Pb, q, k, v, S);
       continue;
     }
+    T* dS = scratch + bh * square;
     const T* vt = transposed(v, Tk, hs, Lk.ld, Tk);
     for (int r0 = 0; r0 < Tq; r0 += kBlock) {  // dP = do v^T, then dS, by row blocks
       const int r1 = std::min(Tq, r0 + kBlock), rows = r1 - r0, cols = S.cols(r1);
@@ -196,7 +197,9 @@ Tensor<T> attention(Graph<T>& g, Operands<const T> in, Operands<T> d, const int 
   attention_forward(o.data, P, th, in, S);
   if (o.grad)
     g.record(attention_backward_node<T>,
-             AttentionContext<T>{in, d, {slot[0], slot[1], slot[2]}, o, P, th, g.buffer(squares), S}, grads);
+             AttentionContext<T>{in, d, {slot[0], slot[1], slot[2]}, o, P, th,
+                                 S.ldp == S.Tk() ? g.buffer(squares) : nullptr, S},
+             grads);
   return o;
 }
 

@@ -63,11 +63,11 @@ template <class T>
 int one_pass_ldp(int Tk);
 
 // A head's o and P (rows S.ldp apart), and its backward: the gradients (each = or += as assign
-// says; nullptr: none) and dS (scratch, as P). q, k, v, o, P, dS at the head's first row.
+// says; nullptr: none). q, k, v, o, P at the head's first row.
 template <class T>
 void one_pass_forward(T* o, T* P, const T* q, const T* k, const T* v, const float* key_mask, const Shape& S);
 template <class T>
-void one_pass_backward(Operands<T> d, const bool assign[3], T* dS, const T* dO, const T* P, const T* q, const T* k,
+void one_pass_backward(Operands<T> d, const bool assign[3], const T* dO, const T* P, const T* q, const T* k,
                        const T* v, const Shape& S);
 
 }  // namespace nt::heads

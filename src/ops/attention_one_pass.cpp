@@ -152,13 +152,16 @@ void forward_head(T* out, T* P, const T* q, const T* k, const T* v, const float*
 }
 
 template <class T, int NP, int NV>
-void backward_head(Operands<T> d, const bool assign[3], T* dS, const T* dO, const T* P, const T* q, const T* k,
-                   const T* v, const Shape& S) {
+void backward_head(Operands<T> d, const bool assign[3], const T* dO, const T* P, const T* q, const T* k, const T* v,
+                   const Shape& S) {
   using Pk = Packet<T>;
   constexpr int L = kLanes<T>;
   const int Tq = S.Tq(), Tk = S.Tk(), hs = S.q.hs, ldp = S.ldp;
   const Pk scale = pset1<Pk>(T(1) / std::sqrt(T(hs)));
   const T* vt = transposed(v, Tk, hs, S.kv.ld, ldp);
+  thread_local std::vector<T> scratch;  // the head's dS (Tq, ldp): at most 64 x 64 floats, in the caches
+  if (scratch.size() < std::size_t(Tq) * ldp) scratch.resize(std::size_t(Tq) * ldp);
+  T* dS = scratch.data();
   for (int i0 = 0; i0 < Tq; i0 += kRows) {  // dP = do v^T; dS = scale P (dP - rowsum(dP P)); dq = dS k
     const int rows = std::min(kRows, Tq - i0);
     const T* dor[kRows];
@@ -218,10 +221,10 @@ void one_pass_forward(T* out, T* P, const T* q, const T* k, const T* v, const fl
 }
 
 template <class T>
-void one_pass_backward(Operands<T> d, const bool assign[3], T* dS, const T* dO, const T* P, const T* q, const T* k,
-                       const T* v, const Shape& S) {
+void one_pass_backward(Operands<T> d, const bool assign[3], const T* dO, const T* P, const T* q, const T* k, const T* v,
+                       const Shape& S) {
   with_vectors(S.ldp / kLanes<T>, [&](auto NP) {
-    with_vectors(S.q.hs / kLanes<T>, [&](auto NV) { backward_head<T, NP, NV>(d, assign, dS, dO, P, q, k, v, S); });
+    with_vectors(S.q.hs / kLanes<T>, [&](auto NV) { backward_head<T, NP, NV>(d, assign, dO, P, q, k, v, S); });
   });
 }
 
@@ -229,7 +232,7 @@ void one_pass_backward(Operands<T> d, const bool assign[3], T* dS, const T* dO, 
   template bool one_pass_fits<T>(int, int, double);                                                                 \
   template int one_pass_ldp<T>(int);                                                                                \
   template void one_pass_forward(T*, T*, const T*, const T*, const T*, const float*, const Shape&);                 \
-  template void one_pass_backward(Operands<T>, const bool[3], T*, const T*, const T*, const T*, const T*, const T*, \
+  template void one_pass_backward(Operands<T>, const bool[3], const T*, const T*, const T*, const T*, const T*,     \
                                   const Shape&);
 NT_INSTANTIATE(float)
 NT_INSTANTIATE(double)
