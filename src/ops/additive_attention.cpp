@@ -56,14 +56,30 @@ void additive_attention_backward_node(const void* p, unsigned first) {
         else if (real) dval += c.alpha[r] * dy;
         else if (fval) dval.setZero();
       }
-      const T de = real ? c.alpha[r] * (dalpha[j] - weighted) : T(0);
-      const CVecMap<T> a(c.a + r * D, D);
-      const CVecMap<T> v(c.v.data, D);
-      if (c.keys.grad) put(fk, VecMap<T>(c.keys.grad + r * D, D), de * v * (T(1) - a * a));
-      if (real) {
-        VecMap<T>(dq.data(), D) += de * v * (T(1) - a * a);
-        VecMap<T>(dv.data(), D) += de * a;
+      T* dk = c.keys.grad ? c.keys.grad + r * D : nullptr;
+      if (!real) {  // dz = 0
+        if (dk && fk) std::fill_n(dk, D, T(0));
+        continue;
       }
+      // one pass over the D features: dz = de v (1 - a^2) into dkeys and dquery, de a into dv
+      const T de = c.alpha[r] * (dalpha[j] - weighted);
+      const T* a = c.a + r * D;
+      T *q = dq.data(), *v = dv.data();
+      if (dk && fk)
+        for (int d = 0; d < D; ++d) {
+          const T dz = de * c.v.data[d] * (T(1) - a[d] * a[d]);
+          dk[d] = dz, q[d] += dz, v[d] += de * a[d];
+        }
+      else if (dk)
+        for (int d = 0; d < D; ++d) {
+          const T dz = de * c.v.data[d] * (T(1) - a[d] * a[d]);
+          dk[d] += dz, q[d] += dz, v[d] += de * a[d];
+        }
+      else
+        for (int d = 0; d < D; ++d) {
+          const T dz = de * c.v.data[d] * (T(1) - a[d] * a[d]);
+          q[d] += dz, v[d] += de * a[d];
+        }
     }
     if (c.query.grad) put(fq, VecMap<T>(c.query.grad + int64_t(b) * D, D), CVecMap<T>(dq.data(), D));
   }
