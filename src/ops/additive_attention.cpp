@@ -6,7 +6,7 @@
 //   alpha = softmax_j(e)                  masked keys: alpha_j = 0
 //   y_b = sum_j alpha_j values_j          values (B*S, C) -> y (B, C)
 //
-// Forward keeps a (B*S, D) and alpha (B*S) for backward:
+// Forward keeps a (B*S, D; the rows of masked keys unwritten) and alpha (B*S) for backward:
 //   dalpha_j = dy_b . values_j;  de_j = alpha_j (dalpha_j - sum_k alpha_k dalpha_k)
 //   dvalues_j = alpha_j dy_b;    dz_j = de_j v (1 - a_j^2)
 //   dkeys_j = dz_j;  dquery_b = sum_j dz_j;  dv = sum_{b,j} de_j a_j
@@ -105,8 +105,7 @@ Tensor<T> additive_attention(Graph<T>& g, Tensor<T> keys, Tensor<T> query, Tenso
     for (int j = 0; j < S; ++j) {
       const int64_t r = int64_t(b) * S + j;
       VecMap<T> ar(a + r * D, D);
-      if (key_mask[r] == 0.0f) {
-        if (grad) ar.setZero();
+      if (key_mask[r] == 0.0f) {  // its row of a is never read
         alpha[r] = T(0);
         continue;
       }
