@@ -65,21 +65,11 @@ void additive_attention_backward_node(const void* p, unsigned first) {
       const T de = c.alpha[r] * (dalpha[j] - weighted);
       const T* a = c.a + r * D;
       T *q = dq.data(), *v = dv.data();
-      if (dk && fk)
-        for (int d = 0; d < D; ++d) {
-          const T dz = de * c.v.data[d] * (T(1) - a[d] * a[d]);
-          dk[d] = dz, q[d] += dz, v[d] += de * a[d];
-        }
-      else if (dk)
-        for (int d = 0; d < D; ++d) {
-          const T dz = de * c.v.data[d] * (T(1) - a[d] * a[d]);
-          dk[d] += dz, q[d] += dz, v[d] += de * a[d];
-        }
-      else
-        for (int d = 0; d < D; ++d) {
-          const T dz = de * c.v.data[d] * (T(1) - a[d] * a[d]);
-          q[d] += dz, v[d] += de * a[d];
-        }
+      for (int d = 0; d < D; ++d) {
+        const T dz = de * c.v.data[d] * (T(1) - a[d] * a[d]);
+        if (dk) dk[d] = fk ? dz : dk[d] + dz;
+        q[d] += dz, v[d] += de * a[d];
+      }
     }
     if (c.query.grad) put(fq, VecMap<T>(c.query.grad + int64_t(b) * D, D), CVecMap<T>(dq.data(), D));
   }

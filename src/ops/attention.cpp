@@ -198,7 +198,7 @@ Tensor<T> attention(Graph<T>& g, Operands<const T> in, Operands<T> d, const int 
   if (o.grad)
     g.record(attention_backward_node<T>,
              AttentionContext<T>{in, d, {slot[0], slot[1], slot[2]}, o, P, th,
-                                 S.ldp == S.Tk() ? g.buffer(squares) : nullptr, S},
+                                 heads::one_pass_fits<T>(S) ? nullptr : g.buffer(squares), S},
              grads);
   return o;
 }
