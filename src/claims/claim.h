@@ -24,6 +24,7 @@
 namespace nt {
 
 struct RunConfig;
+class Slots;
 
 struct ClaimContext {
   std::string out;         // this claim's directory inside the report directory
@@ -44,6 +45,11 @@ struct ClaimContext {
   // the claim's result then means nothing until a later `reproduce --collect` finds every sweep done.
   const SlurmOptions* slurm = nullptr;
   std::vector<std::string>* pending = nullptr;
+  // Run by a reproduction beside other claims: every training run (a sweep's process, an
+  // in-process session) holds one of these slots, asked for at this priority (the claim's place in
+  // the registry: earlier claims first). Null: ctx.jobs of the claim's own.
+  Slots* slots = nullptr;
+  int priority = 0;
 };
 
 // One run of a setting: a `normtool run` of a sweep read back (metrics.jsonl, summary.json), or
@@ -166,6 +172,7 @@ struct Claim {
   ClaimResult (*run)(const ClaimContext&) = nullptr;
   std::string criterion = {}, setup = {};
   bool exact = false;  // computed directly, no training and no seeds
+  bool alone = false;  // measures time: its function runs with every slot of the reproduction held
   // The seed papers' claims as first listed (E1-E8, C1-C13, P1), which `reproduce core` runs within
   // the local budget (docs/claims.md); the rest, `reproduce extra` (the notes' open claims, C14 on,
   // and those of the literature after the seed papers), run beside them or on Slurm.

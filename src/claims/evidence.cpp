@@ -79,7 +79,7 @@ std::vector<std::vector<RunRecord>> sweep_runs(const ClaimContext& ctx, const st
     index.push_back(s);
   }
   if (local.empty()) return runs;
-  const auto done = run_sweeps(local, ctx.jobs, ctx.binary, /*quiet=*/true);
+  const auto done = run_sweeps(local, ctx.jobs, ctx.binary, /*quiet=*/true, {ctx.slots, ctx.priority});
   for (std::size_t k = 0; k < local.size(); ++k)
     for (const SweepJob& j : done[k]) {
       if (j.status != "completed" && j.status != "diverged")
@@ -88,11 +88,6 @@ std::vector<std::vector<RunRecord>> sweep_runs(const ClaimContext& ctx, const st
       runs[index[k]].push_back(record_of(j));
     }
   return runs;
-}
-
-std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& name, const std::string& config,
-                                  const std::vector<std::string>& fixed, const std::vector<std::string>& axes) {
-  return sweep_runs(ctx, {SweepRequest{name, config, fixed, axes}}).front();
 }
 
 std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs,

@@ -24,12 +24,10 @@ struct SweepRequest {
   std::string out = {};
 };
 
-// Runs the sweeps (resumable) with all their jobs in one pool of ctx.jobs processes
-// (sweep/sweep.h: run_sweeps), and reads every job back, one vector per sweep in the order given.
-// Throws when a job failed to run.
+// Runs the sweeps (resumable) with all their jobs in one pool of ctx.jobs processes, or on the
+// reproduction's slots when ctx.slots is set (sweep/sweep.h: run_sweeps), and reads every job
+// back, one vector per sweep in the order given. Throws when a job failed to run.
 std::vector<std::vector<RunRecord>> sweep_runs(const ClaimContext& ctx, const std::vector<SweepRequest>& sweeps);
-std::vector<RunRecord> sweep_runs(const ClaimContext& ctx, const std::string& name, const std::string& config,
-                                  const std::vector<std::string>& fixed, const std::vector<std::string>& axes);
 
 // The runs whose overrides match all of `where` (key -> value), in the order of their seeds.
 std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs,

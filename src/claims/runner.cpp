@@ -7,6 +7,7 @@
 
 #include "claims/evidence.h"
 #include "io/paths.h"
+#include "sweep/slots.h"
 #include "sweep/sweep.h"
 
 namespace nt {
@@ -65,6 +66,8 @@ std::vector<RunRecord> session_runs(const Setting& s, const ClaimContext& ctx, S
       todo.push_back(i);
   }
   parallel_tasks(ctx.jobs, int(todo.size()), [&](int k) {
+    const SlotHold slot(ctx.slots, ctx.priority, 1);
+    if (!slot.granted()) throw std::runtime_error("stopped before its runs ended (SIGINT or SIGTERM)");
     const SweepJob& j = jobs[todo[std::size_t(k)]];
     RunRecord& r = runs[todo[std::size_t(k)]];
     for (const auto& [key, v] : j.overrides) r.overrides[key] = v;
@@ -179,7 +182,13 @@ std::vector<int> claim_seeds(const Claim& c, bool quick, const Rules& rules) {
 }
 
 ClaimResult reproduce_claim(const Claim& c, const ClaimContext& ctx) {
-  if (c.run) return c.run(ctx);
+  if (c.run) {  // in this thread: one slot, or every slot for a timing
+    const SlotHold slots(ctx.slots, ctx.priority, c.alone && ctx.slots ? ctx.slots->size() : 1);
+    if (!slots.granted()) throw std::runtime_error("stopped before it ran (SIGINT or SIGTERM)");
+    ClaimContext own = ctx;
+    own.slots = nullptr;  // held already
+    return c.run(own);
+  }
   const std::vector<int> looks = looks_for(ctx.rules, int(ctx.seeds.size()));
   const double confidence = look_confidence(ctx.rules, int(ctx.seeds.size()));
   SessionCache cache;

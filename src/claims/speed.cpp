@@ -230,7 +230,8 @@ std::vector<Claim> speed_claims() {
                 "(the paper's RNNSearch: gettext-de, synthetic-seq2seq where the catalogs are missing), with "
                 "model.norm.impl composite or fused. Every per-row norm takes part (LayerNorm, RMSNorm, pRMSNorm), and "
                 "the steps also without a norm (the norm's share of a step: 1 - none / LayerNorm); 50 rounds (quick "
-                "15) after 3 warm-up rounds, each round timing every norm in turn."},
+                "15) after 3 warm-up rounds, each round timing every norm in turn.",
+       .alone = true},
   };
 }
 

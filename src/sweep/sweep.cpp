@@ -1,22 +1,13 @@
 #include "sweep/sweep.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/file.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
-#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -27,6 +18,8 @@
 #include "io/files.h"
 #include "io/json_file.h"
 #include "io/run_files.h"
+#include "sweep/processes.h"
+#include "sweep/slots.h"
 #include "sweep/slurm.h"
 #include "train/checkpoint.h"
 #include "model/shape.h"
@@ -38,9 +31,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-extern "C" void on_sweep_interrupt(int) { g_stop = true; }
 
 std::string status_of(const fs::path& dir) {
   const json s = read_summary(dir.string());
@@ -71,44 +61,6 @@ bool reusable(const SweepJob& job, const std::string& status) {
 
 // A checkpoint of this job's config that a run can resume.
 bool resumable(const SweepJob& job) { return has_checkpoint(job.dir) && of_this_config(job); }
-
-// Starts `binary run ...` for one job (`run --resume` when `resume`) with stdout and stderr in its
-// log; returns the pid. The job dies with the sweep.
-pid_t launch(const SweepSpec& spec, const SweepJob& job, bool resume, const std::string& binary, const fs::path& log) {
-  std::vector<std::string> args{binary, "run"};
-  if (resume) {
-    args.insert(args.end(), {"--resume", job.dir});
-  } else {
-    if (!spec.config.empty()) args.insert(args.end(), {"--config", spec.config});
-    for (const auto& o : job_overrides(spec, job)) args.insert(args.end(), {"--set", o});
-    args.insert(args.end(), {"--out", job.dir});
-  }
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("sweep: fork failed: {}", std::strerror(errno)));
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(1);  // the sweep died before prctl
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    // a resumed job's log goes on; a new job's starts afresh; never through a link of either kind
-    int fd = open_for_writing(log.string(), O_WRONLY | O_CREAT | O_APPEND, /*fresh=*/!resume);
-    if (fd < 0 && resume) fd = open_for_writing(log.string(), O_WRONLY, /*fresh=*/true);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      if (fd > 2) close(fd);  // when it was 1 or 2 (a sweep started with either closed), it is the log now
-      else fcntl(fd, F_SETFD, 0);  // ...and must outlive the exec
-    }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
-    _exit(127);
-  }
-  return pid;
-}
 
 }  // namespace
 
@@ -203,13 +155,6 @@ void write_sweep_json(const std::string& dir, const json& doc) {
   write_file_atomically((fs::path(dir) / "sweep.json").string(), doc.dump(2) + "\n");
 }
 
-// A job left to run.
-struct Pending {
-  int sweep, job;
-  bool resume;
-  double work;
-};
-
 // Plans every job: a finished one is kept, the others are queued, the most work first (a stable
 // sort: equal jobs in grid order). A half-done job, or another config's, starts over: its
 // directory is removed, once no job is found busy.
@@ -235,75 +180,35 @@ std::vector<Pending> plan_jobs(const std::vector<SweepSpec>& specs, std::vector<
   return queue;
 }
 
-// While it lives, SIGINT and SIGTERM set g_stop (no SA_RESTART: waitpid returns to see the stop);
-// then the handlers before it come back.
-class StopOnSignals {
+// Sweeps of this process in one directory take turns (the flock of <out>/.lock refuses a second
+// one, which is right between processes): the claims of a reproduction that share runs wait for
+// each other, and the later one finds the jobs done. Held in the order of the paths, so two
+// sweeps over several directories never wait for each other both.
+class DirectoryTurns {
  public:
-  StopOnSignals() {
-    g_stop = false;
-    struct sigaction sa {};
-    sa.sa_handler = on_sweep_interrupt;
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
+  explicit DirectoryTurns(const std::vector<SweepSpec>& specs) {
+    std::set<std::string> dirs;
+    for (const SweepSpec& spec : specs) dirs.insert(fs::weakly_canonical(fs::absolute(spec.out)).string());
+    for (const std::string& dir : dirs) held_.emplace_back(mutex_of(dir));
   }
-  ~StopOnSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
 
  private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
-
-// Runs the queue, `parallel` jobs at a time, each sweep's sweep.json rewritten as its jobs end. A
-// SIGINT or SIGTERM stops the launching and is passed on to the running jobs, which are waited for.
-void run_queue(const std::vector<SweepSpec>& specs, std::vector<std::vector<SweepJob>>& jobs,
-               const std::vector<Pending>& queue, int parallel, const std::string& binary, bool quiet) {
-  StopOnSignals stop;
-  std::map<pid_t, std::pair<int, int>> running;  // pid -> (sweep, job)
-  WorkProgress progress("sweep", "jobs", int(queue.size()));  // io/console.h: redrawn on a terminal
-  int finished = 0;
-  if (!quiet && !queue.empty()) progress.update(0);
-  bool forwarded = false;
-  auto reap_one = [&] {
-    if (g_stop && !forwarded) {  // a SIGTERM to the sweep alone reaches its jobs too
-      for (const auto& [pid, index] : running) kill(pid, SIGTERM);
-      forwarded = true;
-    }
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid <= 0) return;
-    const auto [s, index] = running.at(pid);
-    SweepJob& j = jobs[s][index];
-    running.erase(pid);
-    j.status = status_of(j.dir);
-    if (j.status.empty() || j.status == "running") j.status = "failed";
-    ++finished;
-    if (!quiet) progress.message(fmt::format("#{} : {} -> {}", j.index, j.label(), j.status));
-    if (!quiet) progress.update(finished);
-    write_sweep_json(specs[s].out, sweep_json(specs[s], jobs[s]));
-  };
-  for (const Pending& p : queue) {
-    if (g_stop) break;
-    while (int(running.size()) >= std::max(1, parallel)) reap_one();
-    if (g_stop) break;
-    const SweepJob& j = jobs[p.sweep][p.job];
-    const pid_t pid = launch(specs[p.sweep], j, p.resume, binary,
-                             fs::path(specs[p.sweep].out) / "logs" / (std::to_string(j.index) + ".log"));
-    running[pid] = {p.sweep, p.job};
-    jobs[p.sweep][p.job].status = "running";
+  static std::mutex& mutex_of(const std::string& dir) {
+    static std::mutex lock;
+    static std::map<std::string, std::mutex> turns;  // nodes stay where they are
+    std::lock_guard<std::mutex> hold(lock);
+    return turns[dir];
   }
-  while (!running.empty()) reap_one();
-  if (!quiet) progress.finish();
-}
+  std::vector<std::unique_lock<std::mutex>> held_;
+};
 
 }  // namespace
 
 std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& specs, int parallel,
-                                              const std::string& binary, bool quiet) {
+                                              const std::string& binary, bool quiet, SlotShare share) {
+  Slots own(parallel);
+  if (!share.slots) share.slots = &own;
+  const DirectoryTurns turns(specs);
   std::vector<std::vector<SweepJob>> jobs;
   std::vector<std::unique_ptr<DirectoryLock>> locks;
   for (const SweepSpec& spec : specs) {
@@ -314,7 +219,8 @@ std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& spec
   // the grid's record before the first job starts, kept current as jobs end: a sweep killed at
   // any moment leaves a sweep.json that --status and a rerun read
   for (std::size_t s = 0; s < specs.size(); ++s) write_sweep_json(specs[s].out, sweep_json(specs[s], jobs[s]));
-  run_queue(specs, jobs, queue, parallel, binary, quiet);
+  run_queue(specs, jobs, queue, share, binary, quiet,
+            [&](int s) { write_sweep_json(specs[s].out, sweep_json(specs[s], jobs[s])); });
   for (std::size_t s = 0; s < specs.size(); ++s) {
     for (SweepJob& j : jobs[s])
       if (j.status.empty() || j.status == "pending") j.status = "not run";

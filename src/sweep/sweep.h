@@ -27,6 +27,7 @@ namespace nt {
 struct RunConfig;
 struct Table;
 struct SlurmOptions;
+class Slots;
 
 struct SweepAxis {
   std::string key;
@@ -73,12 +74,21 @@ std::vector<std::string> job_overrides(const SweepSpec& spec, const SweepJob& jo
 // Stops launching on SIGINT and returns what ran.
 std::vector<SweepJob> run_sweep(const SweepSpec& spec, const std::string& binary, bool quiet = false);
 
+// Where a sweep's jobs get their slots (sweep/slots.h): `parallel` of their own when `slots` is
+// null, else a pool shared with other sweeps and runs (a reproduction's claims), at `priority`.
+struct SlotShare {
+  Slots* slots = nullptr;
+  int priority = 0;
+};
+
 // The jobs of several sweeps (each in its own directory, locked, with its sweep.json) in one pool
 // of `parallel` processes, so that no core waits for the end of one sweep before the next starts.
 // The jobs start in order of their estimated work, the most first: a long job started last would
 // keep one core busy while the others idle. Returns each sweep's jobs, in the order of `specs`.
+// Threads may run sweeps at once: in a directory another thread's sweep holds, this one waits
+// for it to end (and then finds its jobs done).
 std::vector<std::vector<SweepJob>> run_sweeps(const std::vector<SweepSpec>& specs, int parallel,
-                                              const std::string& binary, bool quiet = false);
+                                              const std::string& binary, bool quiet = false, SlotShare share = {});
 
 // What a sweep does with a job: keep its result (completed or diverged, of this config), resume
 // it from its checkpoint (of this config), or run it afresh (its directory removed first). plan_job
