@@ -61,8 +61,10 @@ pid_t launch(const SweepSpec& spec, const SweepJob& job, bool resume, const std:
     if (fd >= 0) {
       dup2(fd, 1);
       dup2(fd, 2);
-      if (fd > 2) close(fd);  // when it was 1 or 2 (a sweep started with either closed), it is the log now
-      else fcntl(fd, F_SETFD, 0);  // ...and must outlive the exec
+      if (fd > 2)
+        close(fd);  // when it was 1 or 2 (a sweep started with either closed), it is the log now
+      else
+        fcntl(fd, F_SETFD, 0);  // ...and must outlive the exec
     }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

@@ -32,9 +32,9 @@ class Slots {
   using Ticket = std::uint64_t;
   // A request for `count` slots (at most size()), queued until granted, cancelled or returned.
   Ticket ask(int priority, int count);
-  bool try_take(Ticket t);  // granted now (then held until give_back), else it stays queued
-  bool take(Ticket t);      // waits until granted; false when stop() came first (then cancelled)
-  void cancel(Ticket t);    // a queued request withdrawn
+  bool try_take(Ticket t);   // granted now (then held until give_back), else it stays queued
+  bool take(Ticket t);       // waits until granted; false when stop() came first (then cancelled)
+  void cancel(Ticket t);     // a queued request withdrawn
   void give_back(Ticket t);  // a granted request's slots returned, its time counted
 
   // From now on nothing is granted: a stopping reproduction's waiting runs give up.
