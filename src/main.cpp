@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +49,7 @@ int finish(int code) { return stdout_written() || code != 0 ? code : 1; }
 int main(int argc, char** argv) {
   nt::open_closed_standard_streams();  // before any other file can take fd 0, 1 or 2
   nt::ignore_pipe_and_file_size_signals();  // a closed pipe or ulimit -f: a failed write, not a killed process
+  std::signal(SIGCHLD, SIG_DFL);  // a parent that ignored it would take our children's exits from us
   // OpenMP's wait policy and OpenBLAS's kernels are read when the libraries load (core/threads.h):
   // when they need setting, run again with them; on failure, go on as is.
   if (nt::tune_math_environment()) execv("/proc/self/exe", argv);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -136,6 +137,23 @@ TEST(Sweep, ThreadsSweepingOneDirectoryTakeTurns) {
   // exactly one of the two ran the jobs; the other held no slot
   EXPECT_TRUE((slots.busy_seconds(0) > 0) != (slots.busy_seconds(1) > 0))
       << slots.busy_seconds(0) << " " << slots.busy_seconds(1);
+}
+
+// Ctrl-C to a reproduction: every claim stops, the jobs running checkpoint, the process exits 130
+// without a report or a result for the unfinished claim; the same command resumes and completes.
+TEST(ReproduceCli, ASignalStopsTheClaimsExits130AndTheSameCommandResumes) {
+  TempDir d;
+  const std::string cmd = "reproduce C5 --quick --out " + d.str();
+  // the signal once a job has started (within 60 s)
+  const auto stopped = run_normtool(cmd + " >/dev/null 2>&1 & pid=$!; for i in $(seq 3000); do ls " + d.str() +
+                                    "/mlp-batch-runs/*/seed-*/*/metrics.jsonl >/dev/null 2>&1 && break; sleep 0.02; "
+                                    "done; kill -INT $pid; wait $pid");
+  EXPECT_EQ(stopped.exit_code, 130) << stopped.output;
+  EXPECT_FALSE(std::filesystem::exists(d / "REPORT.md"));
+  EXPECT_FALSE(std::filesystem::exists(d / "C5-batchnorm-train-vs-eval/result.json"));
+  const auto again = run_normtool(cmd);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(read_json(d / "C5-batchnorm-train-vs-eval/result.json")["verdict"], "PASS");
 }
 
 }  // namespace

@@ -46,8 +46,8 @@ struct ClaimContext {
   const SlurmOptions* slurm = nullptr;
   std::vector<std::string>* pending = nullptr;
   // Run by a reproduction beside other claims: every training run (a sweep's process, an
-  // in-process session) holds one of these slots, asked for at this priority (the claim's place in
-  // the registry: earlier claims first). Null: ctx.jobs of the claim's own.
+  // in-process session) and every look's judging holds one of these slots, asked for at this
+  // priority (the claim's place in the reproduction's order: earlier first). Null: ctx.jobs of its own.
   Slots* slots = nullptr;
   int priority = 0;
 };

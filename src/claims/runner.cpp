@@ -197,6 +197,9 @@ ClaimResult reproduce_claim(const Claim& c, const ClaimContext& ctx) {
     at.seeds.resize(std::size_t(n));
     const Evidence ev = gather(c, at, cache);
     if (ctx.pending && !ctx.pending->empty()) return {};  // on Slurm, still running: the result means nothing yet
+    // judging reads and evaluates runs (checkpoints, plots): machine time, on a slot like a run's
+    const SlotHold judging(ctx.slots, ctx.priority, 1);
+    if (!judging.granted()) throw std::runtime_error("stopped before it was judged (SIGINT or SIGTERM)");
     ClaimResult r = judge(c, ev, ctx.rules, confidence);
     if (r.verdict == ClaimVerdict::pass || r.verdict == ClaimVerdict::fail || n == looks.back()) {
       draw(c, ev, r);

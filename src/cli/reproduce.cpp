@@ -2,7 +2,8 @@
 // verdicts.json, the plots and the runs). Claims run side by side on --jobs slots, and a timing claim (C3)
 // with the machine to itself. --launcher slurm submits them to Slurm instead and --collect DIR assembles the
 // report once they ran. Exit status 0 when every claim ran, whatever its verdict (or was
-// submitted); 1 when an experiment failed to run; 2 on bad usage; 75 (--collect) while pending.
+// submitted); 1 when an experiment failed to run; 2 on bad usage; 75 (--collect) while pending;
+// 130 when a SIGINT or SIGTERM stopped it (stop_here).
 #include "cli/reproduce.h"
 #include "cli/reproduce_claims.h"
 
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <thread>
 #include <fmt/ranges.h>
 #include <sstream>
 #include <optional>
@@ -27,6 +29,7 @@
 #include "io/console.h"
 #include "io/files.h"
 #include "io/paths.h"
+#include "sweep/processes.h"
 #include "sweep/slots.h"
 #include "sweep/slurm.h"
 
@@ -53,7 +56,8 @@ Outcome run_claim(const Claim& c, const std::string& out, const std::string& bin
   }
   o.result.seconds = slots ? slots->busy_seconds(priority) / slots->size()
                            : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (o.pending.empty()) save_result(ctx.out, o.result);
+  const bool stopped = !o.result.ran && slots && slots->stopped();  // a result from before stays
+  if (o.pending.empty() && !stopped) save_result(ctx.out, o.result);
   return o;
 }
 
@@ -138,11 +142,25 @@ int sync_docs() {
   return 0;
 }
 
+// A SIGINT or SIGTERM to a reproduction: no slot is granted any more, the sweeps pass it on to
+// their jobs, which checkpoint, and once they have ended the process exits 130. The claims that
+// ended before are saved; those still running (in-process sessions too) are left, their earlier
+// results and the report as they were: the same command again resumes.
+[[noreturn]] void stop_here(Slots& slots) {
+  slots.stop();
+  while (running_jobs() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  eprint("\nreproduce: interrupted; the runs in progress checkpointed and the claims that ended are saved: run the "
+         "same command again to resume\n");
+  std::fflush(stdout);
+  std::_Exit(130);
+}
+
 // The claims run here side by side, each in a thread, every training run on one of --jobs slots
 // granted in the claims' order (sweep/slots.h): a core that one claim leaves idle (the last odd
 // run of a look, a run extended alone) goes to the claims after it, and a timing claim (C3) waits
 // for the machine to itself. Printed in their order as they end, then the report.
 int run_here(const std::vector<const Claim*>& chosen, const std::string& out, const Settings& how) {
+  const StopOnSignals signals;  // from here to the end: a SIGINT or SIGTERM stops every claim (stop_here)
   int failed = 0;
   const auto t0 = std::chrono::steady_clock::now();
   Slots slots(how.jobs);
@@ -155,6 +173,8 @@ int run_here(const std::vector<const Claim*>& chosen, const std::string& out, co
   WorkProgress progress("reproduce", "claims", int(chosen.size()));
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     progress.update(int(i), "running " + std::string(chosen[i]->id));
+    while (outcomes[i].wait_for(std::chrono::milliseconds(100)) != std::future_status::ready)
+      if (stop_requested()) stop_here(slots);
     Outcome r;
     try {
       r = outcomes[i].get();

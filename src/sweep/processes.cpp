@@ -33,6 +33,12 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 extern "C" void on_sweep_interrupt(int) { g_stop = true; }
+std::atomic<int> g_jobs{0};  // the jobs of every sweep of this process now running
+
+std::mutex g_signals_lock;
+int g_signals_live = 0;
+struct sigaction g_old_int {};
+struct sigaction g_old_term {};
 
 // Starts `binary run ...` for one job (`run --resume` when `resume`) with stdout and stderr in its
 // log; returns the pid. The job dies with the sweep: with the thread that started it, in fact
@@ -46,6 +52,10 @@ pid_t launch(const SweepSpec& spec, const SweepJob& job, bool resume, const std:
     for (const auto& o : job_overrides(spec, job)) args.insert(args.end(), {"--set", o});
     args.insert(args.end(), {"--out", job.dir});
   }
+  std::vector<char*> argv;  // built before the fork: the child of a threaded parent only execs
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string log_path = log.string();
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(fmt::format("sweep: fork failed: {}", std::strerror(errno)));
@@ -56,8 +66,8 @@ pid_t launch(const SweepSpec& spec, const SweepJob& job, bool resume, const std:
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     // a resumed job's log goes on; a new job's starts afresh; never through a link of either kind
-    int fd = open_for_writing(log.string(), O_WRONLY | O_CREAT | O_APPEND, /*fresh=*/!resume);
-    if (fd < 0 && resume) fd = open_for_writing(log.string(), O_WRONLY, /*fresh=*/true);
+    int fd = open_for_writing(log_path, O_WRONLY | O_CREAT | O_APPEND, /*fresh=*/!resume);
+    if (fd < 0 && resume) fd = open_for_writing(log_path, O_WRONLY, /*fresh=*/true);
     if (fd >= 0) {
       dup2(fd, 1);
       dup2(fd, 2);
@@ -66,43 +76,11 @@ pid_t launch(const SweepSpec& spec, const SweepJob& job, bool resume, const std:
       else
         fcntl(fd, F_SETFD, 0);  // ...and must outlive the exec
     }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     execv(binary.c_str(), argv.data());
     _exit(127);
   }
   return pid;
 }
-
-// While one lives, SIGINT and SIGTERM set g_stop; then the handlers before the first come back.
-// Sweeps running at once in threads (a reproduction's claims) share the one installation.
-class StopOnSignals {
- public:
-  StopOnSignals() {
-    std::lock_guard<std::mutex> hold(lock_);
-    if (live_++ > 0) return;
-    g_stop = false;
-    struct sigaction sa {};
-    sa.sa_handler = on_sweep_interrupt;
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~StopOnSignals() {
-    std::lock_guard<std::mutex> hold(lock_);
-    if (--live_ > 0) return;
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
-
- private:
-  static inline std::mutex lock_;
-  static inline int live_ = 0;
-  static inline struct sigaction old_int_ {};
-  static inline struct sigaction old_term_ {};
-};
 
 // The queue's hold on the slots and its children, let go however run_queue ends: an exception
 // (a sweep.json that cannot be written) must neither leave its request at the head of the slots,
@@ -125,6 +103,7 @@ struct Launched {
       throw;
     }
     running[pid] = {p.sweep, p.job, ticket};
+    ++g_jobs;
     j.status = "running";
   }
   ~Launched() {
@@ -133,12 +112,33 @@ struct Launched {
       kill(pid, SIGTERM);
       while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
       }
+      --g_jobs;
       slots.give_back(j.ticket);
     }
   }
 };
 
 }  // namespace
+
+StopOnSignals::StopOnSignals() {
+  std::lock_guard<std::mutex> hold(g_signals_lock);
+  if (g_signals_live++ > 0) return;
+  g_stop = false;
+  struct sigaction sa {};
+  sa.sa_handler = on_sweep_interrupt;
+  sigaction(SIGINT, &sa, &g_old_int);
+  sigaction(SIGTERM, &sa, &g_old_term);
+}
+
+StopOnSignals::~StopOnSignals() {
+  std::lock_guard<std::mutex> hold(g_signals_lock);
+  if (--g_signals_live > 0) return;
+  sigaction(SIGINT, &g_old_int, nullptr);
+  sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+bool stop_requested() { return g_stop; }
+int running_jobs() { return g_jobs; }
 
 void run_queue(const std::vector<SweepSpec>& specs, std::vector<std::vector<SweepJob>>& jobs,
                const std::vector<Pending>& queue, SlotShare share, const std::string& binary, bool quiet,
@@ -155,17 +155,20 @@ void run_queue(const std::vector<SweepSpec>& specs, std::vector<std::vector<Swee
   auto reap = [&] {
     for (auto it = running.begin(); it != running.end();) {
       int status = 0;
-      if (waitpid(it->first, &status, WNOHANG) != it->first) {
+      const pid_t got = waitpid(it->first, &status, WNOHANG);
+      if (got == 0 || (got < 0 && errno == EINTR)) {  // still running (ECHILD: reaped already, ended)
         ++it;
         continue;
       }
       const Launched::Job r = it->second;
       it = running.erase(it);
+      --g_jobs;
       slots.give_back(r.ticket);
       SweepJob& j = jobs[r.sweep][r.job];
       const json summary = read_summary(j.dir);
       j.status = summary.is_object() ? summary.value("status", "") : "";
-      if (j.status.empty() || j.status == "running") j.status = "failed";
+      // no result: it failed, or a signal took it before it could checkpoint
+      if (j.status.empty() || j.status == "running") j.status = forwarded ? "stopped" : "failed";
       ++finished;
       if (!quiet) progress.message(fmt::format("#{} : {} -> {}", j.index, j.label(), j.status));
       if (!quiet) progress.update(finished);

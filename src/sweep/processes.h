@@ -10,6 +10,19 @@
 
 namespace nt {
 
+// While one lives, SIGINT and SIGTERM are caught (stop_requested() says one came); then the
+// handlers before the first come back. Every run_queue holds one, and so does a reproduction for
+// its whole length: a signal between two of its sweeps is not lost, and never kills it mid-claim.
+class StopOnSignals {
+ public:
+  StopOnSignals();
+  ~StopOnSignals();
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+};
+bool stop_requested();
+int running_jobs();  // the jobs of this process's sweeps running now (each a child process)
+
 // A job left to run: sweep and job index, whether it resumes its checkpoint, its estimated work.
 struct Pending {
   int sweep, job;
@@ -18,7 +31,9 @@ struct Pending {
 };
 
 // Runs the queue in its order, a job per slot granted, setting each job's status as it ends
-// (running while it runs; then its summary's, or failed) and calling job_ended(its sweep). Only
+// (running while it runs; then its summary's; else failed, or stopped when a signal came) and
+// calling job_ended(its sweep). A signal, or slots stopped by another sweep's, stops the launching
+// and the slots and reaches the running jobs (SIGTERM: they checkpoint), which are waited for. Only
 // these jobs' processes are waited for: other threads may run sweeps (a reproduction's claims) and
 // other children (gnuplot) at the same time.
 void run_queue(const std::vector<SweepSpec>& specs, std::vector<std::vector<SweepJob>>& jobs,
