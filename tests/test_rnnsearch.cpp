@@ -44,6 +44,17 @@ TEST(RnnSearchOps, AdditiveAttentionGradients) {
       {random_input(kB * kS, 3, 1), random_input(kB, 3, 2), random_input(1, 3, 3), random_input(kB * kS, 5, 4)});
 }
 
+// Backward computes tanh(keys_j + query_b) again into a scratch row aligned as row r of a (B*S, D)
+// buffer: D = 20 puts the rows at every offset from a 64-byte boundary (Eigen's scalar head and
+// packets), and the gradient is still the forward's.
+TEST(RnnSearchOps, AdditiveAttentionGradientsAtUnalignedRows) {
+  expect_gradients_match(
+      [](Graph<double>& g, std::vector<Tensor<double>>& t) {
+        return additive_attention(g, t[0], t[1], t[2], t[3], kSrcMask, kB, kS);
+      },
+      {random_input(kB * kS, 20, 5), random_input(kB, 20, 6), random_input(1, 20, 7), random_input(kB * kS, 5, 8)});
+}
+
 // The forward against the formula, summed in double: masked keys get no weight.
 TEST(RnnSearchOps, AdditiveAttentionIsTheFormula) {
   std::vector<Input> in = {random_input(kB * kS, 3, 1), random_input(kB, 3, 2), random_input(1, 3, 3),

@@ -6,7 +6,9 @@
 //   alpha = softmax_j(e)                  masked keys: alpha_j = 0
 //   y_b = sum_j alpha_j values_j          values (B*S, C) -> y (B, C)
 //
-// Forward keeps a (B*S, D; the rows of masked keys unwritten) and alpha (B*S) for backward:
+// Forward keeps alpha (B*S) for backward, and backward computes each a_j again, the same
+// expression into a row of the same alignment, so the same bits (a (B*S, D) kept from forward was
+// a fifth of RNNSearch's activations, written and read back from memory):
 //   dalpha_j = dy_b . values_j;  de_j = alpha_j (dalpha_j - sum_k alpha_k dalpha_k)
 //   dvalues_j = alpha_j dy_b;    dz_j = de_j v (1 - a_j^2)
 //   dkeys_j = dz_j;  dquery_b = sum_j dz_j;  dv = sum_{b,j} de_j a_j
@@ -28,8 +30,18 @@ struct AdditiveContext {
   Tensor<T> y, keys, query, v, values;
   const float* mask;
   int B, S;
-  T *a, *alpha;  // (B*S, D), (B*S)
+  T *a, *alpha;  // a: one row of D scratch (a_row), alpha (B*S)
 };
+
+// a_j = tanh(keys_j + query_b) into row r's scratch. The scratch starts 64-byte aligned and the row
+// at r*D values past it, as row r of a (B*S, D) buffer would: Eigen peels the same head (scalar
+// before the first aligned packet), so forward and backward compute the same bits.
+template <class T>
+T* a_row(T* scratch, const T* keys, const T* query, int64_t r, int D) {
+  T* a = scratch + (r * D) % (64 / int64_t(sizeof(T)));
+  VecMap<T>(a, D) = (CVecMap<T>(keys + r * D, D) + CVecMap<T>(query, D)).tanh();
+  return a;
+}
 
 template <class T>
 void additive_attention_backward_node(const void* p, unsigned first) {
@@ -63,7 +75,7 @@ void additive_attention_backward_node(const void* p, unsigned first) {
       }
       // one pass over the D features: dz = de v (1 - a^2) into dkeys and dquery, de a into dv
       const T de = c.alpha[r] * (dalpha[j] - weighted);
-      const T* a = c.a + r * D;
+      const T* a = a_row(c.a, c.keys.data, c.query.data + int64_t(b) * D, r, D);
       T *q = dq.data(), *v = dv.data();
       for (int d = 0; d < D; ++d) {
         const T dz = de * c.v.data[d] * (T(1) - a[d] * a[d]);
@@ -86,20 +98,18 @@ Tensor<T> additive_attention(Graph<T>& g, Tensor<T> keys, Tensor<T> query, Tenso
            "additive_attention: expected keys (B*S, D), query (B, D), v (1, D), values (B*S, C) and a key mask");
   Tensor<T> y = g.output(B, C, keys, query, v, values);
   const bool grad = y.grad != nullptr;
-  T* a = g.buffer(std::size_t(B) * S * D);
+  T* a = g.buffer(std::size_t(D) + 64 / sizeof(T));  // a_row's scratch
   T* alpha = g.buffer(std::size_t(B) * S);
   const CVecMap<T> vv(v.data, D);
   for (int b = 0; b < B; ++b) {
-    const CVecMap<T> q(query.data + int64_t(b) * D, D);
     T top = -INFINITY;
     for (int j = 0; j < S; ++j) {
       const int64_t r = int64_t(b) * S + j;
-      VecMap<T> ar(a + r * D, D);
-      if (key_mask[r] == 0.0f) {  // its row of a is never read
+      if (key_mask[r] == 0.0f) {
         alpha[r] = T(0);
         continue;
       }
-      ar = (CVecMap<T>(keys.data + r * D, D) + q).tanh();
+      const CVecMap<T> ar(a_row(a, keys.data, query.data + int64_t(b) * D, r, D), D);
       alpha[r] = (ar * vv).sum();
       top = std::max(top, alpha[r]);
     }
