@@ -375,6 +375,14 @@ TEST(GradCheck, GruTransition) {
                           random_input(3, 4, 5)});
 }
 
+// Rows 1 and 3 of five: gx, cx taken from sequences (take_rows then gru_transition in one op).
+TEST(GradCheck, GruTransitionRows) {
+  expect_gradients_match(
+      [](auto& g, auto& t) { return gru_transition_rows(g, t[0], t[1], 1, 2, t[2], t[3], t[4]); },
+      {random_input(5, 8, 1), random_input(5, 4, 2), random_input(2, 8, 3), random_input(2, 4, 4),
+       random_input(2, 4, 5)});
+}
+
 TEST(GradCheck, LstmCellAndOutput) {
   expect_gradients_match([](auto& g, auto& t) { return lstm_cell(g, t[0], t[1], t[2]); },
                          {random_input(3, 16, 1), random_input(3, 16, 2), random_input(3, 4, 3)});

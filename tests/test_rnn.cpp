@@ -6,6 +6,8 @@
 // - configs: the combinations the contract refuses name their key.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -115,6 +117,43 @@ INSTANTIATE_TEST_SUITE_P(Norms, CellGradCheck,
                          [](const auto& test) {
                            return std::string(to_string(test.param.kind)) + (test.param.composite ? "_composite" : "");
                          });
+
+// The fused op against the ops it replaces, in float: gru_transition_rows is take_rows then
+// gru_transition to the bit, its output and every gradient (the sequences' through two steps: the
+// first in backward zeroes them, both add their rows). H = 20 puts rows at several offsets from
+// 64 bytes.
+TEST(GruTransitionRows, IsTakeRowsThenGruTransitionToTheBit) {
+  constexpr int Bs = 3, Ts = 5, Hs = 20;
+  auto fill = [](Tensor<float> t, uint32_t seed) {
+    for (int64_t k = 0; k < t.size(); ++k) t.data[k] = 2.0f * std::sin(float(seed) + 0.61f * float(k));
+  };
+  auto run = [&](bool fused) {
+    Graph<float> g;
+    const Tensor<float> gates = g.tensor(Bs * Ts, 2 * Hs, true), cand = g.tensor(Bs * Ts, Hs, true);
+    fill(gates, 1), fill(cand, 2);
+    std::vector<Tensor<float>> ys, all = {gates, cand};
+    for (int t : {3, 1}) {
+      const Tensor<float> gh = g.tensor(Bs, 2 * Hs, true), ch = g.tensor(Bs, Hs, true), h = g.tensor(Bs, Hs, true);
+      fill(gh, 10 + t), fill(ch, 20 + t), fill(h, 30 + t);
+      ys.push_back(fused ? gru_transition_rows(g, gates, cand, t, Ts, gh, ch, h)
+                         : gru_transition(g, take_rows(g, gates, t, Bs, Ts), gh, take_rows(g, cand, t, Bs, Ts), ch, h));
+      all.insert(all.end(), {gh, ch, h});
+    }
+    std::vector<float> bits;
+    for (std::size_t i = 0; i < ys.size(); ++i) {
+      float* dy = g.seed(ys[i]);
+      for (int64_t k = 0; k < ys[i].size(); ++k) dy[k] = std::cos(float(i) + 0.37f * float(k));
+      bits.insert(bits.end(), ys[i].data, ys[i].data + ys[i].size());
+    }
+    g.backward(Tensor<float>{});
+    for (const Tensor<float>& t : all) bits.insert(bits.end(), t.grad, t.grad + t.size());
+    return bits;
+  };
+  const std::vector<float> fused = run(true), unfused = run(false);
+  ASSERT_EQ(fused.size(), unfused.size());
+  for (std::size_t k = 0; k < fused.size(); ++k)
+    EXPECT_EQ(std::bit_cast<uint32_t>(fused[k]), std::bit_cast<uint32_t>(unfused[k])) << "value " << k;
+}
 
 std::vector<int32_t> ids(const std::vector<float>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
 

@@ -38,7 +38,7 @@ Tensor<T> encode_direction(Graph<T>& g, const GruCell<T>& cell, Tensor<T> x, int
     int real = 0;
     for (int b = 0; b < B; ++b) real += mask[int64_t(b) * S + j] != 0.0f;
     if (real > 0) {
-      const Tensor<T> next = cell.step(g, take_rows(g, in.gates, j, B, S), take_rows(g, in.cand, j, B, S), h).h;
+      const Tensor<T> next = cell.step_rows(g, in, j, S, h).h;
       h = real == B ? next : keep_rows(g, next, h, mask + j, S);
     }
     put_rows(g, out, h, j, S);
@@ -66,7 +66,7 @@ Tensor<T> RnnSearchNet<T>::logits(Graph<T>& g, const Input& in, Steps& steps) co
   Tensor<T> states = g.tensor(B * Tt, H, true), contexts = g.tensor(B * Tt, 2 * H, true);
   steps.dec1.clear(), steps.dec2.clear();
   for (int t = 0; t < Tt; ++t) {
-    steps.dec1.push_back(dec1.step(g, take_rows(g, in1.gates, t, B, Tt), take_rows(g, in1.cand, t, B, Tt), s));
+    steps.dec1.push_back(dec1.step_rows(g, in1, t, Tt, s));
     const Tensor<T> s1 = steps.dec1.back().h;
     const Tensor<T> c = attention.context(g, keys, annotations, s1, in.src_mask, B, S);
     const typename GruCell<T>::Inputs in2 = dec2.inputs(g, c);

@@ -14,6 +14,13 @@
 // Rows are Eigen arrays, so sigmoid and tanh are Eigen's vectorized float approximations (libm's
 // scalar tanhf was a fifth of a GRU language model's step). Each gradient is written (=) where
 // the node writes it first (core/graph.h), else added to.
+//
+// gru_transition_rows reads gx and cx as take_rows would give them (ops/rows.cpp): row n of each
+// is row first + n * stride of the sequence's input terms, and backward adds dgx and dcx into the
+// sequence's gradient rows as take_rows's backward does (the whole gradient zeroed when the node is
+// first): the same float operations as take_rows then gru_transition, without the rows' copies.
+#include <algorithm>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -26,8 +33,10 @@ namespace nt {
 namespace {
 template <class T>
 struct GruContext {
-  Tensor<T> y, gx, gh, cx, ch, h;
-  T* rup;  // (N, 3H): r, u, p of each row
+  Tensor<T> y, gx, gh, cx, ch, h;  // gx, cx: (N, 2H), (N, H), or the sequences rows are taken from
+  T* rup;                          // (N, 3H): r, u, p of each row
+  int first, stride;               // row n of gx and cx: first + n * stride
+  bool taken;                      // gx, cx are sequences: their gradients added as take_rows's
 };
 
 template <class T>
@@ -38,52 +47,76 @@ void gru_backward_node(const void* p, unsigned first) {
              fch = writes_first(first, 3), fh = writes_first(first, 4);
   std::vector<T> scratch(3 * std::size_t(H));
   VecMap<T> dz(scratch.data(), H), dar(scratch.data() + H, H), dau(scratch.data() + 2 * H, H);
+  if (c.taken)  // take_rows's backward: the first zeroes the sequence's gradient, each adds its rows
+    for (auto [seq, seq_first] : {std::pair{c.gx, fgx}, std::pair{c.cx, fcx}})
+      if (seq.grad && seq_first) std::fill_n(seq.grad, seq.size(), T(0));
+  const bool wgx = fgx && !c.taken, wcx = fcx && !c.taken;
   for (int n = 0; n < N; ++n) {
-    const int64_t g = int64_t(n) * 2 * H, k = int64_t(n) * H;
+    const int64_t g = int64_t(n) * 2 * H, k = int64_t(n) * H, row = c.first + int64_t(n) * c.stride;
+    const int64_t gs = row * 2 * H, ks = row * H;  // row n of gx, cx
     const CVecMap<T> r(c.rup + 3 * k, H), u(c.rup + 3 * k + H, H), pp(c.rup + 3 * k + 2 * H, H);
     const CVecMap<T> dy(c.y.grad + k, H), h(c.h.data + k, H), ch(c.ch.data + k, H);
     dz = dy * (T(1) - u) * (T(1) - pp.square());
     dar = dz * ch * r * (T(1) - r);
     dau = dy * (h - pp) * u * (T(1) - u);
-    for (auto [grad, gates_first] : {std::pair{c.gx.grad, fgx}, std::pair{c.gh.grad, fgh}}) {
+    for (auto [grad, at, gates_first] : {std::tuple{c.gx.grad, gs, wgx}, std::tuple{c.gh.grad, g, fgh}}) {
       if (!grad) continue;
-      put(gates_first, VecMap<T>(grad + g, H), dar);
-      put(gates_first, VecMap<T>(grad + g + H, H), dau);
+      put(gates_first, VecMap<T>(grad + at, H), dar);
+      put(gates_first, VecMap<T>(grad + at + H, H), dau);
     }
-    if (c.cx.grad) put(fcx, VecMap<T>(c.cx.grad + k, H), dz);
+    if (c.cx.grad) put(wcx, VecMap<T>(c.cx.grad + ks, H), dz);
     if (c.ch.grad) put(fch, VecMap<T>(c.ch.grad + k, H), dz * r);
     if (c.h.grad) put(fh, VecMap<T>(c.h.grad + k, H), dy * u);
   }
+}
+
+// gx, cx: the rows first + n * stride (n < N) of each; taken: backward adds their gradients as
+// take_rows's does, else writes or adds them as any op.
+template <class T>
+Tensor<T> transition(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, Tensor<T> ch, Tensor<T> h, int first,
+                     int stride, bool taken) {
+  const int N = h.rows, H = h.cols;
+  NT_CHECK(gh.rows == N && ch.rows == N && gx.cols == 2 * H && gh.cols == 2 * H && cx.cols == H && ch.cols == H &&
+               gx.rows == cx.rows && first >= 0 && stride >= 1 && int64_t(first) + int64_t(N - 1) * stride < gx.rows,
+           "gru_transition: expected gx, gh (N, 2H), cx, ch, h (N, H) (gx, cx: rows of sequences)");
+  Tensor<T> y = g.output(N, H, gx, gh, cx, ch, h);
+  T* rup = y.grad ? g.buffer(std::size_t(N) * 3 * H) : nullptr;
+  std::vector<T> scratch(rup ? 0 : 3 * std::size_t(H));  // r, u, p of one row when backward needs none
+  for (int n = 0; n < N; ++n) {
+    const int64_t g2 = int64_t(n) * 2 * H, k = int64_t(n) * H, at = first + int64_t(n) * stride;
+    T* row = rup ? rup + 3 * k : scratch.data();
+    VecMap<T> r(row, H), u(row + H, H), p(row + 2 * H, H);
+    r = (CVecMap<T>(gx.data + at * 2 * H, H) + CVecMap<T>(gh.data + g2, H)).logistic();
+    u = (CVecMap<T>(gx.data + at * 2 * H + H, H) + CVecMap<T>(gh.data + g2 + H, H)).logistic();
+    p = (CVecMap<T>(cx.data + at * H, H) + r * CVecMap<T>(ch.data + k, H)).tanh();
+    VecMap<T>(y.data + k, H) = u * CVecMap<T>(h.data + k, H) + (T(1) - u) * p;
+  }
+  if (y.grad)
+    g.record(gru_backward_node<T>, GruContext<T>{y, gx, gh, cx, ch, h, rup, first, stride, taken},
+             {gx.grad, gh.grad, cx.grad, ch.grad, h.grad});
+  return y;
 }
 }  // namespace
 
 template <class T>
 Tensor<T> gru_transition(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, Tensor<T> ch, Tensor<T> h) {
-  const int N = cx.rows, H = cx.cols;
-  NT_CHECK(gx.rows == N && gh.rows == N && ch.rows == N && gx.cols == 2 * H && gh.cols == 2 * H && ch.cols == H &&
-               h.rows == N && h.cols == H,
-           "gru_transition: expected gx, gh (N, 2H), cx, ch, h (N, H)");
-  Tensor<T> y = g.output(N, H, gx, gh, cx, ch, h);
-  T* rup = y.grad ? g.buffer(std::size_t(N) * 3 * H) : nullptr;
-  std::vector<T> scratch(rup ? 0 : 3 * std::size_t(H));  // r, u, p of one row when backward needs none
-  for (int n = 0; n < N; ++n) {
-    const int64_t g2 = int64_t(n) * 2 * H, k = int64_t(n) * H;
-    T* row = rup ? rup + 3 * k : scratch.data();
-    VecMap<T> r(row, H), u(row + H, H), p(row + 2 * H, H);
-    r = (CVecMap<T>(gx.data + g2, H) + CVecMap<T>(gh.data + g2, H)).logistic();
-    u = (CVecMap<T>(gx.data + g2 + H, H) + CVecMap<T>(gh.data + g2 + H, H)).logistic();
-    p = (CVecMap<T>(cx.data + k, H) + r * CVecMap<T>(ch.data + k, H)).tanh();
-    VecMap<T>(y.data + k, H) = u * CVecMap<T>(h.data + k, H) + (T(1) - u) * p;
-  }
-  if (y.grad)
-    g.record(gru_backward_node<T>, GruContext<T>{y, gx, gh, cx, ch, h, rup},
-             {gx.grad, gh.grad, cx.grad, ch.grad, h.grad});
-  return y;
+  NT_CHECK(gx.rows == h.rows && cx.rows == h.rows, "gru_transition: expected gx, gh (N, 2H), cx, ch, h (N, H)");
+  return transition(g, gx, gh, cx, ch, h, 0, 1, false);
+}
+
+template <class T>
+Tensor<T> gru_transition_rows(Graph<T>& g, Tensor<T> gx_seq, Tensor<T> cx_seq, int first, int stride, Tensor<T> gh,
+                              Tensor<T> ch, Tensor<T> h) {
+  return transition(g, gx_seq, gh, cx_seq, ch, h, first, stride, true);
 }
 
 template Tensor<float> gru_transition(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>, Tensor<float>,
                                       Tensor<float>);
 template Tensor<double> gru_transition(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>, Tensor<double>,
                                        Tensor<double>);
+template Tensor<float> gru_transition_rows(Graph<float>&, Tensor<float>, Tensor<float>, int, int, Tensor<float>,
+                                           Tensor<float>, Tensor<float>);
+template Tensor<double> gru_transition_rows(Graph<double>&, Tensor<double>, Tensor<double>, int, int, Tensor<double>,
+                                            Tensor<double>, Tensor<double>);
 
 }  // namespace nt

@@ -115,6 +115,11 @@ Tensor<T> additive_attention(Graph<T>& g, Tensor<T> keys, Tensor<T> query, Tenso
 // h (N, H) -> (N, H). The GRU transition of model/blocks/gru.h.
 template <class T>
 Tensor<T> gru_transition(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, Tensor<T> ch, Tensor<T> h);
+// gru_transition_rows: the same with gx, cx the rows first + n * stride of the sequences gx_seq
+// (rows, 2H), cx_seq (rows, H): take_rows then gru_transition in one op, the same bits.
+template <class T>
+Tensor<T> gru_transition_rows(Graph<T>& g, Tensor<T> gx_seq, Tensor<T> cx_seq, int first, int stride, Tensor<T> gh,
+                              Tensor<T> ch, Tensor<T> h);
 
 // lstm.cpp: the LN-LSTM's pointwise steps, gates a = xg + hg (N, 4H) as [f, i, o, g]:
 // lstm_cell c' = sigmoid(f) c + sigmoid(i) tanh(g); lstm_output h' = sigmoid(o) tanh(cn).

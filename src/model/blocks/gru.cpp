@@ -11,14 +11,31 @@ typename GruCell<T>::Inputs GruCell<T>::inputs(Graph<T>& g, Tensor<T> x) const {
   return {norm_gx(g, linear(g, x, W_g, b_g)), norm_cx(g, linear(g, x, W_c, b_c))};
 }
 
+namespace {
+// A step's recurrent terms: U_g h, U_c h and their norms (its h left for the transition).
+template <class T>
+typename GruCell<T>::Step recurrent_terms(Graph<T>& g, const GruCell<T>& c, Tensor<T> h) {
+  typename GruCell<T>::Step s;
+  s.gh_in = linear(g, h, c.U_g, Tensor<T>{});
+  s.ch_in = linear(g, h, c.U_c, Tensor<T>{});
+  s.gh = c.norm_gh(g, s.gh_in);
+  s.ch = c.norm_ch(g, s.ch_in);
+  return s;
+}
+}  // namespace
+
 template <class T>
 typename GruCell<T>::Step GruCell<T>::step(Graph<T>& g, Tensor<T> gx, Tensor<T> cx, Tensor<T> h) const {
-  Step s;
-  s.gh_in = linear(g, h, U_g, Tensor<T>{});
-  s.ch_in = linear(g, h, U_c, Tensor<T>{});
-  s.gh = norm_gh(g, s.gh_in);
-  s.ch = norm_ch(g, s.ch_in);
+  Step s = recurrent_terms(g, *this, h);
   s.h = gru_transition(g, gx, s.gh, cx, s.ch, h);
+  return s;
+}
+
+template <class T>
+typename GruCell<T>::Step GruCell<T>::step_rows(Graph<T>& g, const Inputs& in, int first, int stride,
+                                                Tensor<T> h) const {
+  Step s = recurrent_terms(g, *this, h);
+  s.h = gru_transition_rows(g, in.gates, in.cand, first, stride, s.gh, s.ch, h);
   return s;
 }
 
@@ -30,7 +47,7 @@ Tensor<T> GruCell<T>::run(Graph<T>& g, Tensor<T> x, int B, int T_, std::vector<S
   std::fill_n(h.data, h.size(), T(0));
   steps.clear();
   for (int t = 0; t < T_; ++t) {
-    steps.push_back(step(g, take_rows(g, in.gates, t, B, T_), take_rows(g, in.cand, t, B, T_), h));
+    steps.push_back(step_rows(g, in, t, T_, h));
     h = steps.back().h;
     put_rows(g, y, h, t, T_);
   }

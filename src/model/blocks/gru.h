@@ -36,9 +36,12 @@ struct GruCell {
     Tensor<T> ch_in, ch;      // U_c h before and after its norm (site state_cand)
   };
   Step step(Graph<T>& g, Tensor<T> gx, Tensor<T> cx, Tensor<T> h) const;
+  // The same step reading its input terms as rows first + n * stride of a sequence's (ops
+  // gru_transition_rows: the bits of take_rows then step, without the rows' copies).
+  Step step_rows(Graph<T>& g, const Inputs& in, int first, int stride, Tensor<T> h) const;
 
   // The recurrence over a batch-major sequence x (B*T, d_in), the state 0 at t = 0: step t reads
-  // the rows b*T + t (ops take_rows) and writes its state there (put_rows) -> (B*T, H). Each
+  // the rows b*T + t (step_rows) and writes its state there (put_rows) -> (B*T, H). Each
   // step's tensors are appended to `steps` (cleared first).
   Tensor<T> run(Graph<T>& g, Tensor<T> x, int B, int T_, std::vector<Step>& steps) const;
 };
