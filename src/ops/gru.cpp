@@ -73,8 +73,8 @@ void gru_backward_node(const void* p, unsigned first) {
 // gx, cx: the rows first + n * stride (n < N) of each; taken: backward adds their gradients as
 // take_rows's does, else writes or adds them as any op.
 template <class T>
-Tensor<T> transition(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, Tensor<T> ch, Tensor<T> h, int first,
-                     int stride, bool taken) {
+Tensor<T> gru_transition_impl(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, Tensor<T> ch, Tensor<T> h,
+                              int first, int stride, bool taken) {
   const int N = h.rows, H = h.cols;
   NT_CHECK(gh.rows == N && ch.rows == N && gx.cols == 2 * H && gh.cols == 2 * H && cx.cols == H && ch.cols == H &&
                gx.rows == cx.rows && first >= 0 && stride >= 1 && int64_t(first) + int64_t(N - 1) * stride < gx.rows,
@@ -101,13 +101,13 @@ Tensor<T> transition(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, Tens
 template <class T>
 Tensor<T> gru_transition(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, Tensor<T> ch, Tensor<T> h) {
   NT_CHECK(gx.rows == h.rows && cx.rows == h.rows, "gru_transition: expected gx, gh (N, 2H), cx, ch, h (N, H)");
-  return transition(g, gx, gh, cx, ch, h, 0, 1, false);
+  return gru_transition_impl(g, gx, gh, cx, ch, h, 0, 1, false);
 }
 
 template <class T>
 Tensor<T> gru_transition_rows(Graph<T>& g, Tensor<T> gx_seq, Tensor<T> cx_seq, int first, int stride, Tensor<T> gh,
                               Tensor<T> ch, Tensor<T> h) {
-  return transition(g, gx_seq, gh, cx_seq, ch, h, first, stride, true);
+  return gru_transition_impl(g, gx_seq, gh, cx_seq, ch, h, first, stride, true);
 }
 
 template Tensor<float> gru_transition(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>, Tensor<float>,
