@@ -7,14 +7,14 @@
 //     lstm: xg = norm(W_x x) + b of the whole row;     for t: h_t, c_t = LSTM(xg_t, h_{t-1}, c_{t-1})
 //     x = [h_1 .. h_T]                               (B*T, d_model), batch-major
 //   logits = W_o x + b_o
-// Step t reads the rows b*T + t of the sequence (ops take_rows) and writes its state there
-// (put_rows); backward through time is the tape's reverse. Statistics (stats.csv): per layer,
-// the recurrent sites rnn.state_gates and rnn.state_cand (gru: U_g h, U_c h before and after their
-// norms) or rnn.state and rnn.cell (lstm: W_h h, and c' before and after its norm), gathered by
-// position from the steps when sites() is read. Init (model/init.h): model.init for the embedding
-// and every weight (nematus: recurrent blocks orthogonal), biases 0, gains 1. Parameters are
-// declared, and drawn, in this order: the embedding (layer 0); per layer its cell; the head (layer
-// n_layers).
+// Step t reads the rows b*T + t of the sequence (the GRU in place, gru_transition_rows; the LSTM
+// through take_rows) and writes its state there (put_rows); backward through time is the tape's
+// reverse. Statistics (stats.csv): per layer, the recurrent sites rnn.state_gates and
+// rnn.state_cand (gru: U_g h, U_c h before and after their norms) or rnn.state and rnn.cell (lstm:
+// W_h h, and c' before and after its norm), gathered by position from the steps when sites() is
+// read. Init (model/init.h): model.init for the embedding and every weight (nematus: recurrent
+// blocks orthogonal), biases 0, gains 1. Parameters are declared, and drawn, in this order: the
+// embedding (layer 0); per layer its cell; the head (layer n_layers).
 #include <fmt/format.h>
 
 #include <algorithm>
