@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/gemm.h"
+#include "core/gemm_kernel.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "core/threads.h"
@@ -109,6 +110,45 @@ TEST(Gemm, RowsAreTheSameForAnyThreadCount) {
     EXPECT_EQ(one, two) << M << " x " << N << " x " << K;
   }
 }
+
+#ifdef __FMA__
+TEST(Gemm, TheKernelSumsOverKInOrderToTheBitHoweverKIsCut) {
+  // core/gemm_kernel.h: every entry of C is one chain of fused multiply-adds over k = 0..K-1,
+  // whatever the row chunks and the passes over k (256 at a time): K = 0, K on either side of a
+  // pass and across several, rows over several chunks, both transposes, alpha, beta and a bias
+  if (!gemm_kernel_available()) GTEST_SKIP() << "this build has no kernel of its own";
+  set_math_threads(1);
+  const std::vector<std::tuple<int, int, int>> shapes = {{5, 20, 0},     {7, 40, 1},     {37, 50, 255},
+                                                          {64, 48, 256},  {13, 19, 257},  {300, 64, 700},
+                                                          {96, 33, 2048}, {1030, 64, 64}};
+  for (const auto& [M, N, K] : shapes)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (const auto& [alpha, beta, with_bias] : {std::tuple{1.f, 0.f, false}, std::tuple{0.25f, 0.5f, true}}) {
+          Rng rng(uint64_t(M * 7919 + N * 31 + K));
+          std::vector<float> A(std::size_t(M) * K), B(std::size_t(K) * N), bias(N), C(std::size_t(M) * N);
+          for (float& x : A) x = float(rng.normal());
+          for (float& x : B) x = float(rng.normal());
+          for (float& x : bias) x = float(rng.normal());
+          for (float& x : C) x = float(rng.normal());
+          const std::vector<float> C0 = C;
+          const int lda = ta ? M : K, ldb = tb ? K : N;
+          gemm_kernel(ta, tb, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), N,
+                      with_bias ? bias.data() : nullptr);
+          for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j) {
+              float sum = 0;
+              for (int k = 0; k < K; ++k)
+                sum = std::fma(ta ? A[std::size_t(k) * lda + i] : A[std::size_t(i) * lda + k],
+                               tb ? B[std::size_t(j) * ldb + k] : B[std::size_t(k) * ldb + j], sum);
+              float want = (alpha == 1.f ? sum : alpha * sum) + (with_bias ? bias[j] : 0.f);
+              if (beta != 0.f) want = std::fma(beta, C0[std::size_t(i) * N + j], want);
+              ASSERT_EQ(C[std::size_t(i) * N + j], want) << "C(" << i << ", " << j << ") of ta " << ta << " tb " << tb
+                                                          << " M " << M << " N " << N << " K " << K;
+            }
+        }
+}
+#endif
 
 TEST(MathThreads, SubnormalsAreFlushedOnEveryThread) {
   // core/threads.h: a subnormal operand reads as zero and a subnormal result is written as zero,

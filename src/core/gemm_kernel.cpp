@@ -21,6 +21,13 @@ using Mask = std::conditional_t<PS == 16, uint16_t, uint8_t>;
 constexpr int MR = PS == 16 ? 12 : 6;  // 12 x 2 sums in 32 registers (AVX-512), 6 x 2 in 16 (AVX2)
 constexpr int NR = 2 * PS;             // a panel's width
 
+// k in passes of KC: a panel's KC x NR slice (16 KB with AVX2, 32 KB with AVX-512) stays in L1
+// while a chunk's blocks run over it. A's rows in chunks of about kChunk bytes a pass, which stay
+// in L2 while the panels go by. Without them a weight's gradient (K the batch's rows: lm-small's
+// is 384 x 2048 times 2048 x 128) read all of A from L3 once a panel.
+constexpr int KC = 256;
+constexpr int64_t kChunk = 64 << 10;
+
 struct Operands {
   const float* A;
   int64_t a_row, a_k;  // A's entry (i, k) at A[i a_row + k a_k]
@@ -33,23 +40,40 @@ struct Operands {
   const float* bias;
 };
 
+// A pass over k0..k1 of a chunk of rows: the sums of the passes before it are in `sums`, C's
+// entry (i, j) at sums[(i - i0) ld + j - j0], and go back there unless the pass is the last.
+struct Pass {
+  int k0, k1;
+  float* sums;
+  int64_t i0;
+  int j0;
+  int64_t ld;
+};
+
 // C[i..i+R, j..j+w) from the panel at j: NP vectors of sums per row (w <= NP * PS; the last
-// vector stored through a mask when w is not a multiple of PS).
+// vector stored through a mask when w is not a multiple of PS). The sums carry over from pass to
+// pass unrounded, so each entry is the same chain of fused multiply-adds over k as in one pass.
 template <int R, int NP>
-inline void block(const Operands& o, int64_t i, int j, int w) {
+inline void block(const Operands& o, int64_t i, int j, int w, const Pass& q) {
   using namespace Eigen::internal;
   Packet acc[R][NP];
+  float* sums = q.sums ? q.sums + (i - q.i0) * q.ld + (j - q.j0) : nullptr;  // null: one pass
   for (int r = 0; r < R; ++r)
-    for (int p = 0; p < NP; ++p) acc[r][p] = pset1<Packet>(0.f);
-  const float* a = o.A + i * o.a_row;
-  const float* b = o.B + j * o.b_j;
-  for (int k = 0; k < o.K; ++k, a += o.a_k, b += o.b_k) {
+    for (int p = 0; p < NP; ++p) acc[r][p] = q.k0 == 0 ? pset1<Packet>(0.f) : pload<Packet>(sums + r * q.ld + p * PS);
+  const float* a = o.A + i * o.a_row + q.k0 * o.a_k;
+  const float* b = o.B + j * o.b_j + q.k0 * o.b_k;
+  for (int k = q.k0; k < q.k1; ++k, a += o.a_k, b += o.b_k) {
     Packet bk[NP];
     for (int p = 0; p < NP; ++p) bk[p] = ploadu<Packet>(b + p * PS);
     for (int r = 0; r < R; ++r) {
       const Packet ar = pset1<Packet>(a[r * o.a_row]);
       for (int p = 0; p < NP; ++p) acc[r][p] = pmadd(ar, bk[p], acc[r][p]);
     }
+  }
+  if (q.k1 < o.K) {
+    for (int r = 0; r < R; ++r)
+      for (int p = 0; p < NP; ++p) pstore(sums + r * q.ld + p * PS, acc[r][p]);
+    return;
   }
   const Packet alpha = pset1<Packet>(o.alpha), beta = pset1<Packet>(o.beta);
   for (int p = 0; p < NP; ++p) {
@@ -71,23 +95,32 @@ inline void block(const Operands& o, int64_t i, int j, int w) {
   }
 }
 
-// Rows i0..i1 of C, columns j0..j1 (j0 at a panel): panel after panel, the row blocks inside (the
-// panel stays in cache). Each entry's sum runs over k in order in every block, so how the rows
-// and panels are cut between threads does not change C.
+// Rows i0..i1 of C, columns j0..j1 (j0 at a panel): chunk after chunk of rows, pass after pass
+// over k, and in each pass panel after panel, the chunk's row blocks inside. Each entry's sum runs
+// over k in order in every block, so how the rows, panels and passes are cut does not change C.
 void rows(const Operands& o, int64_t i0, int64_t i1, int j0, int j1) {
-  for (int j = j0; j < j1; j += NR) {
-    const int w = std::min(NR, o.N - j);
-    if (w > PS) {
-      int64_t i = i0;
-      for (; i + MR <= i1; i += MR) block<MR, 2>(o, i, j, w);
-      for (; i + 8 <= i1; i += 8) block<8, 2>(o, i, j, w);
-      for (; i + 4 <= i1; i += 4) block<4, 2>(o, i, j, w);
-      for (; i < i1; ++i) block<1, 2>(o, i, j, w);
-    } else {
-      int64_t i = i0;
-      for (; i + 2 * MR <= i1; i += 2 * MR) block<2 * MR, 1>(o, i, j, w);
-      for (; i + 4 <= i1; i += 4) block<4, 1>(o, i, j, w);
-      for (; i < i1; ++i) block<1, 1>(o, i, j, w);
+  const int64_t ld = (j1 - j0 + NR - 1) / NR * NR;
+  const int64_t chunk = std::max<int64_t>(2 * MR, kChunk / 4 / std::clamp(o.K, 1, KC) / (2 * MR) * (2 * MR));
+  thread_local std::vector<float, Eigen::aligned_allocator<float>> sums;  // grown once, as the panels' buffer
+  if (o.K > KC && sums.size() < std::size_t(chunk * ld)) sums.resize(chunk * ld);
+  for (int64_t c0 = i0; c0 < i1; c0 += chunk) {
+    const int64_t c1 = std::min(i1, c0 + chunk);
+    for (int k0 = 0; k0 == 0 || k0 < o.K; k0 += KC) {  // K = 0: one pass, that writes C
+      const Pass q{k0, std::min(o.K, k0 + KC), o.K > KC ? sums.data() : nullptr, c0, j0, ld};
+      for (int j = j0; j < j1; j += NR) {
+        const int w = std::min(NR, o.N - j);
+        int64_t i = c0;
+        if (w > PS) {
+          for (; i + MR <= c1; i += MR) block<MR, 2>(o, i, j, w, q);
+          for (; i + 8 <= c1; i += 8) block<8, 2>(o, i, j, w, q);
+          for (; i + 4 <= c1; i += 4) block<4, 2>(o, i, j, w, q);
+          for (; i < c1; ++i) block<1, 2>(o, i, j, w, q);
+        } else {
+          for (; i + 2 * MR <= c1; i += 2 * MR) block<2 * MR, 1>(o, i, j, w, q);
+          for (; i + 4 <= c1; i += 4) block<4, 1>(o, i, j, w, q);
+          for (; i < c1; ++i) block<1, 1>(o, i, j, w, q);
+        }
+      }
     }
   }
 }

@@ -5,8 +5,10 @@
 // op(B) is copied once a call into panels of 2 vector widths (32 columns with AVX-512), each
 // contiguous K x 32; A is not copied. C's rows go in blocks of 12 (6 with AVX2), and each block
 // keeps 12 x 2 vectors of sums in registers while k runs, A's 12 entries of column k broadcast
-// against the panel's row k. The sum over k runs in order, so a row of C is the same whichever
-// rows the threads take. The last panel is padded with zeros and stored through a mask.
+// against the panel's row k. Rows go in chunks that stay in L2 while the panels pass, and k in
+// passes of 256 whose panel slice stays in L1; between passes the sums wait, unrounded, in a
+// buffer. The sum over k runs in order, so a row of C is the same whichever rows the threads take
+// and however K is cut. The last panel is padded with zeros and stored through a mask.
 #pragma once
 
 namespace nt {
