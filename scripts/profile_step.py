@@ -23,8 +23,9 @@ STEPS = {"lm-small": (5, 25), "lm-deep18": (10, 50), "encdec-deep12": (5, 30), "
 # A symbol's part: the first pattern its demangled name (or library) matches. Order matters: a lambda inside
 # an op's backward names the op, so op names come before the generic helpers.
 PARTS = [
-    ("products", r"\bblock<\d+, ?\d+>|\(anonymous namespace\)::pack\b|transpose_floats|gemm|openblas|sgemm_|"
-                 r"Eigen::internal::gebp|gemm_pack|general_matrix_matrix|\blinear<|linear_backward|linear_forward"),
+    ("products", r"\bblock<\d+, ?\d+>|product_rows|\(anonymous namespace\)::pack\b|transpose_floats|gemm|"
+                 r"openblas|sgemm_|Eigen::internal::gebp|gemm_pack|general_matrix_matrix|\blinear<|linear_backward|"
+                 r"linear_forward"),
     ("attention", r"attention|softmax|merge_heads|split_heads|permute_heads|causal_mask|nt::heads::"),
     ("norms", r"layernorm|rmsnorm|prmsnorm|scalenorm|batchnorm|deepnorm|dyt|weightnorm|RowNorm|norm_site"),
     ("optimizer", r"OptimizerState|global_norm|clip_to_norm|adam|schedule"),

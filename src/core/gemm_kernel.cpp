@@ -98,7 +98,7 @@ inline void block(const Operands& o, int64_t i, int j, int w, const Pass& q) {
 // Rows i0..i1 of C, columns j0..j1 (j0 at a panel): chunk after chunk of rows, pass after pass
 // over k, and in each pass panel after panel, the chunk's row blocks inside. Each entry's sum runs
 // over k in order in every block, so how the rows, panels and passes are cut does not change C.
-void rows(const Operands& o, int64_t i0, int64_t i1, int j0, int j1) {
+void product_rows(const Operands& o, int64_t i0, int64_t i1, int j0, int j1) {
   const int64_t ld = (j1 - j0 + NR - 1) / NR * NR;
   const int64_t chunk = std::max<int64_t>(2 * MR, kChunk / 4 / std::clamp(o.K, 1, KC) / (2 * MR) * (2 * MR));
   thread_local std::vector<float, Eigen::aligned_allocator<float>> sums;  // grown once, as the panels' buffer
@@ -194,21 +194,21 @@ void gemm_kernel(bool ta, bool tb, int M, int N, int K, float alpha, const float
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int t = 0; t < threads; ++t) {
       if (packed) pack(panels, tb, K, N, B, ldb, t * per, std::min(N, (t + 1) * per));
-      rows(o, 0, M, t * per, std::min(N, (t + 1) * per));
+      product_rows(o, 0, M, t * per, std::min(N, (t + 1) * per));
     }
     return;
   }
   if (packed) pack(panels, tb, K, N, B, ldb, 0, N);
   const int row_threads = std::min(threads, M / (2 * MR));
   if (row_threads <= 1) {
-    rows(o, 0, M, 0, N);
+    product_rows(o, 0, M, 0, N);
     return;
   }
   // whole blocks of rows a thread, the last partial block counted (else its rows go unwritten)
   const int64_t per = ((M + MR - 1) / MR + row_threads - 1) / row_threads * MR;
 #pragma omp parallel for schedule(static) num_threads(row_threads)
   for (int t = 0; t < row_threads; ++t)
-    rows(o, std::min<int64_t>(M, t * per), std::min<int64_t>(M, (t + 1) * per), 0, N);
+    product_rows(o, std::min<int64_t>(M, t * per), std::min<int64_t>(M, (t + 1) * per), 0, N);
 }
 
 #else
