@@ -222,7 +222,10 @@ TEST(HostileInput, SecondSweepOnOneDirectoryIsRefusedAndJobsDieWithTheirSweep) {
   TempDir d;
   const std::string out = d / "sweep";
   const std::string sweep = "sweep --config configs/lm-tiny.json --set train.steps=100000 --out " + out + " seed=1,2";
-  const auto r = run_normtool(sweep + " >/dev/null 2>&1 & pid=$!; while [ ! -s " + out + "/1/summary.json ]; do sleep 0.05; done; " +
+  // both jobs started (each has written its summary) before the second sweep and the kill: a job
+  // still loading its data when its sweep dies writes nothing, and a slow machine got there
+  const auto r = run_normtool(sweep + " >/dev/null 2>&1 & pid=$!; while [ ! -s " + out + "/0/summary.json ] || " +
+                              "[ ! -s " + out + "/1/summary.json ]; do sleep 0.05; done; " +
                               kBinary + " " + sweep + " 2>&1; echo \"second=$?\"; kill -KILL $pid; wait $pid; "
                               // the jobs get SIGTERM and stop after their current step: wait for them (30 s at most)
                               "for i in $(seq 150); do pgrep -f -- '--out " + out + "/[0-9]' >/dev/null || break; sleep 0.2; done; "
