@@ -12,11 +12,6 @@
 #include "norms/norms.h"
 #include "train/trainer.h"
 
-namespace nt {
-// A NormType parameter printed by its name in the test's description (GoogleTest finds this by ADL)
-void PrintTo(NormType k, std::ostream* os) { *os << to_string(k); }
-}  // namespace nt
-
 namespace nt::test {
 namespace {
 

@@ -22,6 +22,7 @@ namespace nt {
 // declared here, so that adding a kind recompiles what names one, not everything that reads the config.
 enum class NormType : unsigned char;
 NormType default_norm_type();  // layernorm
+std::ostream& operator<<(std::ostream& os, NormType k);  // by name, as norms/norm_kind.h declares it too
 
 // The model families (config/arch.h describes them), only declared here like NormType.
 enum class Arch : unsigned char;

@@ -6,6 +6,8 @@
 // not the whole tree.
 #pragma once
 
+#include <iosfwd>
+
 namespace nt {
 
 // X(id, description): in the config's order (its error messages list the names so); each kind's
@@ -30,5 +32,8 @@ inline constexpr int kNormTypeCount = 0 NT_NORM_TYPES(NT_NORM_TYPE_ONE);
 #undef NT_NORM_TYPE_ONE
 
 const char* to_string(NormType k);  // "layernorm", from its description
+// Printed by name, in streams and in GoogleTest's messages. config/config.h declares it beside its
+// declaration of the enum, so that every file that sees the enum prints it the same way.
+std::ostream& operator<<(std::ostream& os, NormType k);
 
 }  // namespace nt

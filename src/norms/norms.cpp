@@ -1,6 +1,7 @@
 // The list of the norm kinds' descriptions, in the order of NormType (norm_kind.h), and the
 // none kind's, which has no file of its own. Each other description sits in its norm's file.
 #include <array>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 
@@ -56,6 +57,7 @@ constexpr auto kTypes = [] {
 const NormDesc& norm_desc(NormType k) { return *kDescs.at(std::size_t(k)); }
 std::span<const NormType> all_norm_types() { return kTypes; }
 const char* to_string(NormType k) { return norm_desc(k).name; }
+std::ostream& operator<<(std::ostream& os, NormType k) { return os << to_string(k); }
 NormType norm_type_named(std::string_view name) {
   for (NormType k : kTypes)
     if (name == to_string(k)) return k;
