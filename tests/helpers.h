@@ -48,7 +48,10 @@ inline CommandResult run_shell(const std::string& script) {
 }
 
 // Runs `normtool <args>` through the shell; args are pasted as written.
-inline CommandResult run_normtool(const std::string& args) { return run_shell(std::string(NORMTOOL_BINARY) + " " + args); }
+inline CommandResult run_normtool(const std::string& args) {
+  std::string cmd = NORMTOOL_BINARY;
+  return run_shell(cmd.append(" ").append(args));
+}
 
 inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   std::vector<nlohmann::json> lines;
