@@ -49,7 +49,7 @@ inline CommandResult run_shell(const std::string& script) {
 
 // Runs `normtool <args>` through the shell; args are pasted as written.
 inline CommandResult run_normtool(const std::string& args) {
-  std::string cmd = NORMTOOL_BINARY;
+  std::string cmd = NORMTOOL_BINARY;  // appended in place: `std::string(...) + " " + args` makes GCC 12 warn
   return run_shell(cmd.append(" ").append(args));
 }
 
