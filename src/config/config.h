@@ -3,6 +3,7 @@
 // enum strings and out-of-range values are all reported at once as a ConfigError, before
 // anything runs. config_to_json() gives the resolved config, every default filled in.
 #pragma once
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <span>
