@@ -2,6 +2,8 @@
 // reported at once; overrides parsed as JSON with a string fallback.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
@@ -34,6 +36,15 @@ TEST(Config, EmptyObjectGivesTheSpecDefaults) {
   EXPECT_EQ(j["model"]["norm"]["bn_axes"], "batch_time");
   EXPECT_TRUE(j["model"]["norm"]["alpha"].is_null());
   EXPECT_EQ(j["train"]["threads"], 0);
+}
+
+// A norm kind prints by the name the config spells, in a stream and in GoogleTest's messages alike
+TEST(Config, NormKindsPrintByTheirConfigNames) {
+  std::ostringstream os;
+  const RunConfig c = load_config(R"({"model": {"norm": {"type": "rmsnorm"}}})", "a.json", {});
+  os << NormType::layernorm << ' ' << c.model.norm.type;
+  EXPECT_EQ(os.str(), "layernorm rmsnorm");
+  EXPECT_EQ(testing::PrintToString(NormType::batchnorm), "batchnorm");
 }
 
 TEST(Config, ResolvedConfigRoundTrips) {
