@@ -11,13 +11,14 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "paths.h"
 
 namespace nt::test {
 
 class Golden {
  public:
   explicit Golden(const std::string& name) {
-    const std::string path = std::string(NORMTOOL_GOLDEN_DIR) + "/" + name + ".json";
+    const std::string path = golden_dir() + "/" + name + ".json";
     std::ifstream in(path);
     if (!in) throw std::runtime_error("missing golden file " + path + " (run scripts/dump_golden.py)");
     json_ = nlohmann::json::parse(in);

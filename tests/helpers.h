@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "paths.h"
+
 namespace nt::test {
 
 // A fresh, empty path under the system's temporary folder, removed at scope exit.
@@ -49,8 +51,7 @@ inline CommandResult run_shell(const std::string& script) {
 
 // Runs `normtool <args>` through the shell; args are pasted as written.
 inline CommandResult run_normtool(const std::string& args) {
-  std::string cmd = NORMTOOL_BINARY;  // appended in place: `std::string(...) + " " + args` makes GCC 12 warn
-  return run_shell(cmd.append(" ").append(args));
+  return run_shell(binary() + " " + args);
 }
 
 inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {

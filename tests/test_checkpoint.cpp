@@ -66,8 +66,8 @@ void expect_same_logs(const std::string& a, const std::string& b) {
 // The run's arguments: a BatchNorm transformer on padded sequences (running statistics, masks)
 // with AdamW, a cosine schedule and clipping, statistics every 20 steps, a checkpoint every 100.
 std::vector<std::string> run_args(const std::string& out, const std::string& extra_config = "") {
-  std::vector<std::string> a{NORMTOOL_BINARY, "run", "--config",
-                             std::string(NORMTOOL_SOURCE_DIR) + "/configs/smoke/lm-batchnorm-padded.json"};
+  std::vector<std::string> a{binary(), "run", "--config",
+                             source_dir() + "/configs/smoke/lm-batchnorm-padded.json"};
   for (const char* o : {"train.steps=1200", "train.threads=1", "train.log_every=7", "train.eval_every=50",
                         "train.stats_every=20", "train.checkpoint_every=100", "train.optimizer=adamw",
                         "train.weight_decay=0.01", "train.schedule=cosine", "train.warmup_steps=30",
@@ -180,7 +180,7 @@ TEST_F(Resume, AStoppedRunStoppedAgainStillResumesExactly) {
   const std::string out = tmp_ / "run";
   ASSERT_EQ(stop_run(run_args(out), tmp_ / "log1", SIGTERM, [&] { return count_lines(out + "/metrics.jsonl") >= 30; }),
             130);
-  std::vector<std::string> again{NORMTOOL_BINARY, "run", "--resume", out};
+  std::vector<std::string> again{binary(), "run", "--resume", out};
   ASSERT_EQ(stop_run(again, tmp_ / "log2", SIGTERM, [&] { return count_lines(out + "/metrics.jsonl") >= 90; }), 130);
   const CommandResult r = resume(out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -297,7 +297,7 @@ TEST(SessionState, SavedAndLoadedContinuesBitForBit) {
     SCOPED_TRACE(k.config);
     std::vector<std::string> overrides = k.overrides;
     overrides.push_back("train.threads=1");
-    const RunConfig c = load_config_file(std::string(NORMTOOL_SOURCE_DIR) + "/" + k.config, overrides);
+    const RunConfig c = load_config_file(source_dir() + "/" + k.config, overrides);
     Session a(c);
     for (int i = 0; i < 40; ++i) a.step();
     ByteWriter w;
@@ -320,7 +320,7 @@ TEST(SessionState, SavedAndLoadedContinuesBitForBit) {
 // The logits of a pass are those forward() scores: as many arg-max hits as it counts correct, in
 // eval mode (BatchNorm's running statistics) and in train mode (the batch's), which differ.
 TEST(SessionState, LogitsAreTheForwardPassesOwnInBothModes) {
-  const RunConfig c = load_config_file(std::string(NORMTOOL_SOURCE_DIR) + "/configs/smoke/mlp-batchnorm.json",
+  const RunConfig c = load_config_file(source_dir() + "/configs/smoke/mlp-batchnorm.json",
                                        {"train.threads=1"});
   Session s(c);
   for (int i = 0; i < 20; ++i) s.step();

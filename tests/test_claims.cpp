@@ -12,6 +12,7 @@
 
 #include "claims/claim.h"
 #include "report/report.h"
+#include "paths.h"
 
 namespace nt::test {
 namespace {
@@ -72,7 +73,7 @@ TEST(Claims, SharedRunsAreTheSameInEveryClaim) {
 TEST(Claims, ExperimentReadmesStartWithTheRegistryHeader) {
   for (const Claim& c : all_claims()) {
     const auto path =
-        std::filesystem::path(NORMTOOL_SOURCE_DIR) / "experiments" / (std::string(c.id) + "-" + c.slug) / "README.md";
+        std::filesystem::path(source_dir()) / "experiments" / (std::string(c.id) + "-" + c.slug) / "README.md";
     std::ifstream in(path);
     ASSERT_TRUE(in) << path;
     std::stringstream text;

@@ -138,7 +138,7 @@ TEST(Compose, AConfigGivenAsAnOverrideSuggestsConfig) {
 TEST(Compose, PresetIntoAFileIsJsonOnly) {
   TempDir d;
   std::filesystem::create_directories(d.path);
-  const auto r = run_shell(std::string(NORMTOOL_BINARY) + " presets llama > " + (d / "x.json"));
+  const auto r = run_shell(binary() + " presets llama > " + (d / "x.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::ifstream in(d / "x.json");
   const json j = json::parse(in, nullptr, false);
@@ -147,7 +147,7 @@ TEST(Compose, PresetIntoAFileIsJsonOnly) {
   EXPECT_TRUE(j["_sources"].is_object());
   // and it is a config of its own
   EXPECT_EQ(load_configs({{d / "x.json"}, {}, {}}).model.norm.type, load_config_file(
-      std::string(NORMTOOL_SOURCE_DIR) + "/configs/presets/llama.json", {}).model.norm.type);
+      source_dir() + "/configs/presets/llama.json", {}).model.norm.type);
   const auto json_flag = run_normtool("presets llama --json");
   EXPECT_TRUE(json::parse(json_flag.output, nullptr, false).is_object()) << json_flag.output;
   const auto text = run_normtool("presets llama --text");

@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const std::string kSource = NORMTOOL_SOURCE_DIR;
+const std::string kSource = source_dir();
 const std::string kSmoke = kSource + "/configs/smoke/lm-none-pre.json";
 const std::string kTiny = " --config " + kSmoke + " --set train.steps=4 --set train.eval_every=2 --set train.log_every=1";
 
@@ -199,7 +199,7 @@ TEST(DataLoss, ASweepKilledWhileItsFirstJobRunsHasItsGridRecord) {
   TempDir d;
   fs::create_directories(d.path);
   const std::string sweep = d / "s";
-  const std::string cmd = std::string(NORMTOOL_BINARY) + " sweep --config " + kSmoke +
+  const std::string cmd = binary() + " sweep --config " + kSmoke +
                           " --set train.steps=100000 seed=1 --out " + sweep;
   // the sweep in the background; once its job has written a metric line, SIGKILL (the job dies with it)
   const CommandResult r = run_shell(
@@ -265,7 +265,7 @@ TEST(DataLoss, NonRegularOrOversizedDataFilesAreRefusedNamingThem) {
 TEST(DataLoss, ResumeWithAnEmptyNameIsRefused) {
   TempDir d;
   fs::create_directories(d.path);
-  const CommandResult r = run_shell("cd " + d.str() + " && " + std::string(NORMTOOL_BINARY) + " run --resume ''");
+  const CommandResult r = run_shell("cd " + d.str() + " && " + binary() + " run --resume ''");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_FALSE(fs::exists(d / "runs")) << "a new default run was started";
 }

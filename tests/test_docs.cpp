@@ -16,7 +16,7 @@ namespace nt {
 namespace {
 
 std::string read_source(const std::string& relative) {
-  std::ifstream in(std::string(NORMTOOL_SOURCE_DIR) + "/" + relative);
+  std::ifstream in(test::source_dir() + "/" + relative);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

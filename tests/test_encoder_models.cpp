@@ -210,7 +210,8 @@ namespace {
 // statistics name the stack and the sub-layer, the encoder's over the source positions only.
 TEST(EncoderDecoderRun, AccuracyIsAShareAndSitesNameTheirStack) {
   test::TempDir dir;
-  const auto r = test::run_normtool("run --config " NORMTOOL_SOURCE_DIR "/configs/smoke/encdec-layernorm-pre.json "
+  const auto r = test::run_normtool("run --config " + test::source_dir() +
+                                    "/configs/smoke/encdec-layernorm-pre.json "
                                     "train.steps=40 train.log_every=5 train.eval_every=40 train.stats_every=20 -o " +
                                     dir.str());
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const std::string kSource = NORMTOOL_SOURCE_DIR;
+const std::string kSource = source_dir();
 const std::string kSmoke = kSource + "/configs/smoke/lm-layernorm-pre.json";
 const std::string kTiny =
     " --config " + kSmoke +
@@ -43,7 +43,7 @@ CommandResult run_with(const std::string& script, const std::vector<std::string>
 
 // A run of the tiny config into `dir` (a path that may hold anything), its exit code.
 int tiny_run(const std::string& dir) {
-  return run_with(kTimeout + NORMTOOL_BINARY + " run" + kTiny + " --out \"$A\"", {dir}).exit_code;
+  return run_with(kTimeout + binary() + " run" + kTiny + " --out \"$A\"", {dir}).exit_code;
 }
 
 // A run of the tiny config in <d>/r with checkpoints, its summary then set to "interrupted" as a
@@ -80,7 +80,7 @@ TEST(HostileFiles, ARunDirectoryNamedAsACommandRunsNothingAndDrawsEveryPlot) {
   EXPECT_FALSE(fs::exists(canary)) << "gnuplot ran a command from a directory's name";
   EXPECT_FALSE(fs::exists(d / "ab")) << "--out a'b wrote into a sibling directory";
   // compare: the same names as its inputs' labels, and as its --out
-  const CommandResult c = run_with(kTimeout + NORMTOOL_BINARY + " compare \"$A\" \"$B\" --out \"$C\"",
+  const CommandResult c = run_with(kTimeout + binary() + " compare \"$A\" \"$B\" --out \"$C\"",
                                    {d / "a'b", d / ("r'\nsystem(\"touch " + canary + "\")\n'"), d / "c'd"});
   EXPECT_EQ(c.exit_code, 0) << c.output;
   EXPECT_TRUE(fs::is_regular_file(d / "c'd/loss.png"));
@@ -167,7 +167,7 @@ TEST(HostileFiles, AFifoOrADeviceWhereAFileShouldBeIsExit2NotAHang) {
   ASSERT_EQ(::mkfifo((d / "fifo").c_str(), 0644), 0);
   // --config
   for (const std::string& config : {d / "fifo", std::string("/dev/zero")}) {
-    const CommandResult r = run_shell(kTimeout + NORMTOOL_BINARY + " run --config " + config + " --out " + (d / "x"));
+    const CommandResult r = run_shell(kTimeout + binary() + " run --config " + config + " --out " + (d / "x"));
     EXPECT_EQ(r.exit_code, 2) << config << ": " << r.output;
     EXPECT_NE(r.output.find(config), std::string::npos) << r.output;
   }
@@ -178,7 +178,7 @@ TEST(HostileFiles, AFifoOrADeviceWhereAFileShouldBeIsExit2NotAHang) {
     fs::remove(copy.path / name);
     ASSERT_EQ(::mkfifo((copy.path / name).c_str(), 0644), 0);
     for (const std::string& command : {"run --resume " + copy.str(), "compare " + copy.str() + " --out " + (d / "c")}) {
-      const CommandResult r = run_shell(kTimeout + NORMTOOL_BINARY + " " + command);
+      const CommandResult r = run_shell(kTimeout + binary() + " " + command);
       if (std::string(name) == "metrics.jsonl" && command.rfind("run", 0) == 0) continue;  // completed: not read
       EXPECT_EQ(r.exit_code, 2) << command << " with a FIFO " << name << ": " << r.output;
       EXPECT_NE(r.output.find(name), std::string::npos) << r.output;
@@ -243,7 +243,7 @@ TEST(HostileFiles, AClosedPipeLetsTheRunFinishAndSaysSoInTheSummary) {
   TempDir d;
   // the console (stdout and stderr) into a pipe whose reader has gone after one byte
   const CommandResult r =
-      run_shell("sh -c '" + std::string(NORMTOOL_BINARY) + " run" + kTiny + " --set train.steps=40 --out " + (d / "r") +
+      run_shell("sh -c '" + binary() + " run" + kTiny + " --set train.steps=40 --out " + (d / "r") +
                 " 2>&1; echo $? > " + (d / "code") + "' | head -c 1 >/dev/null");
   EXPECT_EQ(read_text(d / "code"), "0\n") << "exit 141 is SIGPIPE";
   const json s = read_json(d / "r/summary.json");
@@ -254,7 +254,7 @@ TEST(HostileFiles, AClosedPipeLetsTheRunFinishAndSaysSoInTheSummary) {
 
 TEST(HostileFiles, ASweepIntoAClosedPipeKeepsItsAggregateAndStatuses) {
   TempDir d;
-  run_shell("sh -c '" + std::string(NORMTOOL_BINARY) + " sweep" + kTiny + " seed=1,2 --out " + (d / "s") +
+  run_shell("sh -c '" + binary() + " sweep" + kTiny + " seed=1,2 --out " + (d / "s") +
             " 2>&1; echo $? > " + (d / "code") + "' | head -c 1 >/dev/null");
   EXPECT_NE(read_text(d / "code"), "141\n");
   ASSERT_TRUE(fs::exists(d / "s/aggregate.md"));
@@ -265,7 +265,7 @@ TEST(HostileFiles, AFileSizeLimitStopsTheRunWithACleanError) {
   TempDir d;
   // 200 blocks of 512 bytes: the .reserve fits (64 KiB), the statistics of 400 steps do not
   const CommandResult r =
-      run_shell("ulimit -f 200; " + std::string(NORMTOOL_BINARY) + " run" + kTiny +
+      run_shell("ulimit -f 200; " + binary() + " run" + kTiny +
                 " --set train.steps=400 --set train.stats_every=10 --out " + (d / "r") + " 2>&1; echo \"exit=$?\"");
   EXPECT_NE(r.output.find("exit=1"), std::string::npos) << "exit 153 is SIGXFSZ: " << r.output;
   EXPECT_NE(r.output.find("File too large"), std::string::npos) << r.output;
@@ -278,7 +278,7 @@ TEST(HostileFiles, ResumeWithPrintConfigPrintsAndDoesNotTrain) {
   ASSERT_FALSE(run.empty());
   const std::string metrics = read_text(run + "/metrics.jsonl");
   const CommandResult r =
-      run_shell(std::string(NORMTOOL_BINARY) + " run --resume " + run + " --print-config 2>/dev/null");
+      run_shell(binary() + " run --resume " + run + " --print-config 2>/dev/null");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(json::parse(r.output)["name"], read_json(run + "/config.json")["name"]);
   EXPECT_EQ(read_text(run + "/metrics.jsonl"), metrics) << "it trained";
@@ -296,11 +296,11 @@ TEST(HostileFiles, InvarianceOnAFamilyItDoesNotMeasureIsExit2) {
 // OpenBLAS retried its 128 MiB buffers forever under `ulimit -v`, before main (core/openblas.h)
 TEST(HostileFiles, AnAddressSpaceLimitNeitherHangsNorChangesWhatRuns) {
   TempDir d;
-  const CommandResult r = run_shell("ulimit -v 300000; " + kTimeout + NORMTOOL_BINARY + " run" + kTiny + " --out " +
+  const CommandResult r = run_shell("ulimit -v 300000; " + kTimeout + binary() + " run" + kTiny + " --out " +
                                     (d / "r") + " 2>&1; echo \"exit=$?\"");
   EXPECT_NE(r.output.find("exit=0"), std::string::npos) << "exit=124 is a hang: " << r.output;
   // the double-precision tables, whose products OpenBLAS would run, go to Eigen's kernels
-  const CommandResult inv = run_shell("ulimit -v 300000; " + kTimeout + NORMTOOL_BINARY +
+  const CommandResult inv = run_shell("ulimit -v 300000; " + kTimeout + binary() +
                                       " invariance --transform rescale --norm layernorm 2>&1; echo \"exit=$?\"");
   EXPECT_NE(inv.output.find("exit=0"), std::string::npos) << inv.output;
   EXPECT_NE(inv.output.find("4 of 4 cells agree"), std::string::npos) << inv.output;
@@ -455,7 +455,7 @@ TEST(HostileFiles, ASparseCheckpointIsRefusedBeforeItIsRead) {
 
 TEST(HostileFiles, ADataLimitDoesNotHangOpenBlas) {
   TempDir d;
-  const CommandResult r = run_shell("ulimit -d 300000; NORMTOOL_GEMM=openblas " + kTimeout + NORMTOOL_BINARY + " run" +
+  const CommandResult r = run_shell("ulimit -d 300000; NORMTOOL_GEMM=openblas " + kTimeout + binary() + " run" +
                                     kTiny + " --set train.threads=2 --out " + (d / "r") + " 2>&1; echo \"exit=$?\"");
   EXPECT_NE(r.output.find("exit=0"), std::string::npos) << "exit=124 is a hang: " << r.output;
 }

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 const std::string kTiny =
     "--set data.dataset=synthetic-lm --set data.seq_len=16 --set model.d_model=16 --set model.n_heads=2 "
     "--set model.d_ff=32 --set train.batch_size=8 --set train.threads=1 ";
-const std::string kBinary = NORMTOOL_BINARY;
+const std::string kBinary = binary();
 
 // The command's exit code is 2, its message holds `needle`, and `out` was not created.
 void expect_refused(const CommandResult& r, const std::string& needle, const std::string& out = "") {

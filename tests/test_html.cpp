@@ -117,7 +117,7 @@ TEST(Html, OnlyAPngFileOfItsOwnIsInlined) {
 // The committed report converts whole: one <table> per table, every section's anchor, and no
 // markdown left over outside code
 TEST(Html, TheCommittedReportConverts) {
-  const std::string text = read_text(std::string(NORMTOOL_SOURCE_DIR) + "/reports/REPORT.md");
+  const std::string text = read_text(source_dir() + "/reports/REPORT.md");
   ASSERT_FALSE(text.empty());
   const std::string out = md(text);
   std::size_t tables = 0, anchors = 0, pictures = 0;

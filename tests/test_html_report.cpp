@@ -125,7 +125,7 @@ TEST(HtmlReport, ChromiumRendersAFinishedRunsPage) {
   ASSERT_FALSE(chromium_binary().empty()) << kInstallChromium;
   const fs::path run = kPages / "run";
   fs::remove_all(run);
-  const CommandResult r = run_normtool("run --config " + std::string(NORMTOOL_SOURCE_DIR) +
+  const CommandResult r = run_normtool("run --config " + source_dir() +
                                        "/configs/smoke/lm-layernorm-pre.json --set train.steps=4 --set "
                                        "train.eval_every=2 --set train.stats_every=2 --out " +
                                        run.string());

@@ -99,7 +99,7 @@ TEST_P(LearnsOnFortunes, ValidationLossFarBelowUnigram) {
   // A norm with a learnable alpha (DyT) stalls near the unigram loss at lm-tiny's N(0, 0.02) init, as
   // the PyTorch peer's does (claim C20's README); with Xavier's init it trains.
   if (norm_desc(GetParam()).alpha) o.push_back("model.init=xavier");
-  const RunConfig c = load_config_file(std::string(NORMTOOL_SOURCE_DIR) + "/configs/lm-tiny.json", o);
+  const RunConfig c = load_config_file(source_dir() + "/configs/lm-tiny.json", o);
   const double unigram = unigram_validation_loss(c);
   EXPECT_GT(unigram, 3.0);  // 3.63 nats with Debian fortunes 1:1.99.1-7.3
   TempDir d;
@@ -118,7 +118,7 @@ INSTANTIATE_TEST_SUITE_P(EachNorm, LearnsOnFortunes, ::testing::ValuesIn(all_nor
 class RecurrentLearnsOnFortunes : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RecurrentLearnsOnFortunes, ValidationLossFarBelowUnigram) {
-  const RunConfig c = load_config_file(std::string(NORMTOOL_SOURCE_DIR) + "/configs/rnn-" + GetParam() + "-tiny.json",
+  const RunConfig c = load_config_file(source_dir() + "/configs/rnn-" + GetParam() + "-tiny.json",
                                        {"train.steps=150", "train.stats_every=0", "train.eval_every=1000"});
   const double unigram = unigram_validation_loss(c);
   TempDir d;
@@ -136,7 +136,7 @@ INSTANTIATE_TEST_SUITE_P(EachCell, RecurrentLearnsOnFortunes, ::testing::Values(
 // PyTorch peer also reports (3.515 at 300 steps). Measured: layernorm 3.00, none 3.52.
 TEST(RnnSearchLearnsOnGettext, LayerNormLearnsWhereNoneStalls) {
   auto final_val_loss = [](const char* norm) {
-    const RunConfig c = load_config_file(std::string(NORMTOOL_SOURCE_DIR) + "/configs/rnnsearch-tiny.json",
+    const RunConfig c = load_config_file(source_dir() + "/configs/rnnsearch-tiny.json",
                                          {std::string("model.norm.type=") + norm, "train.steps=150",
                                           "train.stats_every=0", "train.eval_every=1000"});
     TempDir d;

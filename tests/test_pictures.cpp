@@ -52,7 +52,7 @@ void expect_picture(const fs::path& png) {
   EXPECT_GT(fs::file_size(png), 2000u) << png;
 }
 
-std::string smoke(const std::string& name) { return std::string(NORMTOOL_SOURCE_DIR) + "/configs/smoke/" + name; }
+std::string smoke(const std::string& name) { return test::source_dir() + "/configs/smoke/" + name; }
 
 TEST(Pictures, AnMlpRunDrawsItsStatisticsByLayer) {
   TempDir tmp;

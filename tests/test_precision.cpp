@@ -270,7 +270,7 @@ TEST(PrecisionSession, Fp16SkipsOverflowingStepsAndBacksOff) {
 // `normtool run` at bf16 and fp16: it trains, logs the range statistics and the skipped steps.
 TEST(PrecisionRun, TrainsLogsRangesAndSkippedSteps) {
   TempDir tmp;
-  const std::string base = std::string("run --config ") + NORMTOOL_SOURCE_DIR + "/configs/smoke/lm-layernorm-pre.json";
+  const std::string base = "run --config " + source_dir() + "/configs/smoke/lm-layernorm-pre.json";
   CommandResult r = run_normtool(base + " train.precision=bf16 --out " + (tmp / "bf16"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   json s = read_json(tmp / "bf16/summary.json");

@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const fs::path kPresets = fs::path(NORMTOOL_SOURCE_DIR) / "configs" / "presets";
+const fs::path kPresets = fs::path(source_dir()) / "configs" / "presets";
 
 std::vector<std::string> preset_names() {
   std::vector<std::string> names;
@@ -157,7 +157,7 @@ TEST(Presets, SourcesAreNotConfig) {
 TEST(Presets, DocsCarryTheGeneratedTable) {
   const auto r = run_normtool("presets --format markdown");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::ifstream in(fs::path(NORMTOOL_SOURCE_DIR) / "docs" / "presets.md");
+  std::ifstream in(fs::path(source_dir()) / "docs" / "presets.md");
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string doc = ss.str();
@@ -204,7 +204,7 @@ TEST(Presets, UnknownNameExits2ListingTheKnown) {
 // A preset is found from any directory, by its path under the data directory, overrides as usual.
 TEST(Presets, RunFromAnyDirectoryWithOverrides) {
   TempDir d;
-  const auto r = run_shell("cd / && " + std::string(NORMTOOL_BINARY) +
+  const auto r = run_shell("cd / && " + binary() +
                            " run --config presets/gpt2.json --print-config model.norm.eps=1e-6");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json c = json::parse(r.output);

@@ -44,7 +44,7 @@ int expect_intervals_follow_from_values(const std::filesystem::path& report) {
 
 // The committed report (reports/, one full run) too: every interval recomputed from its values.
 TEST(ReproduceQuick, TheCommittedReportsIntervalsFollowFromTheirValues) {
-  EXPECT_GT(expect_intervals_follow_from_values(std::filesystem::path(NORMTOOL_SOURCE_DIR) / "reports"), 100);
+  EXPECT_GT(expect_intervals_follow_from_values(std::filesystem::path(source_dir()) / "reports"), 100);
 }
 
 TEST(ReproduceQuick, EveryClaimHasAVerdictAndTheExactClaimsPass) {

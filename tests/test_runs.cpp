@@ -21,7 +21,7 @@ using json = nlohmann::json;
 // <root>/ln-rms: model.norm.type=layernorm,rmsnorm x seed=1,2, 12 steps of the smoke mlp.
 std::string make_sweep(const TempDir& root) {
   const std::string out = root / "ln-rms";
-  const auto r = run_normtool("sweep --config " + std::string(NORMTOOL_SOURCE_DIR) +
+  const auto r = run_normtool("sweep --config " + source_dir() +
                               "/configs/smoke/mlp-layernorm.json model.norm.type=layernorm,rmsnorm seed=1,2 "
                               "--set train.steps=12 --set train.eval_every=6 --jobs 2 --out " +
                               out);
@@ -31,7 +31,7 @@ std::string make_sweep(const TempDir& root) {
 
 // stdout only (a command's notes on stderr dropped)
 CommandResult stdout_of(const std::string& args) {
-  return run_shell("{ " + std::string(NORMTOOL_BINARY) + " " + args + " 2>/dev/null; }");
+  return run_shell("{ " + binary() + " " + args + " 2>/dev/null; }");
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

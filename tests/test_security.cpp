@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const std::string kSource = NORMTOOL_SOURCE_DIR;
+const std::string kSource = source_dir();
 const std::string kSmoke = kSource + "/configs/smoke/lm-none-pre.json";
 const std::string kTiny = " --config " + kSmoke + " --set train.steps=4 --set train.eval_every=2 --set train.log_every=1";
 
@@ -50,7 +50,7 @@ TEST(Security, SiteOptionsWithANewlineAreRefusedNamingTheOption) {
 TEST(Security, AWorkingDirectoryWithANewlineIsRefused) {
   TempDir d;
   fs::create_directories(d.path / "a\nb");
-  const CommandResult r = run_shell("cd \"$(printf '" + d.str() + "/a\\nb')\" && " + std::string(NORMTOOL_BINARY) +
+  const CommandResult r = run_shell("cd \"$(printf '" + d.str() + "/a\\nb')\" && " + binary() +
                                     " sweep --config " + kSmoke + " seed=1 --launcher print --out " + (d / "s"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("working directory"), std::string::npos) << r.output;
@@ -73,7 +73,7 @@ TEST(Security, HostileGridValuesReachTheStubAsArgumentsAndExecuteNothing) {
   {
     std::ofstream(d / "grid") << grid;
   }
-  const CommandResult r = run_shell("cd " + d.str() + " && " + std::string(NORMTOOL_BINARY) + " sweep --config " +
+  const CommandResult r = run_shell("cd " + d.str() + " && " + binary() + " sweep --config " +
                                     kSmoke + " \"$(cat grid)\" --launcher print --out " + (d / "s"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string script = slurp(d / "s/sweep.sbatch");
@@ -112,7 +112,7 @@ TEST(Security, HostileGridValuesReachTheStubAsArgumentsAndExecuteNothing) {
 
 TEST(Security, AHealthyRunWithAnUnwritableStderrCompletes) {
   TempDir d;
-  const CommandResult r = run_shell(std::string(NORMTOOL_BINARY) + " run" + kTiny + " --out " + (d / "r") +
+  const CommandResult r = run_shell(binary() + " run" + kTiny + " --out " + (d / "r") +
                                     " 2>/dev/full; echo \"exit=$?\"");
   EXPECT_NE(r.output.find("exit=0"), std::string::npos) << r.output;  // was 134 (SIGABRT), status failed
   EXPECT_EQ(read_json(d / "r/summary.json").value("status", ""), "completed");
@@ -121,7 +121,7 @@ TEST(Security, AHealthyRunWithAnUnwritableStderrCompletes) {
 TEST(Security, ClosedStandardStreamsLeaveTheLogsClean) {
   for (const char* redirect : {">&-", "2>&-", ">&- 2>&-", "<&- >&- 2>&-"}) {
     TempDir d;
-    const CommandResult r = run_shell(std::string(NORMTOOL_BINARY) + " run" + kTiny + " --out " + (d / "r") + " " +
+    const CommandResult r = run_shell(binary() + " run" + kTiny + " --out " + (d / "r") + " " +
                                       redirect + "; echo \"exit=$?\"");
     EXPECT_NE(r.output.find("exit=0"), std::string::npos) << redirect << ": " << r.output;
     for (const char* log : {"metrics.jsonl", "layers.jsonl"}) {
@@ -135,7 +135,7 @@ TEST(Security, ClosedStandardStreamsLeaveTheLogsClean) {
 
 TEST(Security, ASweepWithClosedStandardStreamsRunsAndLogsItsJobs) {
   TempDir d;
-  const CommandResult r = run_shell(std::string(NORMTOOL_BINARY) + " sweep" + kTiny + " seed=1,2 -j 2 --out " +
+  const CommandResult r = run_shell(binary() + " sweep" + kTiny + " seed=1,2 -j 2 --out " +
                                     (d / "s") + " >&- 2>&-; echo \"exit=$?\"");
   EXPECT_NE(r.output.find("exit=0"), std::string::npos) << r.output;
   ASSERT_TRUE(fs::exists(d / "s/sweep.json"));
@@ -149,7 +149,7 @@ TEST(Security, StdoutThatCannotBeWrittenIsExit1) {
   for (const std::string& command :
        {"run --print-config" + kTiny, std::string("--help"), std::string("run --help"), "sweep --dry-run" + kTiny + " seed=1,2",
         std::string("reproduce --list")}) {
-    const CommandResult r = run_shell(std::string(NORMTOOL_BINARY) + " " + command + " 2>&1 >/dev/full; echo \"exit=$?\"");
+    const CommandResult r = run_shell(binary() + " " + command + " 2>&1 >/dev/full; echo \"exit=$?\"");
     EXPECT_NE(r.output.find("exit=1"), std::string::npos) << command << ": " << r.output;
     EXPECT_NE(r.output.find("cannot write to standard output"), std::string::npos) << command << ": " << r.output;
   }

@@ -17,9 +17,9 @@
 namespace nt {
 namespace {
 
-const std::string kFixture = std::string(NORMTOOL_GOLDEN_DIR) + "/gettext";
+const std::string kFixture = test::golden_dir() + "/gettext";
 
-nlohmann::json expected() { return test::read_json(std::string(NORMTOOL_GOLDEN_DIR) + "/gettext_fixture.json"); }
+nlohmann::json expected() { return test::read_json(test::golden_dir() + "/gettext_fixture.json"); }
 
 DataConfig fixture_config() {
   DataConfig d;

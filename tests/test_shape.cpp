@@ -12,6 +12,7 @@
 #include "data/dataset.h"
 #include "model/model.h"
 #include "model/shape.h"
+#include "paths.h"
 
 namespace nt {
 namespace {
@@ -36,7 +37,7 @@ TEST(ParamStore, CountsParametersWithoutTheAlignmentPadding) {
 TEST(ModelShape, CountsTheParametersOfEveryReadyConfig) {
   int configs = 0;
   for (const char* dir : {"configs", "configs/smoke", "configs/presets"})
-    for (const auto& entry : std::filesystem::directory_iterator(std::string(NORMTOOL_SOURCE_DIR) + "/" + dir)) {
+    for (const auto& entry : std::filesystem::directory_iterator(test::source_dir() + "/" + dir)) {
       if (entry.path().extension() != ".json") continue;
       const RunConfig base = load_config_file(entry.path().string(), {});
       const Arch arch = base.model.arch;

@@ -288,7 +288,7 @@ TEST(Shards, TheOpsSettingGivesTheSameBitsInEigensProducts) {
   auto losses = [](int threads) {
     TempDir d;
     const CommandResult r = run_shell(
-        "NORMTOOL_GEMM=eigen " + std::string(NORMTOOL_BINARY) + " run --config " + NORMTOOL_SOURCE_DIR +
+        "NORMTOOL_GEMM=eigen " + binary() + " run --config " + source_dir() +
         "/configs/smoke/lm-layernorm-pre.json --set model.d_model=64 --set model.n_heads=4 --set model.d_ff=256 "
         "--set data.seq_len=32 --set train.batch_size=24 --set train.steps=3 --set train.log_every=1 "
         "--set train.eval_every=1000 --set train.stats_every=0 --set train.parallel=ops --set train.threads=" +

@@ -113,7 +113,7 @@ double close(double want) { return 1e-12 + 1e-9 * std::abs(want); }  // the same
 TEST(P1, QuickReportHasEverySeedSystemsPresetRnnsearchAmongThemWithItsFiguresRecomputed) {
   const std::set<std::string> later = {"gemma2", "olmo2"};
   std::set<std::string> presets;
-  for (const auto& e : fs::directory_iterator(fs::path(NORMTOOL_SOURCE_DIR) / "configs" / "presets"))
+  for (const auto& e : fs::directory_iterator(fs::path(source_dir()) / "configs" / "presets"))
     if (e.path().extension() == ".json" && !later.count(e.path().stem().string()))
       presets.insert(e.path().stem().string());
   ASSERT_EQ(presets.size(), 8u);

@@ -111,7 +111,7 @@ TEST(Slots, CountsEachPrioritysHeldTime) {
 TEST(Sweep, ThreadsSweepingOneDirectoryTakeTurns) {
   TempDir d;
   SweepSpec spec;
-  spec.config = std::string(NORMTOOL_SOURCE_DIR) + "/configs/smoke/mlp-none.json";
+  spec.config = source_dir() + "/configs/smoke/mlp-none.json";
   spec.fixed = {"train.steps=50"};
   spec.axes = {parse_axis("seed=1,2")};
   spec.out = d / "shared";
@@ -121,7 +121,7 @@ TEST(Sweep, ThreadsSweepingOneDirectoryTakeTurns) {
   std::string errors;
   auto sweep = [&](std::vector<SweepJob>& jobs, int priority) {
     try {
-      jobs = run_sweeps({spec}, 2, NORMTOOL_BINARY, true, {&slots, priority}).front();
+      jobs = run_sweeps({spec}, 2, binary(), true, {&slots, priority}).front();
     } catch (const std::exception& e) {
       errors += e.what();
     }

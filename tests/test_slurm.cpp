@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-const std::string kSource = NORMTOOL_SOURCE_DIR;
+const std::string kSource = source_dir();
 
 CommandResult sh(const std::string& command) { return run_shell(command); }
 

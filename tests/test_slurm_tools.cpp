@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::seconds;
 
-const std::string kSource = NORMTOOL_SOURCE_DIR;
+const std::string kSource = source_dir();
 
 // A directory of stand-in tools put first on PATH (`only`: PATH is that directory alone) for the
 // test's lifetime.
@@ -210,7 +210,7 @@ TEST(SlurmTools, ASweepFollowedWithoutSqueueIsNotReportedFailed) {
   doc["slurm_job_id"] = "123";  // as if submitted
   std::ofstream(d / "s/sweep.json") << doc.dump(2);
   fs::create_directories(d / "bin");
-  const std::string no_squeue = "PATH=" + (d / "bin") + " " + NORMTOOL_BINARY + " ";
+  const std::string no_squeue = "PATH=" + (d / "bin") + " " + binary() + " ";
   const CommandResult status = run_shell(no_squeue + "sweep --status " + (d / "s"));
   EXPECT_EQ(status.exit_code, 0) << status.output;
   EXPECT_TRUE(has(status.output, "2 unknown\n") && has(status.output, "squeue is not on this machine's PATH"))
@@ -232,7 +232,7 @@ TEST(SlurmTools, ACollectionWithoutSqueueCountsTheClaimPending) {
   std::ofstream(d / "r/reproduce.json") << nlohmann::json{{"launcher", "slurm"}, {"ids", {"C11"}}, {"claims_job_id", "123"},
                                                           {"claims_tasks", {"C11"}}}.dump();
   fs::create_directories(d / "bin");
-  const CommandResult r = run_shell("PATH=" + (d / "bin") + " " + NORMTOOL_BINARY + " reproduce --collect " + (d / "r"));
+  const CommandResult r = run_shell("PATH=" + (d / "bin") + " " + binary() + " reproduce --collect " + (d / "r"));
   EXPECT_EQ(r.exit_code, 75) << r.output;
   EXPECT_TRUE(has(r.output, "C11 PENDING       task 0 of Slurm job 123: squeue is not on this machine's PATH")) << r.output;
   EXPECT_FALSE(has(r.output, "FAILED")) << r.output;

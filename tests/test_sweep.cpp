@@ -28,7 +28,7 @@ TEST(Sweep, GridExpandsInAFixedOrderLastKeyFastest) {
 }
 
 TEST(SweepCli, DryRunListsTheJobs) {
-  const auto r = run_normtool("sweep --config " + std::string(NORMTOOL_SOURCE_DIR) +
+  const auto r = run_normtool("sweep --config " + source_dir() +
                               "/configs/smoke/mlp-none.json model.norm.type=none,layernorm seed=1,2 --dry-run");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output,
@@ -46,7 +46,7 @@ TEST(SweepCli, BadJobConfigExits2BeforeRunning) {
 
 TEST(SweepCli, RunsResumesAndAggregates) {
   TempDir d;
-  const std::string cmd = "sweep --config " + std::string(NORMTOOL_SOURCE_DIR) +
+  const std::string cmd = "sweep --config " + source_dir() +
                           "/configs/smoke/mlp-none.json model.norm.type=none,batchnorm seed=1,2 --jobs 2 --out " + d.str();
   const auto r = run_normtool(cmd);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -71,7 +71,7 @@ TEST(SweepCli, RunsResumesAndAggregates) {
 
 TEST(SweepCli, AnInterruptedJobResumesFromItsCheckpoint) {
   TempDir d;
-  const std::string cmd = "sweep --config " + std::string(NORMTOOL_SOURCE_DIR) +
+  const std::string cmd = "sweep --config " + source_dir() +
                           "/configs/smoke/lm-layernorm-pre.json seed=1 --set train.steps=4000 --out " + d.str();
   // SIGTERM to the sweep reaches the job, which checkpoints where it stands
   const auto stopped = run_normtool(cmd + " >/dev/null 2>&1 & pid=$!; while [ $(cat " + (d / "0/metrics.jsonl") +
@@ -95,7 +95,7 @@ TEST(Sweep, SweepsShareOnePoolTheMostWorkFirst) {
   TempDir d;
   auto spec = [&](const char* name, int steps, const char* seeds) {
     SweepSpec s;
-    s.config = std::string(NORMTOOL_SOURCE_DIR) + "/configs/smoke/mlp-none.json";
+    s.config = source_dir() + "/configs/smoke/mlp-none.json";
     s.fixed = {"train.steps=" + std::to_string(steps)};
     s.axes = {parse_axis(std::string("seed=") + seeds)};
     s.out = d / name;
@@ -103,7 +103,7 @@ TEST(Sweep, SweepsShareOnePoolTheMostWorkFirst) {
   };
   auto finished = [&](const std::string& job) { return std::filesystem::last_write_time(d / (job + "/summary.json")); };
   // one process: the 2000-step job of the second sweep runs first, then the first sweep's in grid order
-  const auto one = run_sweeps({spec("short", 50, "1,2"), spec("long", 2000, "1")}, 1, NORMTOOL_BINARY, true);
+  const auto one = run_sweeps({spec("short", 50, "1,2"), spec("long", 2000, "1")}, 1, binary(), true);
   ASSERT_EQ(one.size(), 2u);
   ASSERT_EQ(one[0].size(), 2u);
   ASSERT_EQ(one[1].size(), 1u);
@@ -115,7 +115,7 @@ TEST(Sweep, SweepsShareOnePoolTheMostWorkFirst) {
   EXPECT_EQ(read_json(d / "short/sweep.json")["jobs"].size(), 2u);
   // two processes: the second sweep's job starts while the first's runs (it would wait for it
   // if each sweep ran its own pool)
-  const auto two = run_sweeps({spec("a", 20000, "1"), spec("b", 20000, "1")}, 2, NORMTOOL_BINARY, true);
+  const auto two = run_sweeps({spec("a", 20000, "1"), spec("b", 20000, "1")}, 2, binary(), true);
   EXPECT_EQ(two[0][0].status, "completed");
   EXPECT_EQ(two[1][0].status, "completed");
   EXPECT_LT(std::filesystem::last_write_time(d / "b/0/config.json"), finished("a/0"));
@@ -126,7 +126,7 @@ TEST(Reproduce, EveryExactClaimPasses) {
   for (const Claim& c : all_claims()) {
     if (!c.exact) continue;
     TempDir d;
-    const ClaimResult r = c.run(ClaimContext{d.str(), NORMTOOL_BINARY, true, 2, {}});
+    const ClaimResult r = c.run(ClaimContext{d.str(), binary(), true, 2, {}});
     EXPECT_EQ(r.verdict, ClaimVerdict::pass) << c.id << ": " << r.measured;
     EXPECT_FALSE(r.measured.empty());
   }

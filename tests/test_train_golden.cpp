@@ -13,12 +13,13 @@
 #include "config/config.h"
 #include "data/dataset.h"
 #include "train/session.h"
+#include "paths.h"
 
 namespace nt::test {
 namespace {
 
 nlohmann::json read_case(const std::string& name) {
-  std::ifstream in(std::string(NORMTOOL_GOLDEN_DIR) + "/train_" + name + ".json");
+  std::ifstream in(golden_dir() + "/train_" + name + ".json");
   if (!in) throw std::runtime_error("missing golden file train_" + name + ".json (run scripts/dump_train_golden.py)");
   auto j = nlohmann::json::parse(in);
   if (j.at("format") != "normtool-golden" || j.at("version") != 1) throw std::runtime_error("bad golden file");
@@ -119,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, TrainGolden,
 class TrajectoryGolden : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(TrajectoryGolden, EveryLossMatchesPyTorch) {
-  std::ifstream in(std::string(NORMTOOL_GOLDEN_DIR) + "/trajectory_" + GetParam() + ".json");
+  std::ifstream in(golden_dir() + "/trajectory_" + GetParam() + ".json");
   ASSERT_TRUE(in) << "missing golden file (run scripts/dump_trajectory_golden.py)";
   const auto g = nlohmann::json::parse(in);
   ASSERT_EQ(g.at("format"), "normtool-golden");
