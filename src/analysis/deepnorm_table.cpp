@@ -81,7 +81,7 @@ std::vector<InitStd> deepnorm_init_std() {
                                "model.d_model=256",
                                "model.d_ff=1024",
                                "model.n_heads=4"};
-    if (ed) o.push_back("model.n_dec_layers=6");
+    if (ed) o.emplace_back("model.n_dec_layers=6");
     init_std_of(o, rows);
   }
   return rows;
