@@ -1,11 +1,13 @@
 // `normtool reproduce --quick --ablations`, as CI runs it: every claim of claims.md produces a
 // verdict (the experiment ran), every exact claim (E1-E8) passes, the reports (P1) say REPORT,
-// and no ablation is left out.
+// and no ablation is left out; without --ablations, only the deciding settings run, at any --jobs
+// to the same figures. The two reproductions are made once (tests/quick_report.h).
 #include <gtest/gtest.h>
 
 #include "claims/claim.h"
 #include "claims/statistics.h"
 #include "helpers.h"
+#include "quick_report.h"
 
 namespace nt::test {
 namespace {
@@ -43,16 +45,26 @@ int expect_intervals_follow_from_values(const std::filesystem::path& report) {
 }
 
 // The committed report (reports/, one full run) too: every interval recomputed from its values.
-TEST(ReproduceQuick, TheCommittedReportsIntervalsFollowFromTheirValues) {
+TEST(CommittedReport, EveryIntervalFollowsFromItsValues) {
   EXPECT_GT(expect_intervals_follow_from_values(std::filesystem::path(source_dir()) / "reports"), 100);
 }
 
-TEST(ReproduceQuick, EveryClaimHasAVerdictAndTheExactClaimsPass) {
-  TempDir d;
-  const auto r = run_normtool("reproduce --quick --ablations --jobs 2 --out " + d.str());
+// The two reproductions the QuickReport tests read, each in a process of its own under CTest.
+TEST(QuickReportSetup, EveryClaimWithItsAblations) {
+  const CommandResult r = make_quick_report(kQuickAll);
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::cout << r.output;  // the verdicts, in the test's log
+}
+
+TEST(QuickReportSetup, TheInProcessClaimsAtOneJobWithoutAblations) {
+  const CommandResult r = make_quick_report(kQuickOneJob);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST(QuickReport, EveryClaimHasAVerdictAndTheExactClaimsPass) {
+  const std::filesystem::path d = quick_report(kQuickAll);
   const auto verdicts = read_json(d / "verdicts.json");
-  ASSERT_EQ(verdicts.size(), all_claims().size()) << r.output;
+  ASSERT_EQ(verdicts.size(), all_claims().size()) << verdicts.dump();
   for (const auto& v : verdicts) {
     EXPECT_TRUE(v["ran"].get<bool>()) << v.dump();
     const std::string verdict = v["verdict"];
@@ -66,27 +78,24 @@ TEST(ReproduceQuick, EveryClaimHasAVerdictAndTheExactClaimsPass) {
       EXPECT_EQ(verdict, "PASS") << v.dump();
     }
   }
-  EXPECT_TRUE(std::filesystem::exists(d / "REPORT.md"));
-  EXPECT_EQ(read_text(d / "REPORT.md").find("Ablations not run"), std::string::npos);
+  const std::string md = read_text(d / "REPORT.md");
+  EXPECT_NE(md.find("(QUICK: "), std::string::npos);
+  EXPECT_EQ(md.find("(PARTIAL: "), std::string::npos);
+  EXPECT_EQ(md.find("Ablations not run"), std::string::npos);
   // REPORT.html beside it: every claim's section, every plot of the report inline
-  const std::string html = read_text(d / "REPORT.html"), md = read_text(d / "REPORT.md");
+  const std::string html = read_text(d / "REPORT.html");
   EXPECT_EQ(count(html, "<a id=\""), count(md, "<a id=\""));
   EXPECT_EQ(count(html, "<img src=\"data:image/png;base64,"), count(md, "\n!["));
-  EXPECT_GT(expect_intervals_follow_from_values(d.path), 50);
-  std::cout << r.output;  // the verdicts, in the CI log
+  EXPECT_GT(expect_intervals_follow_from_values(d), 50);
 }
 
 // Without --ablations a claim decides on the papers' settings alone: C9's runs without warm-up
 // (encoder-decoder and decoder-only) are not made, no measure of an ablation is reported, and the
-// report names what was left out.
-TEST(ReproduceQuick, WithoutAblationsOnlyTheDecidingSettingsRunAndTheReportSaysWhatWasLeftOut) {
-  TempDir d;
-  const auto r = run_normtool("reproduce C9 --quick --jobs 2 --out " + d.str());
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+// report names what was left out; C7, C8 and C10 report their deciding settings alone too.
+TEST(QuickReport, WithoutAblationsOnlyTheDecidingSettingsRunAndTheReportSaysWhatWasLeftOut) {
+  const std::filesystem::path d = quick_report(kQuickOneJob);
   const auto result = read_json(d / "C9-deep-post-ln-vs-deepnorm/result.json");
   ASSERT_FALSE(result["measures"].empty());
-  for (const auto& m : result["measures"])
-    EXPECT_EQ(m["group"].get<std::string>().rfind("ablation", 0), std::string::npos) << m.dump();
   EXPECT_EQ(result["ablations_not_run"], nlohmann::json::array({"ablation: encoder-decoder without warm-up",
                                                                 "ablation: decoder-only, depths 6/18/36"}));
   EXPECT_TRUE(std::filesystem::exists(d / "C9-deep-post-ln-vs-deepnorm/encdec-warmup"));
@@ -96,30 +105,30 @@ TEST(ReproduceQuick, WithoutAblationsOnlyTheDecidingSettingsRunAndTheReportSaysW
                 .find("Ablations not run (`normtool reproduce C9 --ablations` runs them): ablation: encoder-decoder "
                       "without warm-up; ablation: decoder-only, depths 6/18/36."),
             std::string::npos);
+  for (const char* dir : {"C7-post-ln-gradients-at-init", "C8-post-ln-needs-warmup", "C9-deep-post-ln-vs-deepnorm",
+                          "C10-post-ln-model-update"}) {
+    const auto r = read_json(d / dir / "result.json");
+    EXPECT_TRUE(r["ran"].get<bool>()) << r.dump();
+    EXPECT_FALSE(r["ablations_not_run"].empty()) << dir;
+    for (const auto& m : r["measures"])
+      EXPECT_EQ(m["group"].get<std::string>().rfind("ablation", 0), std::string::npos) << dir << ": " << m.dump();
+    EXPECT_EQ(r["measured"].get<std::string>().find("ablation"), std::string::npos) << dir;
+  }
 }
 
 // The claims that train inside one process run their sessions on --jobs threads and gather the
-// results by index: C7's and C10's figures are the same bits at --jobs 1 and 2. Without
-// --ablations C7, C8 and C10 report their deciding settings alone.
-TEST(ReproduceQuick, InProcessClaimsGiveTheSameFiguresAtAnyJobsAndDecideWithoutAblations) {
-  TempDir one, two;
-  auto r = run_normtool("reproduce C7 C10 --quick --jobs 1 --out " + one.str());
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  r = run_normtool("reproduce C7 C8 C10 --quick --jobs 2 --out " + two.str());
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+// results by index, and a verdict never depends on the ablations run beside it: C7's and C10's
+// deciding figures and verdicts at --jobs 1 without ablations are the same bits as at --jobs 2 with them.
+TEST(QuickReport, InProcessClaimsGiveTheSameFiguresAtAnyJobsWithOrWithoutAblations) {
+  const std::filesystem::path one = quick_report(kQuickOneJob), all = quick_report(kQuickAll);
   for (const char* dir : {"C7-post-ln-gradients-at-init", "C10-post-ln-model-update"}) {
-    const auto a = read_json(one / (std::string(dir) + "/result.json")),
-               b = read_json(two / (std::string(dir) + "/result.json"));
-    EXPECT_EQ(a["measures"], b["measures"]) << dir;
-    EXPECT_EQ(a["measured"], b["measured"]) << dir;
-  }
-  for (const char* dir : {"C7-post-ln-gradients-at-init", "C8-post-ln-needs-warmup", "C10-post-ln-model-update"}) {
-    const auto result = read_json(two / (std::string(dir) + "/result.json"));
-    EXPECT_TRUE(result["ran"].get<bool>()) << result.dump();
-    EXPECT_FALSE(result["ablations_not_run"].empty()) << dir;
-    for (const auto& m : result["measures"])
-      EXPECT_EQ(m["group"].get<std::string>().rfind("ablation", 0), std::string::npos) << dir << ": " << m.dump();
-    EXPECT_EQ(result["measured"].get<std::string>().find("ablation"), std::string::npos) << dir;
+    const auto a = read_json(one / dir / "result.json"), b = read_json(all / dir / "result.json");
+    nlohmann::json deciding = nlohmann::json::array();
+    for (const auto& m : b["measures"])
+      if (m["group"].get<std::string>().rfind("ablation", 0) != 0) deciding.push_back(m);
+    ASSERT_FALSE(deciding.empty()) << dir;
+    EXPECT_EQ(a["measures"], deciding) << dir;
+    EXPECT_EQ(a["verdict"], b["verdict"]) << dir;
   }
 }
 

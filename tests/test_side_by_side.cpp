@@ -1,4 +1,4 @@
-// P1 (src/claims/side_by_side.cpp) end to end: `reproduce P1 --quick` trains every seed system's preset of
+// P1 (src/claims/side_by_side.cpp) end to end: `reproduce --quick` trains every seed system's preset of
 // configs/presets/, rnnsearch among them, and its report's figures are those computed here again
 // from the runs' own stats.csv and layers.jsonl, with the sites written out by name (an
 // independent reading of which sites P1 counts: the blocks' attn, ffn, cross, not the embedding or
@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "helpers.h"
+#include "quick_report.h"
 
 namespace nt::test {
 namespace {
@@ -110,7 +111,7 @@ double close(double want) { return 1e-12 + 1e-9 * std::abs(want); }  // the same
 
 // P1 is the seed articles' systems: every preset but the later ones (Gemma 2, OLMo 2), which no seed
 // article measured.
-TEST(P1, QuickReportHasEverySeedSystemsPresetRnnsearchAmongThemWithItsFiguresRecomputed) {
+TEST(QuickReport, P1HasEverySeedSystemsPresetRnnsearchAmongThemWithItsFiguresRecomputed) {
   const std::set<std::string> later = {"gemma2", "olmo2"};
   std::set<std::string> presets;
   for (const auto& e : fs::directory_iterator(fs::path(source_dir()) / "configs" / "presets"))
@@ -119,10 +120,7 @@ TEST(P1, QuickReportHasEverySeedSystemsPresetRnnsearchAmongThemWithItsFiguresRec
   ASSERT_EQ(presets.size(), 8u);
   ASSERT_TRUE(presets.count("rnnsearch"));
 
-  TempDir d;
-  const auto r = run_normtool("reproduce P1 --quick --jobs 1 --out " + d.str());
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const fs::path dir = d.path / "P1-presets-side-by-side";
+  const fs::path report = quick_report(kQuickAll), dir = report / "P1-presets-side-by-side";
   const nlohmann::json result = read_json((dir / "result.json").string());
   EXPECT_EQ(result["verdict"], "REPORT");
   const std::vector<int> seeds = result["seeds"];
@@ -177,12 +175,13 @@ TEST(P1, QuickReportHasEverySeedSystemsPresetRnnsearchAmongThemWithItsFiguresRec
       EXPECT_GE(curve_of(dir / "std-by-position.tsv", preset).size(), 10u);  // one point per decoder step
     }
   }
-  // REPORT.md shows rnnsearch's undefined gradient ratio as "-", not as a number
-  std::ifstream report(d.path / "REPORT.md");
-  std::stringstream text;
-  text << report.rdbuf();
-  EXPECT_NE(text.str().find("| rnnsearch | - | - | - | - |"), std::string::npos);
-  EXPECT_EQ(text.str().find("nan"), std::string::npos);
+  // REPORT.md's section of P1 shows rnnsearch's undefined gradient ratio as "-", not as a number
+  const std::string text = read_text(report / "REPORT.md");
+  const std::size_t from = text.find("\n## P1: "), to = text.find("\n## ", from + 1);
+  ASSERT_NE(from, std::string::npos);
+  const std::string section = text.substr(from, to - from);
+  EXPECT_NE(section.find("| rnnsearch | - | - | - | - |"), std::string::npos);
+  EXPECT_EQ(section.find("nan"), std::string::npos);
 }
 
 }  // namespace
