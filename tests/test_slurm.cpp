@@ -6,6 +6,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -151,18 +153,26 @@ TEST(Slurm, ARequeuedTaskResumesFromItsCheckpointToTheSameResult) {
   EXPECT_EQ(s["final_val_loss"], read_json(d / "reference/summary.json")["final_val_loss"]);
 }
 
-// reproduce --launcher slurm --ablations: C2's sweeps (RNNSearch, and the normalized runs of the LSTM LM and of the
-// transformer ablation; a sweep per seed) and C5's (the MLP at batch 4, whose checkpoints it evaluates) as job
-// arrays, E4 here; --collect assembles the report once Slurm has run them, with the ablations the submission asked for.
+// reproduce --launcher slurm --ablations: C5's and C13's sweeps (the MLP at each batch size, whose checkpoints they
+// evaluate; a sweep per seed, those at batch 4 shared) as job arrays, C7 (which trains in one process, its ablations
+// with it) as the claims' array, E4 here; --collect assembles the report once Slurm has run them, with the ablations
+// the submission asked for.
 TEST(Slurm, AReproductionSubmittedToSlurmIsCollectedIntoAReport) {
   const std::string why = slurm_unavailable();
   ASSERT_TRUE(why.empty()) << why;
   TempDir d;
   const auto t0 = Clock::now();
-  const CommandResult submitted = run_normtool("reproduce E4 C2 C5 --quick --ablations --launcher slurm --out " + (d / "r"));
+  // C5 and C13 share the runs at batch 4: submitted once, each claim waits for them
+  const CommandResult submitted = run_normtool("reproduce E4 C5 C7 C13 --quick --ablations --launcher slurm --out " + (d / "r"));
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
-  EXPECT_NE(submitted.output.find("C2  PENDING       9 sweep(s) on Slurm"), std::string::npos) << submitted.output;
   EXPECT_NE(submitted.output.find("C5  PENDING       3 sweep(s) on Slurm"), std::string::npos) << submitted.output;
+  EXPECT_NE(submitted.output.find("C13 PENDING       12 sweep(s) on Slurm"), std::string::npos) << submitted.output;
+  EXPECT_NE(submitted.output.find("C7  SUBMITTED     task 0 of Slurm job"), std::string::npos) << submitted.output;
+  std::set<std::string> jobs;
+  const std::regex job(R"(\(Slurm job (\d+)\))");
+  for (std::sregex_iterator m(submitted.output.begin(), submitted.output.end(), job), end; m != end; ++m)
+    jobs.insert((*m)[1].str());
+  EXPECT_EQ(jobs.size(), 12u) << submitted.output;
   CommandResult collected{75, ""};
   while (collected.exit_code == 75 && Clock::now() - t0 < std::chrono::seconds(600)) {
     std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -171,12 +181,13 @@ TEST(Slurm, AReproductionSubmittedToSlurmIsCollectedIntoAReport) {
   ASSERT_EQ(collected.exit_code, 0) << collected.output;
   std::cout << "submission to report took " << std::chrono::duration<double>(Clock::now() - t0).count() << " s\n";
   const json verdicts = read_json(d / "r/verdicts.json");
-  for (const char* id : {"E4", "C2", "C5"}) EXPECT_TRUE(verdicts.dump().find(std::string("\"") + id + "\"") != std::string::npos) << id << " missing: " << verdicts.dump();
+  for (const char* id : {"E4", "C5", "C7", "C13"}) EXPECT_TRUE(verdicts.dump().find(std::string("\"") + id + "\"") != std::string::npos) << id << " missing: " << verdicts.dump();
   std::ifstream report(d / "r/REPORT.md");
   const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("RNNSearch: final validation loss, RMS / LN"), std::string::npos) << text;
-  EXPECT_NE(text.find("transformer: final validation loss, RMS / LN"), std::string::npos) << text;
+  EXPECT_NE(text.find("BN: gap at batch 2 minus gap at batch 32 (points)"), std::string::npos) << text;
+  EXPECT_NE(text.find("LN: largest |gap| over the batch sizes (points)"), std::string::npos) << text;
   EXPECT_EQ(text.find("Ablations not run"), std::string::npos) << text;
+  EXPECT_NE(text.find("ablation: decoder-only, 12 layers (Xavier)"), std::string::npos) << text;
   EXPECT_NE(text.find("BN: predictions that differ between train and eval mode"), std::string::npos) << text;
   EXPECT_EQ(text.find("failed to run"), std::string::npos) << text;
 }
