@@ -2,7 +2,7 @@
 # The whole test suite under AddressSanitizer and UndefinedBehaviorSanitizer (GCC), in
 # build-asan/. Any report fails the run: UBSan does not recover, ASan aborts at its first error.
 #   scripts/sanitize.sh              every test
-#   scripts/sanitize.sh -E Reproduce  ctest arguments pass through
+#   scripts/sanitize.sh -E 'Reproduce|QuickReport'  ctest arguments pass through (here: all but the claims' runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
