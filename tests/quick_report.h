@@ -21,16 +21,19 @@ struct QuickReproduction {
 inline constexpr QuickReproduction kQuickAll{"all", "reproduce --quick --ablations --jobs 2"};
 inline constexpr QuickReproduction kQuickOneJob{"one-job", "reproduce C7 C8 C9 C10 --quick --jobs 1"};
 
+// The folder CTest names for the reproductions, or null in a test program run by hand.
+inline const char* ctest_quick_reports() { return std::getenv("NORMTOOL_QUICK_REPORTS"); }
+
 inline std::filesystem::path quick_report_path(const QuickReproduction& q) {
   static const TempDir own;  // a test program run by hand: its own folder
-  const char* under_ctest = std::getenv("NORMTOOL_QUICK_REPORTS");
+  const char* under_ctest = ctest_quick_reports();
   return (under_ctest ? std::filesystem::path(under_ctest) : own.path) / q.name;
 }
 
 // Runs the reproduction into its folder, anew; by hand, once per process.
 inline CommandResult make_quick_report(const QuickReproduction& q) {
   static std::map<std::string, CommandResult> made;
-  if (!std::getenv("NORMTOOL_QUICK_REPORTS") && made.count(q.name)) return made.at(q.name);
+  if (!ctest_quick_reports() && made.count(q.name)) return made.at(q.name);
   const std::filesystem::path out = quick_report_path(q);
   std::filesystem::remove_all(out);
   std::filesystem::create_directories(out.parent_path());
@@ -39,7 +42,7 @@ inline CommandResult make_quick_report(const QuickReproduction& q) {
 
 // The reproduction's folder, for a test that reads it (made first when run by hand).
 inline std::filesystem::path quick_report(const QuickReproduction& q) {
-  if (!std::getenv("NORMTOOL_QUICK_REPORTS")) {
+  if (!ctest_quick_reports()) {
     const CommandResult r = make_quick_report(q);
     if (r.exit_code != 0) throw std::runtime_error("normtool " + std::string(q.args) + " failed:\n" + r.output);
   }
