@@ -3,13 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
-
-#include "core/graph.h"
 #include <string>
 #include <vector>
 
+#include "core/graph.h"
 #include "core/tensor.h"
 #include "paths.h"
 
@@ -32,6 +32,12 @@ class Golden {
     std::vector<float> v;
     for (double d : json_.at("tensors").at(key).at("data")) v.push_back(float(d));
     return v;
+  }
+
+  // Token ids, which the files keep as floats.
+  std::vector<int32_t> ids(const std::string& key) const {
+    const std::vector<float> v = values(key);
+    return std::vector<int32_t>(v.begin(), v.end());
   }
 
   // The floats of every parameter ("p:<layer>:<name>") a model golden file holds.

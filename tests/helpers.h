@@ -49,10 +49,24 @@ inline CommandResult run_shell(const std::string& script) {
   return r;
 }
 
-// Runs `normtool <args>` through the shell; args are pasted as written.
-inline CommandResult run_normtool(const std::string& args) {
-  return run_shell(binary() + " " + args);
+// The smallest smoke config, and four steps of it logging every step: a run that writes every file.
+inline const std::string& smoke_config() {
+  static const std::string path = source_dir() + "/configs/smoke/lm-none-pre.json";
+  return path;
 }
+inline const std::string& four_step_run() {
+  static const std::string args =
+      " --config " + smoke_config() + " --set train.steps=4 --set train.eval_every=2 --set train.log_every=1";
+  return args;
+}
+
+// A transformer small enough to train in a blink (synthetic LM data, d 16), as `--set` arguments.
+inline const std::string kTinyModel =
+    "--set data.dataset=synthetic-lm --set data.seq_len=16 --set model.d_model=16 --set model.n_heads=2 "
+    "--set model.d_ff=32 --set train.batch_size=8 --set train.threads=1 ";
+
+// Runs `normtool <args>` through the shell; args are pasted as written.
+inline CommandResult run_normtool(const std::string& args) { return run_shell(binary() + " " + args); }
 
 inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   std::vector<nlohmann::json> lines;

@@ -9,6 +9,7 @@
 
 #include "claims/after_seeds.h"
 #include "claims/evidence.h"
+#include "claim_parts.h"
 #include "helpers.h"
 #include "train/session.h"
 
@@ -20,13 +21,6 @@ RunRecord run_with(std::vector<std::pair<int, double>> val, nlohmann::json summa
   r.val_loss = std::move(val);
   r.summary = std::move(summary);
   return r;
-}
-
-const MeasureSpec& measure_named(const Claim& c, const std::string& name) {
-  const auto m =
-      std::find_if(c.measures.begin(), c.measures.end(), [&](const MeasureSpec& x) { return x.name == name; });
-  if (m == c.measures.end()) throw std::runtime_error(c.id + " has no measure " + name);
-  return *m;
 }
 
 // C19: the final validation loss, at most the step-0 one; a diverged or lost final loss is the step-0 one

@@ -12,10 +12,6 @@
 namespace nt::test {
 namespace {
 
-const std::string kTiny =
-    "--set data.dataset=synthetic-lm --set data.seq_len=16 --set model.d_model=16 --set model.n_heads=2 "
-    "--set model.d_ff=32 --set train.batch_size=8 --set train.threads=1 ";
-
 TEST(Cli, VersionAndHelp) {
   EXPECT_EQ(run_normtool("--version").output.rfind("normtool 0.1.0 (commit ", 0), 0u);
   const auto help = run_normtool("run --help");
@@ -31,7 +27,7 @@ TEST(Cli, UnknownOptionIsAUsageError) {
 
 TEST(Cli, BadConfigExits2WithOneLinePerProblem) {
   TempDir d;
-  const auto r = run_normtool("run " + kTiny + "model.norm.type=lyernorm --set train.lr=-1 --out " + d.str());
+  const auto r = run_normtool("run " + kTinyModel + "model.norm.type=lyernorm --set train.lr=-1 --out " + d.str());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("model.norm.type: expected one of " + join_names(norm_type_names()) +
                           ", got \"lyernorm\" (override)"),
@@ -82,12 +78,12 @@ TEST(Cli, PrintConfigShowsTheResolvedConfig) {
 
 TEST(Cli, RunWritesItsDirectoryAndNeverOverwritesIt) {
   TempDir d;
-  const auto r = run_normtool("run " + kTiny + "--set train.steps=5 --out " + d.str());
+  const auto r = run_normtool("run " + kTinyModel + "--set train.steps=5 --out " + d.str());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* f : {"config.json", "metrics.jsonl", "layers.jsonl", "stats.csv", "summary.json"})
     EXPECT_TRUE(std::filesystem::exists(d / f)) << f;
   EXPECT_NE(r.output.find("completed after 5 steps"), std::string::npos) << r.output;
-  const auto again = run_normtool("run " + kTiny + "--set train.steps=5 --out " + d.str());
+  const auto again = run_normtool("run " + kTinyModel + "--set train.steps=5 --out " + d.str());
   EXPECT_EQ(again.exit_code, 2);
   EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
 }
@@ -104,7 +100,8 @@ TEST(Cli, DivergedRunExits1WithItsFiles) {
 TEST(Cli, InterruptWritesTheSummaryAndExits130) {
   TempDir d;
   // SIGINT after one second, to a run that would take far longer.
-  const auto r = run_normtool("run " + kTiny + "--set train.steps=1000000 --out " + d.str() + " & pid=$!; sleep 1; "
+  const auto r = run_normtool("run " + kTinyModel + "--set train.steps=1000000 --out " + d.str() +
+                              " & pid=$!; sleep 1; "
                               "kill -INT $pid; wait $pid");
   EXPECT_EQ(r.exit_code, 130) << r.output;
   const auto s = read_json(d / "summary.json");

@@ -12,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "helpers.h"
 
@@ -22,17 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const std::string kSource = source_dir();
-const std::string kSmoke = kSource + "/configs/smoke/lm-none-pre.json";
-const std::string kTiny = " --config " + kSmoke + " --set train.steps=4 --set train.eval_every=2 --set train.log_every=1";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void spit(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 // A finished tiny run whose summary.json is made to say it was interrupted: --resume reads its
@@ -40,7 +28,7 @@ void spit(const std::string& path, const std::string& bytes) { std::ofstream(pat
 std::string stopped_run(const TempDir& d, const std::string& extra = "") {
   fs::create_directories(d.path);
   const std::string out = d / "r";
-  const CommandResult r = run_normtool("run" + kTiny + extra + " --out " + out);
+  const CommandResult r = run_normtool("run" + four_step_run() + extra + " --out " + out);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   json s = read_json(out + "/summary.json");
   s["status"] = "interrupted";
@@ -52,7 +40,7 @@ std::string stopped_run(const TempDir& d, const std::string& extra = "") {
 // session's state starts (the step count, then the first loss, then the four stream words).
 template <class Edit>
 void forge_checkpoint(const std::string& dir, Edit edit) {
-  std::string bytes = slurp(dir + "/checkpoint.bin");
+  std::string bytes = read_text(dir + "/checkpoint.bin");
   uint64_t text_len = 0;
   std::memcpy(&text_len, bytes.data() + 8 + 4 + 8, 8);
   const std::size_t at = 8 + 4 + 8 + 8 + text_len + 8;  // magic, version, hash, config text, data fingerprint
@@ -74,13 +62,13 @@ struct HeldLock {
 TEST(DataLoss, ASecondNormtoolInARunDirectoryIsRefused) {
   TempDir d;
   const std::string out = stopped_run(d);
-  const std::string metrics = slurp(out + "/metrics.jsonl");
+  const std::string metrics = read_text(out + "/metrics.jsonl");
   {
     HeldLock held(out);
     const CommandResult r = run_normtool("run --resume " + out);
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("--resume " + out + ": another normtool"), std::string::npos) << r.output;
-    EXPECT_EQ(slurp(out + "/metrics.jsonl"), metrics);
+    EXPECT_EQ(read_text(out + "/metrics.jsonl"), metrics);
   }
   EXPECT_EQ(run_normtool("run --resume " + out).exit_code, 0) << "the lock is the only obstacle";
 }
@@ -89,12 +77,12 @@ TEST(DataLoss, ASweepDoesNotDeleteAJobInWhichANormtoolWorks) {
   TempDir d;
   fs::create_directories(d.path);
   const std::string sweep = d / "s";
-  ASSERT_EQ(run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep).exit_code, 0);
+  ASSERT_EQ(run_normtool("sweep" + four_step_run() + " seed=1,2 --out " + sweep).exit_code, 0);
   json s = read_json(sweep + "/1/summary.json");
   s["status"] = "running";  // a job that died: a rerun starts it afresh, removing its directory
   spit(sweep + "/1/summary.json", s.dump());
   HeldLock held(sweep + "/1");  // ... unless a normtool works there
-  const CommandResult r = run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep);
+  const CommandResult r = run_normtool("sweep" + four_step_run() + " seed=1,2 --out " + sweep);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("job #1"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::exists(sweep + "/1/checkpoint.bin"));
@@ -107,9 +95,9 @@ TEST(DataLoss, ResumeDoesNotWriteThroughPlantedSymlinks) {
     const std::string victim = d / "victim";
     spit(victim, "precious\n");
     if (std::string(name) == "metrics.jsonl") {  // a link with the log's own content: resume would cut and append
-      spit(victim, slurp(out + "/" + name));
+      spit(victim, read_text(out + "/" + name));
     }
-    const std::string before = slurp(victim);
+    const std::string before = read_text(victim);
     fs::remove(out + "/" + name);
     fs::create_symlink(victim, out + "/" + name);
     forge_checkpoint(out, [](std::string& b, std::size_t at) {  // back to step 2, so that steps run and write
@@ -117,14 +105,14 @@ TEST(DataLoss, ResumeDoesNotWriteThroughPlantedSymlinks) {
       std::memcpy(b.data() + at, &step, 4);
     });
     const CommandResult r = run_normtool("run --resume " + out);
-    EXPECT_EQ(slurp(victim), before) << name << " was written through: " << r.output;
+    EXPECT_EQ(read_text(victim), before) << name << " was written through: " << r.output;
   }
 }
 
 TEST(DataLoss, ACheckpointWithAStepBeyondTheRunOrAZeroStreamIsRefused) {
   TempDir d;
   const std::string out = stopped_run(d);
-  const std::string good = slurp(out + "/checkpoint.bin");
+  const std::string good = read_text(out + "/checkpoint.bin");
   for (const int32_t step : {5, -1, 1 << 30}) {
     forge_checkpoint(out, [&](std::string& b, std::size_t at) { std::memcpy(b.data() + at, &step, 4); });
     const CommandResult r = run_normtool("run --resume " + out);
@@ -146,12 +134,12 @@ TEST(DataLoss, ACheckpointWhoseLogSizesAreNotLineEndsIsRefused) {
   TempDir d;
   const std::string out = stopped_run(d);
   // what a donor's checkpoint does: the recorded size falls inside a line of this directory's log
-  const std::string metrics = slurp(out + "/metrics.jsonl");
+  const std::string metrics = read_text(out + "/metrics.jsonl");
   spit(out + "/metrics.jsonl", "{}" + metrics);
   const CommandResult r = run_normtool("run --resume " + out);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("metrics.jsonl: the checkpoint records"), std::string::npos) << r.output;
-  EXPECT_EQ(slurp(out + "/metrics.jsonl"), "{}" + metrics) << "nothing cut";
+  EXPECT_EQ(read_text(out + "/metrics.jsonl"), "{}" + metrics) << "nothing cut";
 }
 
 TEST(DataLoss, ResumeOnChangedDataIsRefusedNamingIt) {
@@ -175,7 +163,7 @@ TEST(DataLoss, AKilledSweepKeepsItsGridRecordAndARerunOfAnotherGridIsRefused) {
   TempDir d;
   fs::create_directories(d.path);
   const std::string sweep = d / "s";
-  ASSERT_EQ(run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep).exit_code, 0);
+  ASSERT_EQ(run_normtool("sweep" + four_step_run() + " seed=1,2 --out " + sweep).exit_code, 0);
   // what SIGKILL in the middle leaves: jobs stopped running, and (before the fix) no sweep.json
   for (int i = 0; i < 2; ++i) {
     json s = read_json(sweep + "/" + std::to_string(i) + "/summary.json");
@@ -189,7 +177,7 @@ TEST(DataLoss, AKilledSweepKeepsItsGridRecordAndARerunOfAnotherGridIsRefused) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("2 stopped"), std::string::npos) << r.output;
   fs::remove(sweep + "/sweep.json");  // and one killed before it: its jobs are not another grid's to delete
-  r = run_normtool("sweep" + kTiny + " seed=3,4 --out " + sweep);
+  r = run_normtool("sweep" + four_step_run() + " seed=3,4 --out " + sweep);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("no readable sweep.json"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::exists(sweep + "/0/checkpoint.bin"));
@@ -199,8 +187,8 @@ TEST(DataLoss, ASweepKilledWhileItsFirstJobRunsHasItsGridRecord) {
   TempDir d;
   fs::create_directories(d.path);
   const std::string sweep = d / "s";
-  const std::string cmd = binary() + " sweep --config " + kSmoke +
-                          " --set train.steps=100000 seed=1 --out " + sweep;
+  const std::string cmd =
+      binary() + " sweep --config " + smoke_config() + " --set train.steps=100000 seed=1 --out " + sweep;
   // the sweep in the background; once its job has written a metric line, SIGKILL (the job dies with it)
   const CommandResult r = run_shell(
       cmd + " >/dev/null 2>&1 & pid=$!; for i in $(seq 600); do [ -s " + sweep + "/0/metrics.jsonl ] && break; "
@@ -221,10 +209,10 @@ TEST(DataLoss, DuplicateSeedsAndGridKeysAreRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--seeds: an empty list"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("sweep axis"), std::string::npos) << r.output;
-  r = run_normtool("sweep --dry-run" + kTiny + " seed=1,2 seed=3,4");
+  r = run_normtool("sweep --dry-run" + four_step_run() + " seed=1,2 seed=3,4");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("sweep axis seed: the key is given twice"), std::string::npos) << r.output;
-  r = run_normtool("sweep --dry-run" + kTiny + " seed=1,2,1");
+  r = run_normtool("sweep --dry-run" + four_step_run() + " seed=1,2,1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("the value 1 is given twice"), std::string::npos) << r.output;
 }
@@ -233,8 +221,10 @@ TEST(DataLoss, APaddedCorpusWithoutATargetIsRefused) {
   TempDir d;
   fs::create_directories(d.path / "corpus");
   spit(d / "corpus/f", "a\n%\nb\n%\nc\n%\nd\n");  // documents of one byte: no next byte to predict
-  const CommandResult r = run_normtool("run" + kTiny + " --set data.dataset=fortunes --set data.layout=padded "
-                                       "--set data.path=" + (d / "corpus") + " --out " + (d / "r"));
+  const CommandResult r = run_normtool("run" + four_step_run() +
+                                       " --set data.dataset=fortunes --set data.layout=padded "
+                                       "--set data.path=" +
+                                       (d / "corpus") + " --out " + (d / "r"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("fortunes at " + (d / "corpus") + ": 0 of the 3 training documents"), std::string::npos)
       << r.output;
@@ -246,8 +236,10 @@ TEST(DataLoss, NonRegularOrOversizedDataFilesAreRefusedNamingThem) {
   fs::create_directories(d.path / "fm");
   const std::string fifo = d / "fm/train-images-idx3-ubyte.gz";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
-  CommandResult r = run_normtool("run" + kTiny + " --set data.dataset=fashion-mnist --set model.arch=mlp "
-                                 "--set data.path=" + (d / "fm") + " --out " + (d / "r"));
+  CommandResult r = run_normtool("run" + four_step_run() +
+                                 " --set data.dataset=fashion-mnist --set model.arch=mlp "
+                                 "--set data.path=" +
+                                 (d / "fm") + " --out " + (d / "r"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(fifo + ": not a regular file"), std::string::npos) << r.output;
   // a header that promises more than the format allows is refused before its data is read
@@ -256,7 +248,7 @@ TEST(DataLoss, NonRegularOrOversizedDataFilesAreRefusedNamingThem) {
   gzFile f = gzopen(fifo.c_str(), "wb");
   gzwrite(f, header.data(), unsigned(header.size()));
   gzclose(f);
-  r = run_normtool("run" + kTiny + " --set data.dataset=fashion-mnist --set model.arch=mlp --set data.path=" +
+  r = run_normtool("run" + four_step_run() + " --set data.dataset=fashion-mnist --set model.arch=mlp --set data.path=" +
                    (d / "fm") + " --out " + (d / "r"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(fifo + ": its header promises more than"), std::string::npos) << r.output;
@@ -275,7 +267,7 @@ TEST(DataLoss, AQuoteInTheRunDirectoryKeepsThePlot) {
   TempDir d;
   fs::create_directories(d.path);
   const std::string out = d / "it's a run";
-  const CommandResult r = run_normtool("run" + kTiny + " --out \"" + out + "\"");
+  const CommandResult r = run_normtool("run" + four_step_run() + " --out \"" + out + "\"");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(out + "/loss.png")) << r.output;
 }
@@ -291,7 +283,7 @@ TEST(DataLoss, ReproduceOutIsCheckedLikeRunOut) {
   spit(d / "notes/REPORT.md", "# my own report\n");
   r = run_normtool("reproduce E4 --out " + (d / "notes"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_EQ(slurp(d / "notes/REPORT.md"), "# my own report\n");
+  EXPECT_EQ(read_text(d / "notes/REPORT.md"), "# my own report\n");
 }
 
 TEST(DataLoss, ResumeIntoADirectoryThatCannotBeWrittenIsExit2) {
@@ -317,7 +309,8 @@ TEST(DataLoss, AHandEditedSummaryIsNamedWithItsKey) {
 }
 
 TEST(DataLoss, InvarianceWithAModelTooLargeIsExit2) {
-  const CommandResult r = run_normtool("invariance --config " + kSmoke + " --set model.d_model=65536 --set model.d_ff=262144 "
+  const CommandResult r = run_normtool("invariance --config " + smoke_config() +
+                                       " --set model.d_model=65536 --set model.d_ff=262144 "
                                        "--set model.n_heads=1 --set model.n_layers=64");
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }

@@ -23,8 +23,6 @@
 namespace nt::test {
 namespace {
 
-std::vector<int32_t> ids(const std::vector<float>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
-
 // Every parameter of `model` from the golden file ("p:<layer>:<name>"), then after the backward
 // every gradient against "g:<layer>:<name>".
 // The floats of the model's parameters (ParamStore::numel counts the alignment padding too).
@@ -43,8 +41,8 @@ void check_encoder(const std::string& name, std::vector<std::string> extra) {
   load_parameters(ref, *model);
   Batch batch;
   batch.B = B, batch.T = T;
-  batch.tokens = ids(ref.values("tokens"));
-  batch.targets = ids(ref.values("targets"));
+  batch.tokens = ref.ids("tokens");
+  batch.targets = ref.ids("targets");
   batch.mask = ref.values("chosen");
   batch.token_mask = ref.values("real");
   batch.padded = true;
@@ -84,10 +82,10 @@ void check_encoder_decoder(const std::string& name, std::vector<std::string> ext
   load_parameters(ref, *model);
   Batch batch;
   batch.B = B, batch.T = T, batch.S = S;
-  batch.src = ids(ref.values("src"));
+  batch.src = ref.ids("src");
   batch.src_mask = ref.values("src_mask");
-  batch.tokens = ids(ref.values("tokens"));
-  batch.targets = ids(ref.values("targets"));
+  batch.tokens = ref.ids("tokens");
+  batch.targets = ref.ids("targets");
   batch.mask = ref.values("mask");
   batch.padded = true;
   Graph<float> g;
@@ -157,7 +155,6 @@ TEST(MaskedLm, MaskingSharesAndPositions) {
   EXPECT_EQ(a.tokens, b.tokens);
   EXPECT_EQ(a.mask, b.mask);
 }
-
 
 // Combinations that make no sense are errors naming the key.
 TEST(EncoderConfig, SenselessCombinationsNameTheKey) {

@@ -24,10 +24,9 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const std::string kSource = source_dir();
-const std::string kSmoke = kSource + "/configs/smoke/lm-layernorm-pre.json";
-const std::string kTiny =
-    " --config " + kSmoke +
+const std::string kLayerNormSmoke = source_dir() + "/configs/smoke/lm-layernorm-pre.json";
+const std::string kFourSteps =
+    " --config " + kLayerNormSmoke +
     " --set train.steps=4 --set train.eval_every=2 --set train.log_every=1 --set train.stats_every=2";
 // `timeout` around a command that must not hang: 124 when it did.
 const std::string kTimeout = "timeout 60 ";
@@ -43,14 +42,14 @@ CommandResult run_with(const std::string& script, const std::vector<std::string>
 
 // A run of the tiny config into `dir` (a path that may hold anything), its exit code.
 int tiny_run(const std::string& dir) {
-  return run_with(kTimeout + binary() + " run" + kTiny + " --out \"$A\"", {dir}).exit_code;
+  return run_with(kTimeout + binary() + " run" + kFourSteps + " --out \"$A\"", {dir}).exit_code;
 }
 
 // A run of the tiny config in <d>/r with checkpoints, its summary then set to "interrupted" as a
 // stopped run's is, so that `run --resume` continues it; "" when the run failed.
 std::string stopped_run(const TempDir& d) {
   const std::string run = d / "r";
-  if (run_normtool("run" + kTiny + " --set train.checkpoint_every=2 --out " + run).exit_code != 0) return "";
+  if (run_normtool("run" + kFourSteps + " --set train.checkpoint_every=2 --out " + run).exit_code != 0) return "";
   json s = read_json(run + "/summary.json");
   s["status"] = "interrupted";
   write(run + "/summary.json", s.dump());
@@ -163,7 +162,7 @@ TEST(HostileFiles, TheReaderRefusesAFifoADeviceAndAnOversizedFile) {
 TEST(HostileFiles, AFifoOrADeviceWhereAFileShouldBeIsExit2NotAHang) {
   TempDir d;
   const std::string run = d / "r";
-  ASSERT_EQ(run_normtool("run" + kTiny + " --set train.checkpoint_every=2 --out " + run).exit_code, 0);
+  ASSERT_EQ(run_normtool("run" + kFourSteps + " --set train.checkpoint_every=2 --out " + run).exit_code, 0);
   ASSERT_EQ(::mkfifo((d / "fifo").c_str(), 0644), 0);
   // --config
   for (const std::string& config : {d / "fifo", std::string("/dev/zero")}) {
@@ -202,7 +201,7 @@ TEST(HostileFiles, MistypedRunFilesAreExit2NamingTheFileAndTheKey) {
   }
   // sweep.json: a config path that is a number, a grid value that is not a string
   const std::string sweep = d / "s";
-  ASSERT_EQ(run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep).exit_code, 0);
+  ASSERT_EQ(run_normtool("sweep" + kFourSteps + " seed=1,2 --out " + sweep).exit_code, 0);
   const json good = read_json(sweep + "/sweep.json");
   for (const auto& [pointer, value] :
        {std::pair{"/config", json(5)}, std::pair{"/grid/0/values/1", json(2)}, std::pair{"/jobs/0/index", json("zero")},
@@ -242,9 +241,8 @@ TEST(HostileFiles, JsonDocNamesTheKeyAndTheExpectedType) {
 TEST(HostileFiles, AClosedPipeLetsTheRunFinishAndSaysSoInTheSummary) {
   TempDir d;
   // the console (stdout and stderr) into a pipe whose reader has gone after one byte
-  const CommandResult r =
-      run_shell("sh -c '" + binary() + " run" + kTiny + " --set train.steps=40 --out " + (d / "r") +
-                " 2>&1; echo $? > " + (d / "code") + "' | head -c 1 >/dev/null");
+  const CommandResult r = run_shell("sh -c '" + binary() + " run" + kFourSteps + " --set train.steps=40 --out " +
+                                    (d / "r") + " 2>&1; echo $? > " + (d / "code") + "' | head -c 1 >/dev/null");
   EXPECT_EQ(read_text(d / "code"), "0\n") << "exit 141 is SIGPIPE";
   const json s = read_json(d / "r/summary.json");
   EXPECT_EQ(s.value("status", ""), "completed");
@@ -254,8 +252,8 @@ TEST(HostileFiles, AClosedPipeLetsTheRunFinishAndSaysSoInTheSummary) {
 
 TEST(HostileFiles, ASweepIntoAClosedPipeKeepsItsAggregateAndStatuses) {
   TempDir d;
-  run_shell("sh -c '" + binary() + " sweep" + kTiny + " seed=1,2 --out " + (d / "s") +
-            " 2>&1; echo $? > " + (d / "code") + "' | head -c 1 >/dev/null");
+  run_shell("sh -c '" + binary() + " sweep" + kFourSteps + " seed=1,2 --out " + (d / "s") + " 2>&1; echo $? > " +
+            (d / "code") + "' | head -c 1 >/dev/null");
   EXPECT_NE(read_text(d / "code"), "141\n");
   ASSERT_TRUE(fs::exists(d / "s/aggregate.md"));
   for (const json& j : read_json(d / "s/sweep.json")["jobs"]) EXPECT_EQ(j.value("status", ""), "completed") << j.dump();
@@ -265,7 +263,7 @@ TEST(HostileFiles, AFileSizeLimitStopsTheRunWithACleanError) {
   TempDir d;
   // 200 blocks of 512 bytes: the .reserve fits (64 KiB), the statistics of 400 steps do not
   const CommandResult r =
-      run_shell("ulimit -f 200; " + binary() + " run" + kTiny +
+      run_shell("ulimit -f 200; " + binary() + " run" + kFourSteps +
                 " --set train.steps=400 --set train.stats_every=10 --out " + (d / "r") + " 2>&1; echo \"exit=$?\"");
   EXPECT_NE(r.output.find("exit=1"), std::string::npos) << "exit 153 is SIGXFSZ: " << r.output;
   EXPECT_NE(r.output.find("File too large"), std::string::npos) << r.output;
@@ -287,7 +285,7 @@ TEST(HostileFiles, ResumeWithPrintConfigPrintsAndDoesNotTrain) {
 
 TEST(HostileFiles, InvarianceOnAFamilyItDoesNotMeasureIsExit2) {
   for (const char* config : {"encdec-deep12", "rnn-gru-tiny", "rnnsearch-tiny"}) {
-    const CommandResult r = run_normtool("invariance --config " + kSource + "/configs/" + config + ".json");
+    const CommandResult r = run_normtool("invariance --config " + source_dir() + "/configs/" + config + ".json");
     EXPECT_EQ(r.exit_code, 2) << config << ": " << r.output;  // was 1: "no parameter linear.weight"
     EXPECT_NE(r.output.find("model.arch = "), std::string::npos) << r.output;
   }
@@ -296,7 +294,7 @@ TEST(HostileFiles, InvarianceOnAFamilyItDoesNotMeasureIsExit2) {
 // OpenBLAS retried its 128 MiB buffers forever under `ulimit -v`, before main (core/openblas.h)
 TEST(HostileFiles, AnAddressSpaceLimitNeitherHangsNorChangesWhatRuns) {
   TempDir d;
-  const CommandResult r = run_shell("ulimit -v 300000; " + kTimeout + binary() + " run" + kTiny + " --out " +
+  const CommandResult r = run_shell("ulimit -v 300000; " + kTimeout + binary() + " run" + kFourSteps + " --out " +
                                     (d / "r") + " 2>&1; echo \"exit=$?\"");
   EXPECT_NE(r.output.find("exit=0"), std::string::npos) << "exit=124 is a hang: " << r.output;
   // the double-precision tables, whose products OpenBLAS would run, go to Eigen's kernels
@@ -333,7 +331,7 @@ TEST(HostileFiles, RunFilesNestedTooDeepAreExit2NotAStackOverflow) {
     EXPECT_NE(r.output.find("nested deeper than"), std::string::npos) << r.output;
   }
   const std::string sweep = d / "s";
-  ASSERT_EQ(run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep).exit_code, 0);
+  ASSERT_EQ(run_normtool("sweep" + kFourSteps + " seed=1,2 --out " + sweep).exit_code, 0);
   write(sweep + "/sweep.json", "{\"config\": " + deep + "}");
   const CommandResult r = run_normtool("sweep --status " + sweep);
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -391,17 +389,17 @@ TEST(HostileFiles, NoWriteGoesThroughALinkedSubdirectory) {
   const std::string sweep = d / "s";
   fs::create_directories(sweep);
   fs::create_directory_symlink(d / "elsewhere", sweep + "/logs");
-  const CommandResult r = run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep);
+  const CommandResult r = run_normtool("sweep" + kFourSteps + " seed=1,2 --out " + sweep);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("symbolic link"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::is_empty(d / "elsewhere"));
   // a sweep job's directory: the link is removed and the job runs inside the sweep
   const std::string sweep2 = d / "s2";
-  ASSERT_EQ(run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep2).exit_code, 0);
+  ASSERT_EQ(run_normtool("sweep" + kFourSteps + " seed=1,2 --out " + sweep2).exit_code, 0);
   fs::rename(sweep2 + "/0", d / "elsewhere/0");
   fs::create_directory_symlink(d / "elsewhere/0", sweep2 + "/0");
   const std::string outside = read_text(d / "elsewhere/0/metrics.jsonl");
-  const CommandResult again = run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep2);
+  const CommandResult again = run_normtool("sweep" + kFourSteps + " seed=1,2 --out " + sweep2);
   EXPECT_EQ(again.exit_code, 0) << again.output;
   EXPECT_FALSE(fs::is_symlink(sweep2 + "/0"));
   EXPECT_TRUE(fs::is_regular_file(sweep2 + "/0/summary.json"));
@@ -412,7 +410,7 @@ TEST(HostileFiles, NoWriteGoesThroughALinkedSubdirectory) {
   ASSERT_EQ(::mkfifo((sweep2 + "/1.tmp").c_str(), 0644), 0);
   fs::remove_all(sweep2 + "/1");
   fs::rename(sweep2 + "/1.tmp", sweep2 + "/1");
-  const CommandResult third = run_normtool("sweep" + kTiny + " seed=1,2 --out " + sweep2);
+  const CommandResult third = run_normtool("sweep" + kFourSteps + " seed=1,2 --out " + sweep2);
   EXPECT_EQ(third.exit_code, 0) << third.output;
   EXPECT_TRUE(fs::is_regular_file(sweep2 + "/0/summary.json"));
   EXPECT_TRUE(fs::is_regular_file(sweep2 + "/1/summary.json"));
@@ -455,8 +453,9 @@ TEST(HostileFiles, ASparseCheckpointIsRefusedBeforeItIsRead) {
 
 TEST(HostileFiles, ADataLimitDoesNotHangOpenBlas) {
   TempDir d;
-  const CommandResult r = run_shell("ulimit -d 300000; NORMTOOL_GEMM=openblas " + kTimeout + binary() + " run" +
-                                    kTiny + " --set train.threads=2 --out " + (d / "r") + " 2>&1; echo \"exit=$?\"");
+  const CommandResult r =
+      run_shell("ulimit -d 300000; NORMTOOL_GEMM=openblas " + kTimeout + binary() + " run" + kFourSteps +
+                " --set train.threads=2 --out " + (d / "r") + " 2>&1; echo \"exit=$?\"");
   EXPECT_NE(r.output.find("exit=0"), std::string::npos) << "exit=124 is a hang: " << r.output;
 }
 

@@ -16,11 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kTiny =
-    "--set data.dataset=synthetic-lm --set data.seq_len=16 --set model.d_model=16 --set model.n_heads=2 "
-    "--set model.d_ff=32 --set train.batch_size=8 --set train.threads=1 ";
-const std::string kBinary = binary();
-
 // The command's exit code is 2, its message holds `needle`, and `out` was not created.
 void expect_refused(const CommandResult& r, const std::string& needle, const std::string& out = "") {
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -76,7 +71,7 @@ TEST(HostileInput, InvalidUtf8IsRefusedBeforeTheRunDirectory) {
   TempDir d;
   // the shell is sh: printf writes the bytes
   expect_refused(run_normtool("run --set \"$(printf 'train.lr=\\200')\""), "--set \"train.lr=\xEF\xBF\xBD\": not valid UTF-8");
-  expect_refused(run_normtool("run " + kTiny + "--set \"$(printf 'name=bad\\377')\" --out " + (d / "run")),
+  expect_refused(run_normtool("run " + kTinyModel + "--set \"$(printf 'name=bad\\377')\" --out " + (d / "run")),
                  "not valid UTF-8", d / "run");
 }
 
@@ -109,11 +104,12 @@ TEST(HostileInput, FullDiskStopsTheRunWithWholeFilesAndATruthfulSummary) {
   fs::create_directories(d.path);
   // a 200 KB disk, a run that logs statistics every 5 steps until it fills; the run directory is
   // copied out before the namespace (and its tmpfs) goes away
-  const auto r = in_namespace(d, "mkdir -p " + (d / "disk") + " && mount -t tmpfs -o size=200k tmpfs " + (d / "disk") +
-                                     " || { echo 'cannot mount a tmpfs'; exit 99; }\n" + kBinary +
-                                     " run --config configs/lm-tiny.json --set train.steps=400 --set train.stats_every=5 "
-                                     "--set train.threads=1 --out " + (d / "disk/run") + "\necho \"exit=$?\"\ncp -r " +
-                                     (d / "disk/run") + " " + (d / "copy"));
+  const auto r =
+      in_namespace(d, "mkdir -p " + (d / "disk") + " && mount -t tmpfs -o size=200k tmpfs " + (d / "disk") +
+                          " || { echo 'cannot mount a tmpfs'; exit 99; }\n" + binary() +
+                          " run --config configs/lm-tiny.json --set train.steps=400 --set train.stats_every=5 "
+                          "--set train.threads=1 --out " +
+                          (d / "disk/run") + "\necho \"exit=$?\"\ncp -r " + (d / "disk/run") + " " + (d / "copy"));
   ASSERT_NE(r.exit_code, 99) << "the test needs a tmpfs in a user namespace (unshare -rm): " << r.output;
   EXPECT_NE(r.output.find("exit=1"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("cannot write: No space left on device"), std::string::npos) << r.output;
@@ -138,11 +134,12 @@ TEST(HostileInput, FullDiskLeavesASweepsPreviousAggregate) {
   // again with its results reused: writing aggregate.md fails, and the previous one stays whole
   const auto r = in_namespace(
       d, "mkdir -p " + (d / "disk") + " && mount -t tmpfs -o size=4m tmpfs " + (d / "disk") +
-             " || { echo 'cannot mount a tmpfs'; exit 99; }\n" + kBinary + " sweep --config configs/smoke/lm-none-pre.json seed=1,2 --out " +
-             (d / "disk/sweep") + " >/dev/null 2>&1 || { echo 'first sweep failed'; exit 98; }\ncp " +
-             (d / "disk/sweep/aggregate.md") + " " + (d / "before.md") + "\nhead -c 10000000 /dev/zero > " +
-             (d / "disk/fill") + " 2>/dev/null\n" + kBinary + " sweep --config configs/smoke/lm-none-pre.json seed=1,2 --out " +
-             (d / "disk/sweep") + "\necho \"exit=$?\"\ncp " + (d / "disk/sweep/aggregate.md") + " " + (d / "after.md"));
+             " || { echo 'cannot mount a tmpfs'; exit 99; }\n" + binary() +
+             " sweep --config configs/smoke/lm-none-pre.json seed=1,2 --out " + (d / "disk/sweep") +
+             " >/dev/null 2>&1 || { echo 'first sweep failed'; exit 98; }\ncp " + (d / "disk/sweep/aggregate.md") +
+             " " + (d / "before.md") + "\nhead -c 10000000 /dev/zero > " + (d / "disk/fill") + " 2>/dev/null\n" +
+             binary() + " sweep --config configs/smoke/lm-none-pre.json seed=1,2 --out " + (d / "disk/sweep") +
+             "\necho \"exit=$?\"\ncp " + (d / "disk/sweep/aggregate.md") + " " + (d / "after.md"));
   ASSERT_NE(r.exit_code, 99) << "the test needs a tmpfs in a user namespace (unshare -rm): " << r.output;
   ASSERT_NE(r.exit_code, 98) << r.output;
   EXPECT_NE(r.output.find("exit=1"), std::string::npos) << r.output;
@@ -156,7 +153,7 @@ TEST(HostileInput, FullDiskLeavesASweepsPreviousAggregate) {
 TEST(HostileInput, KilledRunLeavesATruthfulRunningSummary) {
   TempDir d;
   const std::string out = d / "run";
-  const auto r = run_normtool("run " + kTiny + "--set train.steps=1000000 --set train.log_every=5 --out " + out +
+  const auto r = run_normtool("run " + kTinyModel + "--set train.steps=1000000 --set train.log_every=5 --out " + out +
                               " >/dev/null & pid=$!; sleep 1.5; kill -KILL $pid; wait $pid");
   EXPECT_EQ(r.exit_code, 128 + 9) << r.output;
   const auto s = read_json(out + "/summary.json");
@@ -177,9 +174,11 @@ TEST(HostileInput, RunStoppedBeforeItsFirstStepReportsNoLoss) {
   TempDir d;
   const std::string out = d / "run";
   // the first evaluation takes seconds (every validation batch of a large split); SIGTERM lands in it
-  const auto r = run_normtool("run " + kTiny + "--set data.val_fraction=0.9 --set train.eval_batches=100000 "
-                              "--set model.d_model=64 --set model.d_ff=256 --set data.seq_len=64 --out " + out +
-                              " >/dev/null & pid=$!; while [ ! -s " + out + "/summary.json ]; do sleep 0.05; done; "
+  const auto r = run_normtool("run " + kTinyModel +
+                              "--set data.val_fraction=0.9 --set train.eval_batches=100000 "
+                              "--set model.d_model=64 --set model.d_ff=256 --set data.seq_len=64 --out " +
+                              out + " >/dev/null & pid=$!; while [ ! -s " + out +
+                              "/summary.json ]; do sleep 0.05; done; "
                               "kill -TERM $pid; wait $pid");
   EXPECT_EQ(r.exit_code, 130) << r.output;
   const auto s = read_json(out + "/summary.json");
@@ -225,11 +224,14 @@ TEST(HostileInput, SecondSweepOnOneDirectoryIsRefusedAndJobsDieWithTheirSweep) {
   // both jobs started (each has written its summary) before the second sweep and the kill: a job
   // still loading its data when its sweep dies writes nothing, and a slow machine got there
   const auto r = run_normtool(sweep + " >/dev/null 2>&1 & pid=$!; while [ ! -s " + out + "/0/summary.json ] || " +
-                              "[ ! -s " + out + "/1/summary.json ]; do sleep 0.05; done; " +
-                              kBinary + " " + sweep + " 2>&1; echo \"second=$?\"; kill -KILL $pid; wait $pid; "
+                              "[ ! -s " + out + "/1/summary.json ]; do sleep 0.05; done; " + binary() + " " + sweep +
+                              " 2>&1; echo \"second=$?\"; kill -KILL $pid; wait $pid; "
                               // the jobs get SIGTERM and stop after their current step: wait for them (30 s at most)
-                              "for i in $(seq 150); do pgrep -f -- '--out " + out + "/[0-9]' >/dev/null || break; sleep 0.2; done; "
-                              "pgrep -f -- '--out " + out + "/[0-9]' | wc -l");  // [0-9]: not this shell's own line
+                              "for i in $(seq 150); do pgrep -f -- '--out " +
+                              out +
+                              "/[0-9]' >/dev/null || break; sleep 0.2; done; "
+                              "pgrep -f -- '--out " +
+                              out + "/[0-9]' | wc -l");  // [0-9]: not this shell's own line
   EXPECT_NE(r.output.find("another normtool (pid"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("second=2"), std::string::npos) << r.output;
   EXPECT_EQ(last_line(r.output), "0") << "jobs outlived the sweep: " << r.output;
@@ -254,11 +256,12 @@ TEST(HostileInput, UnusableOutIsExit2AndLeavesNothing) {
   TempDir d;
   fs::create_directories(d.path);
   std::ofstream(d / "file") << "x";
-  expect_refused(run_normtool("run " + kTiny + "--out " + (d / "file/run")), "--out " + (d / "file/run"));
-  expect_refused(run_normtool("run " + kTiny + "--out /proc/normtool-run"), "--out /proc/normtool-run");
-  const auto r = in_namespace(d, "mkdir -p " + (d / "ro") + " && mount -t tmpfs -o ro tmpfs " + (d / "ro") +
-                                     " || { echo 'cannot mount a tmpfs'; exit 99; }\n" + kBinary + " run " + kTiny +
-                                     "--out " + (d / "ro/run") + "\necho \"exit=$?\"; ls -A " + (d / "ro") + " | wc -l");
+  expect_refused(run_normtool("run " + kTinyModel + "--out " + (d / "file/run")), "--out " + (d / "file/run"));
+  expect_refused(run_normtool("run " + kTinyModel + "--out /proc/normtool-run"), "--out /proc/normtool-run");
+  const auto r =
+      in_namespace(d, "mkdir -p " + (d / "ro") + " && mount -t tmpfs -o ro tmpfs " + (d / "ro") +
+                          " || { echo 'cannot mount a tmpfs'; exit 99; }\n" + binary() + " run " + kTinyModel +
+                          "--out " + (d / "ro/run") + "\necho \"exit=$?\"; ls -A " + (d / "ro") + " | wc -l");
   ASSERT_NE(r.exit_code, 99) << r.output;
   EXPECT_NE(r.output.find("exit=2"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Read-only file system"), std::string::npos) << r.output;
@@ -275,7 +278,7 @@ TEST(HostileInput, UnusableReportOutIsExit2NamingIt) {
     expect_refused(run_normtool("reproduce E4 --out " + out), "--out " + out);
   }
   const auto r = in_namespace(d, "mkdir -p " + (d / "ro") + " && mount -t tmpfs -o ro tmpfs " + (d / "ro") +
-                                     " || { echo 'cannot mount a tmpfs'; exit 99; }\n" + kBinary + " reproduce E4 " +
+                                     " || { echo 'cannot mount a tmpfs'; exit 99; }\n" + binary() + " reproduce E4 " +
                                      "--out " + (d / "ro/report") + "\necho \"exit=$?\"");
   ASSERT_NE(r.exit_code, 99) << r.output;
   EXPECT_NE(r.output.find("exit=2"), std::string::npos) << r.output;
@@ -284,7 +287,7 @@ TEST(HostileInput, UnusableReportOutIsExit2NamingIt) {
 
 TEST(HostileInput, ValidationSplitSmallerThanABatchIsExit2BeforeTheRunDirectory) {
   TempDir d;
-  expect_refused(run_normtool("run " + kTiny + "--set data.val_fraction=0.0001 --set train.batch_size=512 --out " +
+  expect_refused(run_normtool("run " + kTinyModel + "--set data.val_fraction=0.0001 --set train.batch_size=512 --out " +
                               (d / "run")),
                  "fewer than train.batch_size = 512", d / "run");
 }
@@ -300,7 +303,7 @@ TEST(HostileInput, ConfigTooBigForMemoryIsRefusedWithTheFigures) {
 
 TEST(HostileInput, ThreadsBeyondFourPerCoreAreCappedWithAWarning) {
   TempDir d;
-  const auto r = run_normtool("run " + kTiny + "--set train.steps=3 --set train.threads=1024 --out " + d.str());
+  const auto r = run_normtool("run " + kTinyModel + "--set train.steps=3 --set train.threads=1024 --out " + d.str());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("warning: train.threads = 1024 is more than 4 per core"), std::string::npos) << r.output;
   EXPECT_LE(read_json(d / "summary.json")["threads"].get<int>(), 4 * int(std::thread::hardware_concurrency()));

@@ -23,8 +23,6 @@
 namespace nt::test {
 namespace {
 
-std::vector<int32_t> ids(const std::vector<float>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
-
 // The golden's norm settings as overrides ("model.norm.placement=peri", ...).
 std::vector<std::string> norm_overrides(const nlohmann::json& norm) {
   std::vector<std::string> out;
@@ -46,8 +44,8 @@ void check_decoder(const std::string& name) {
   load_parameters(ref, *model);
   Batch batch;
   batch.B = c["B"], batch.T = c["T"];
-  batch.tokens = ids(ref.values("tokens"));
-  batch.targets = ids(ref.values("targets"));
+  batch.tokens = ref.ids("tokens");
+  batch.targets = ref.ids("targets");
   Graph<float> g;
   expect_golden(ref, *model, batch, g);
 }
@@ -70,10 +68,10 @@ TEST(Golden, PeriEncoderDecoder) {
   load_parameters(ref, *model);
   Batch batch;
   batch.B = c["B"], batch.T = c["T"], batch.S = c["S"];
-  batch.src = ids(ref.values("src"));
+  batch.src = ref.ids("src");
   batch.src_mask = ref.values("src_mask");
-  batch.tokens = ids(ref.values("tokens"));
-  batch.targets = ids(ref.values("targets"));
+  batch.tokens = ref.ids("tokens");
+  batch.targets = ref.ids("targets");
   batch.mask = ref.values("mask");
   batch.padded = true;
   Graph<float> g;

@@ -12,6 +12,7 @@
 
 #include "claims/evidence.h"
 #include "claims/postln.h"
+#include "claim_parts.h"
 #include "data/dataset.h"
 #include "train/session.h"
 
@@ -158,13 +159,6 @@ TEST(PostLnClaims, TheStepsToTargetAreEachRunsFirstEvaluationAtPostLnsFinalLossC
   EXPECT_DOUBLE_EQ(v[2], 0.5);
   EXPECT_EQ(m->scale, Scale::log);
   EXPECT_TRUE(std::holds_alternative<AtMost>(m->criterion));
-}
-
-const MeasureSpec& measure_named(const Claim& c, const std::string& name) {
-  const auto m =
-      std::find_if(c.measures.begin(), c.measures.end(), [&](const MeasureSpec& x) { return x.name == name; });
-  if (m == c.measures.end()) throw std::runtime_error(c.id + " has no measure " + name);
-  return *m;
 }
 
 // C16, per seed: Post-LN's max/min over the depths of the last layer's ||grad W2||, and Pre-LN's

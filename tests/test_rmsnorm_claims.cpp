@@ -6,16 +6,10 @@
 #include <cmath>
 
 #include "claims/claim.h"
+#include "claim_parts.h"
 
 namespace nt::test {
 namespace {
-
-const MeasureSpec& measure_named(const Claim& c, const std::string& name) {
-  const auto m =
-      std::find_if(c.measures.begin(), c.measures.end(), [&](const MeasureSpec& x) { return x.name == name; });
-  if (m == c.measures.end()) throw std::runtime_error(c.id + " has no measure " + name);
-  return *m;
-}
 
 RunRecord run(int seed, const char* norm, nlohmann::json loss, bool diverged = false) {
   RunRecord r;

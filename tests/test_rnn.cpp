@@ -155,8 +155,6 @@ TEST(GruTransitionRows, IsTakeRowsThenGruTransitionToTheBit) {
     EXPECT_EQ(std::bit_cast<uint32_t>(fused[k]), std::bit_cast<uint32_t>(unfused[k])) << "value " << k;
 }
 
-std::vector<int32_t> ids(const std::vector<float>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
-
 // normtool's model with PyTorch's weights: the logits, the loss and every gradient.
 void expect_golden(const std::string& name) {
   Golden ref(name);
@@ -172,8 +170,8 @@ void expect_golden(const std::string& name) {
   ParamStore<float>& ps = model->params();
   Batch batch;
   batch.B = Bg, batch.T = Tg;
-  batch.tokens = ids(ref.values("tokens"));
-  batch.targets = ids(ref.values("targets"));
+  batch.tokens = ref.ids("tokens");
+  batch.targets = ref.ids("targets");
   Graph<float> g;
   const Tensor<float> logits = model->logits(g, batch);
   const Tensor<float> loss = cross_entropy(g, logits, batch.targets.data(), Tensor<float>{});

@@ -215,8 +215,6 @@ INSTANTIATE_TEST_SUITE_P(Norms, NetGradCheck,
 
 // ---- against PyTorch -----------------------------------------------------------------------
 
-std::vector<int32_t> ids(const std::vector<float>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
-
 RunConfig rnnsearch_config(std::vector<std::string> overrides) {
   overrides.insert(overrides.begin(), {"model.arch=rnnsearch", "data.dataset=synthetic-seq2seq"});
   return load_config("{}", "rnnsearch", overrides);
@@ -233,10 +231,10 @@ void expect_golden(const std::string& name) {
   load_parameters(ref, *model);
   Batch batch;
   batch.B = Bg, batch.T = Tg, batch.S = Sg, batch.padded = true;
-  batch.src = ids(ref.values("src"));
+  batch.src = ref.ids("src");
   batch.src_mask = ref.values("src_mask");
-  batch.tokens = ids(ref.values("tokens"));
-  batch.targets = ids(ref.values("targets"));
+  batch.tokens = ref.ids("tokens");
+  batch.targets = ref.ids("targets");
   batch.mask = ref.values("mask");
   Graph<float> g;
   const Tensor<float> logits = model->logits(g, batch);

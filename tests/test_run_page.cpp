@@ -16,9 +16,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 const std::string kReload = "<meta http-equiv=\"refresh\" content=\"10\">";
-const std::string kTiny =
-    "--set data.dataset=synthetic-lm --set data.seq_len=16 --set model.d_model=16 --set model.n_heads=2 "
-    "--set model.d_ff=32 --set train.batch_size=8 --set train.threads=1 ";
 
 TEST(RunPage, ShowsTheFiguresEscapedAndReloadsOnlyWhileRunning) {
   const json running = {{"name", "<b>x</b> & 'y'"}, {"status", "running"},       {"steps_completed", 40},
@@ -63,7 +60,7 @@ std::string page_of(const TempDir& d) { return read_text(d / "index.html"); }
 // A run's page while it trains reloads; its last write, at every ending, does not.
 TEST(RunPage, EveryEndingDropsTheReload) {
   TempDir completed, diverged, interrupted;
-  ASSERT_EQ(run_normtool("run " + kTiny + "--set train.steps=3 --out " + completed.str()).exit_code, 0);
+  ASSERT_EQ(run_normtool("run " + kTinyModel + "--set train.steps=3 --out " + completed.str()).exit_code, 0);
   EXPECT_EQ(page_of(completed).find("http-equiv"), std::string::npos);
   EXPECT_NE(page_of(completed).find(">completed</strong>"), std::string::npos) << page_of(completed);
 
@@ -77,7 +74,7 @@ TEST(RunPage, EveryEndingDropsTheReload) {
 
   // the page as it stood while the run trained is copied before the interrupt
   const std::string out = interrupted.str();
-  const auto stopped = run_normtool("run " + kTiny + "--set train.steps=1000000 --out " + out + " & pid=$!; " +
+  const auto stopped = run_normtool("run " + kTinyModel + "--set train.steps=1000000 --out " + out + " & pid=$!; " +
                                     "for i in $(seq 600); do grep -q running " + out + "/index.html 2>/dev/null && " +
                                     "break; sleep 0.1; done; cp " + out + "/index.html " + out + "-live.html; " +
                                     "kill -INT $pid; wait $pid");
@@ -98,7 +95,7 @@ TEST(RunPage, ShowsThePicturesWhileTheRunTrains) {
   TempDir d;
   const std::string out = d.str(), live = out + "-live";
   const auto stopped = run_normtool(
-      "run " + kTiny + "--set train.steps=1000000 --set train.eval_every=20 --set train.stats_every=20 " +
+      "run " + kTinyModel + "--set train.steps=1000000 --set train.eval_every=20 --set train.stats_every=20 " +
       "--set train.pictures_every_s=0 --out " + out + " & pid=$!; for i in $(seq 600); do grep -q running " + out +
       "/index.html 2>/dev/null && grep -q 'src=\"stats.png\"' " + out + "/index.html && break; sleep 0.1; done; " +
       "mkdir " + live + "; cp " + out + "/index.html " + out + "/loss.png " + out + "/stats.png " + live + "; " +

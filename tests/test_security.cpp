@@ -17,20 +17,10 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const std::string kSource = source_dir();
-const std::string kSmoke = kSource + "/configs/smoke/lm-none-pre.json";
-const std::string kTiny = " --config " + kSmoke + " --set train.steps=4 --set train.eval_every=2 --set train.log_every=1";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // `sweep --launcher print` with these extra arguments; sh syntax (printf makes the newlines).
 CommandResult print_sweep(const TempDir& d, const std::string& extra) {
-  return run_normtool("sweep --config " + kSmoke + " seed=1,2 --launcher print --out " + (d / "s") + " " + extra);
+  return run_normtool("sweep --config " + smoke_config() + " seed=1,2 --launcher print --out " + (d / "s") + " " +
+                      extra);
 }
 
 TEST(Security, SiteOptionsWithANewlineAreRefusedNamingTheOption) {
@@ -50,8 +40,8 @@ TEST(Security, SiteOptionsWithANewlineAreRefusedNamingTheOption) {
 TEST(Security, AWorkingDirectoryWithANewlineIsRefused) {
   TempDir d;
   fs::create_directories(d.path / "a\nb");
-  const CommandResult r = run_shell("cd \"$(printf '" + d.str() + "/a\\nb')\" && " + binary() +
-                                    " sweep --config " + kSmoke + " seed=1 --launcher print --out " + (d / "s"));
+  const CommandResult r = run_shell("cd \"$(printf '" + d.str() + "/a\\nb')\" && " + binary() + " sweep --config " +
+                                    smoke_config() + " seed=1 --launcher print --out " + (d / "s"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("working directory"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(d / "s/sweep.sbatch"));
@@ -73,10 +63,10 @@ TEST(Security, HostileGridValuesReachTheStubAsArgumentsAndExecuteNothing) {
   {
     std::ofstream(d / "grid") << grid;
   }
-  const CommandResult r = run_shell("cd " + d.str() + " && " + binary() + " sweep --config " +
-                                    kSmoke + " \"$(cat grid)\" --launcher print --out " + (d / "s"));
+  const CommandResult r = run_shell("cd " + d.str() + " && " + binary() + " sweep --config " + smoke_config() +
+                                    " \"$(cat grid)\" --launcher print --out " + (d / "s"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string script = slurp(d / "s/sweep.sbatch");
+  const std::string script = read_text(d / "s/sweep.sbatch");
   EXPECT_EQ(script.find("touch " + canary + "\n"), std::string::npos) << "a raw line:\n" << script;
   for (unsigned char c : script) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c != 0x7f)) << "a control byte " << int(c);
   // every #SBATCH directive comes before the first line that is neither a directive nor a comment
@@ -100,11 +90,18 @@ TEST(Security, HostileGridValuesReachTheStubAsArgumentsAndExecuteNothing) {
     const CommandResult task =
         run_shell("cd / && SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " bash " + (d / "stubbed.sbatch"));
     EXPECT_EQ(task.exit_code, 0) << task.output;
-    const std::string args = slurp(d / ("args." + std::to_string(i)));
+    const std::string args = read_text(d / ("args." + std::to_string(i)));
     std::vector<std::string> argv;
     for (std::size_t p = 0, q; (q = args.find('\0', p)) != std::string::npos; p = q + 1) argv.push_back(args.substr(p, q - p));
-    const std::vector<std::string> expected = {"run", "--config", kSmoke, "--set", "train.threads=1", "--set",
-                                               "data.path=" + values[i], "--out", d / ("s/" + std::to_string(i))};
+    const std::vector<std::string> expected = {"run",
+                                               "--config",
+                                               smoke_config(),
+                                               "--set",
+                                               "train.threads=1",
+                                               "--set",
+                                               "data.path=" + values[i],
+                                               "--out",
+                                               d / ("s/" + std::to_string(i))};
     EXPECT_EQ(argv, expected) << "task " << i;
   }
   EXPECT_FALSE(fs::exists(canary)) << "a grid value ran as a command";
@@ -112,8 +109,8 @@ TEST(Security, HostileGridValuesReachTheStubAsArgumentsAndExecuteNothing) {
 
 TEST(Security, AHealthyRunWithAnUnwritableStderrCompletes) {
   TempDir d;
-  const CommandResult r = run_shell(binary() + " run" + kTiny + " --out " + (d / "r") +
-                                    " 2>/dev/full; echo \"exit=$?\"");
+  const CommandResult r =
+      run_shell(binary() + " run" + four_step_run() + " --out " + (d / "r") + " 2>/dev/full; echo \"exit=$?\"");
   EXPECT_NE(r.output.find("exit=0"), std::string::npos) << r.output;  // was 134 (SIGABRT), status failed
   EXPECT_EQ(read_json(d / "r/summary.json").value("status", ""), "completed");
 }
@@ -121,8 +118,8 @@ TEST(Security, AHealthyRunWithAnUnwritableStderrCompletes) {
 TEST(Security, ClosedStandardStreamsLeaveTheLogsClean) {
   for (const char* redirect : {">&-", "2>&-", ">&- 2>&-", "<&- >&- 2>&-"}) {
     TempDir d;
-    const CommandResult r = run_shell(binary() + " run" + kTiny + " --out " + (d / "r") + " " +
-                                      redirect + "; echo \"exit=$?\"");
+    const CommandResult r =
+        run_shell(binary() + " run" + four_step_run() + " --out " + (d / "r") + " " + redirect + "; echo \"exit=$?\"");
     EXPECT_NE(r.output.find("exit=0"), std::string::npos) << redirect << ": " << r.output;
     for (const char* log : {"metrics.jsonl", "layers.jsonl"}) {
       std::ifstream in(d / ("r/" + std::string(log)));
@@ -135,20 +132,20 @@ TEST(Security, ClosedStandardStreamsLeaveTheLogsClean) {
 
 TEST(Security, ASweepWithClosedStandardStreamsRunsAndLogsItsJobs) {
   TempDir d;
-  const CommandResult r = run_shell(binary() + " sweep" + kTiny + " seed=1,2 -j 2 --out " +
-                                    (d / "s") + " >&- 2>&-; echo \"exit=$?\"");
+  const CommandResult r = run_shell(binary() + " sweep" + four_step_run() + " seed=1,2 -j 2 --out " + (d / "s") +
+                                    " >&- 2>&-; echo \"exit=$?\"");
   EXPECT_NE(r.output.find("exit=0"), std::string::npos) << r.output;
   ASSERT_TRUE(fs::exists(d / "s/sweep.json"));
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(read_json(d / ("s/" + std::to_string(i) + "/summary.json")).value("status", ""), "completed");
-    EXPECT_NE(slurp(d / ("s/logs/" + std::to_string(i) + ".log")).find("step 4/4"), std::string::npos);
+    EXPECT_NE(read_text(d / ("s/logs/" + std::to_string(i) + ".log")).find("step 4/4"), std::string::npos);
   }
 }
 
 TEST(Security, StdoutThatCannotBeWrittenIsExit1) {
   for (const std::string& command :
-       {"run --print-config" + kTiny, std::string("--help"), std::string("run --help"), "sweep --dry-run" + kTiny + " seed=1,2",
-        std::string("reproduce --list")}) {
+       {"run --print-config" + four_step_run(), std::string("--help"), std::string("run --help"),
+        "sweep --dry-run" + four_step_run() + " seed=1,2", std::string("reproduce --list")}) {
     const CommandResult r = run_shell(binary() + " " + command + " 2>&1 >/dev/full; echo \"exit=$?\"");
     EXPECT_NE(r.output.find("exit=1"), std::string::npos) << command << ": " << r.output;
     EXPECT_NE(r.output.find("cannot write to standard output"), std::string::npos) << command << ": " << r.output;

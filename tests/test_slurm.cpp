@@ -20,8 +20,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-const std::string kSource = source_dir();
-
 CommandResult sh(const std::string& command) { return run_shell(command); }
 
 // Empty when a Slurm node is up: idle, busy, or completing the previous test's job; else why not.
@@ -69,7 +67,8 @@ TEST(Slurm, AFourJobArrayMatchesALocalSweepOfTheSameGrid) {
   const std::string why = slurm_unavailable();
   ASSERT_TRUE(why.empty()) << why;
   TempDir d;
-  const std::string grid = "--config " + kSource + "/configs/smoke/lm-layernorm-post.json model.norm.type=layernorm,rmsnorm seed=1,2 ";
+  const std::string grid =
+      "--config " + source_dir() + "/configs/smoke/lm-layernorm-post.json model.norm.type=layernorm,rmsnorm seed=1,2 ";
   const CommandResult local = run_normtool("sweep " + grid + "--jobs 2 --out " + (d / "local"));
   ASSERT_EQ(local.exit_code, 0) << local.output;
 
@@ -106,7 +105,7 @@ TEST(Slurm, ARequeuedTaskResumesFromItsCheckpointToTheSameResult) {
   const std::string why = slurm_unavailable();
   ASSERT_TRUE(why.empty()) << why;
   TempDir d;
-  const std::string config = "--config " + kSource + "/configs/smoke/lm-batchnorm-padded.json ";
+  const std::string config = "--config " + source_dir() + "/configs/smoke/lm-batchnorm-padded.json ";
   const std::string fixed =
       "--set train.steps=2500 --set train.checkpoint_every=200 --set train.log_every=7 --set train.eval_every=50 "
       "--set train.stats_every=20 ";
@@ -194,10 +193,12 @@ TEST(Slurm, AReproductionSubmittedToSlurmIsCollectedIntoAReport) {
 
 TEST(Slurm, PrintWritesTheScriptWithTheSiteOptionsWithoutSubmitting) {
   TempDir d;
-  const CommandResult r = run_normtool(
-      "sweep --config " + kSource + "/configs/smoke/lm-none-pre.json seed=1,2,3 --launcher print --partition gpu "
-      "--time 01:30:00 --cpus-per-task 4 --max-parallel 2 --signal-lead 300 --sbatch-arg=--account=ml "
-      "--sbatch-arg=--qos=low --out " + (d / "s"));
+  const CommandResult r =
+      run_normtool("sweep --config " + source_dir() +
+                   "/configs/smoke/lm-none-pre.json seed=1,2,3 --launcher print --partition gpu "
+                   "--time 01:30:00 --cpus-per-task 4 --max-parallel 2 --signal-lead 300 --sbatch-arg=--account=ml "
+                   "--sbatch-arg=--qos=low --out " +
+                   (d / "s"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("not submitted"), std::string::npos) << r.output;
   std::ifstream in(d / "s/sweep.sbatch");

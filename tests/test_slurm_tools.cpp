@@ -26,8 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::seconds;
 
-const std::string kSource = source_dir();
-
 // A directory of stand-in tools put first on PATH (`only`: PATH is that directory alone) for the
 // test's lifetime.
 struct StandIns {
@@ -203,8 +201,8 @@ TEST(SlurmTools, ATaskIndexThatIsNoNumberIsAnAnswerThatCannotBeRead) {
 // not failed; --aggregate waits (exit 75) and writes nothing; a second submission is refused.
 TEST(SlurmTools, ASweepFollowedWithoutSqueueIsNotReportedFailed) {
   TempDir d;
-  const std::string grid = "sweep --config " + kSource + "/configs/smoke/lm-none-pre.json seed=1,2 --launcher print --out " +
-                           (d / "s");
+  const std::string grid =
+      "sweep --config " + source_dir() + "/configs/smoke/lm-none-pre.json seed=1,2 --launcher print --out " + (d / "s");
   ASSERT_EQ(run_normtool(grid).exit_code, 0);
   nlohmann::json doc = read_json(d / "s/sweep.json");
   doc["slurm_job_id"] = "123";  // as if submitted
@@ -255,8 +253,9 @@ TEST(SlurmTools, ABadSiteOptionIsRefusedBeforeAnythingRuns) {
   const CommandResult collect = run_normtool("reproduce --collect " + (d / "c"));
   EXPECT_EQ(collect.exit_code, 2) << collect.output;
   EXPECT_EQ(std::distance(fs::directory_iterator(d / "c"), fs::directory_iterator()), 1) << "a claim ran";
-  const CommandResult sweep = run_normtool("sweep --config " + kSource + "/configs/smoke/lm-none-pre.json seed=1,2 " +
-                                           "--launcher slurm --partition \"$(printf 'bad\\nx')\" --out " + (d / "s"));
+  const CommandResult sweep =
+      run_normtool("sweep --config " + source_dir() + "/configs/smoke/lm-none-pre.json seed=1,2 " +
+                   "--launcher slurm --partition \"$(printf 'bad\\nx')\" --out " + (d / "s"));
   EXPECT_EQ(sweep.exit_code, 2) << sweep.output;
   EXPECT_FALSE(fs::exists(d / "s"));
 }

@@ -27,8 +27,6 @@
 namespace nt::test {
 namespace {
 
-std::vector<int32_t> ids(const std::vector<float>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
-
 // The golden's model keys as overrides ("model.position=rotary", "model.norm.type=rmsnorm", ...).
 void add_overrides(const nlohmann::json& keys, const std::string& prefix, std::vector<std::string>& out) {
   for (const auto& [key, value] : keys.items()) {
@@ -47,8 +45,8 @@ void check_decoder(const std::string& name) {
   load_parameters(ref, *model);
   Batch batch;
   batch.B = c["B"], batch.T = c["T"];
-  batch.tokens = ids(ref.values("tokens"));
-  batch.targets = ids(ref.values("targets"));
+  batch.tokens = ref.ids("tokens");
+  batch.targets = ref.ids("targets");
   Graph<float> g;
   expect_golden(ref, *model, batch, g);
 }
@@ -78,10 +76,10 @@ void check_encoder_decoder(const std::string& name) {
   load_parameters(ref, *model);
   Batch batch;
   batch.B = c["B"], batch.T = c["T"], batch.S = c["S"];
-  batch.src = ids(ref.values("src"));
+  batch.src = ref.ids("src");
   batch.src_mask = ref.values("src_mask");
-  batch.tokens = ids(ref.values("tokens"));
-  batch.targets = ids(ref.values("targets"));
+  batch.tokens = ref.ids("tokens");
+  batch.targets = ref.ids("targets");
   batch.mask = ref.values("mask");
   batch.padded = true;
   Graph<float> g;
