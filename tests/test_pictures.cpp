@@ -250,6 +250,17 @@ TEST(Pictures, CompareReadsAnyToolsRunDirectoryAndRefusesAMissingOne) {
   // labelled by the one key both runs have and differ in
   EXPECT_EQ(read_tsv(out + "/loss.tsv").at("validation loss: type=rmsnorm").at(0), (std::vector<double>{10, 4.25}));
 
+  // runs that logged no statistics: said so, with the key that turns them on
+  const std::string quiet = tmp / "quiet";
+  ASSERT_EQ(run_normtool("run --config " + smoke("lm-none-pre.json") + " --set train.stats_every=0 --out " + quiet)
+                .exit_code,
+            0);
+  const auto none = run_normtool("compare " + quiet + " " + other + " --out " + (tmp / "cmp2"));
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_NE(none.output.find(quiet + ": stats.csv has no .out site at layer 0 (train.stats_every 0 logs none)"),
+            std::string::npos)
+      << none.output;
+
   const auto missing = run_normtool("compare " + ours + " " + (tmp / "nowhere") + " --out " + out);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.output.find(tmp / "nowhere"), std::string::npos) << missing.output;

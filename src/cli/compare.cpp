@@ -134,7 +134,10 @@ Panel std_panel(const std::vector<Run>& runs, int layer, std::string& site, std:
         }
     const auto it = prof.find({layer, site});
     if (it == prof.end()) {
-      notes.push_back(fmt::format("{}: no site {} at layer {} in stats.csv", r.dir, site, layer));
+      notes.push_back(site.empty() ? fmt::format("{}: stats.csv has no .out site at layer {} (train.stats_every 0 "
+                                                 "logs none), no std curve",
+                                                 r.dir, layer)
+                                   : fmt::format("{}: no site {} at layer {} in stats.csv", r.dir, site, layer));
       continue;
     }
     stdp.curves.push_back({fmt::format("{} (step {})", r.label, step), it->second, {}});
