@@ -114,18 +114,26 @@ AppendFile::AppendFile(std::string path, int64_t truncate_to) : path_(std::move(
   size_ = ::lseek(fd_, 0, SEEK_END);
 }
 
+// A lock held in the name of this process, which has let it go, is a copy its own child has not
+// closed yet: a child forked (for a run, for gnuplot) while the lock was held shares it until it
+// execs, and the lock's O_CLOEXEC closes it then. Under a loaded machine that can take a while
+// before the child is scheduled, so such a lock is waited for, up to 30 s.
 DirectoryLock::DirectoryLock(const std::string& dir, const std::string& what) {
   const std::string path = dir + "/.lock";
   fd_ = open_for_writing(path, O_RDWR | O_CREAT);
   if (fd_ < 0) throw UsageError(fmt::format("{}: cannot create {}: {}", what, path, open_error(errno)));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+  const std::string me = std::to_string(::getpid());
+  for (int tries = 0; ::flock(fd_, LOCK_EX | LOCK_NB) != 0; ++tries) {
     char pid[32] = {};
     (void)!::pread(fd_, pid, sizeof pid - 1, 0);
+    if (pid == me && tries < 3000) {
+      ::usleep(10000);
+      continue;
+    }
     ::close(fd_);
     throw UsageError(fmt::format("{}: another normtool (pid {}) is working in {}; wait for it, or choose another "
                                  "directory", what, *pid ? pid : "?", dir));
   }
-  const std::string me = std::to_string(::getpid());
   (void)!::ftruncate(fd_, 0);
   (void)!::pwrite(fd_, me.data(), me.size(), 0);
 }
