@@ -17,4 +17,9 @@ const std::string& golden_dir() {
   return dir;
 }
 
+const std::string& output_dir() {
+  static const std::string dir = NORMTOOL_TEST_OUTPUT_DIR;
+  return dir;
+}
+
 }  // namespace nt::test

@@ -13,5 +13,6 @@ namespace nt::test {
 const std::string& source_dir();  // the project's checkout: configs/, docs/, reports/
 const std::string& binary();      // the normtool program built with the tests
 const std::string& golden_dir();  // tests/golden: the PyTorch reference files
+const std::string& output_dir();  // build/tests: what the tests keep to look at (pages, screenshots)
 
 }  // namespace nt::test

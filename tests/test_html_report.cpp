@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kPages = fs::path(NORMTOOL_TEST_OUTPUT_DIR) / "pages";
+const fs::path kPages = fs::path(output_dir()) / "pages";
 
 bool near(Rgb a, Rgb b) { return std::abs(a.r - b.r) <= 2 && std::abs(a.g - b.g) <= 2 && std::abs(a.b - b.b) <= 2; }
 bool white(Rgb p) { return p.r > 245 && p.g > 245 && p.b > 245; }
