@@ -114,36 +114,35 @@ AppendFile::AppendFile(std::string path, int64_t truncate_to) : path_(std::move(
   size_ = ::lseek(fd_, 0, SEEK_END);
 }
 
-// A lock held in the name of this process, which has let it go, is a copy its own child has not
-// closed yet: a child forked (for a run, for gnuplot) while the lock was held shares it until it
-// execs, and the lock's O_CLOEXEC closes it then. Under a loaded machine that can take a while
-// before the child is scheduled, so such a lock is waited for, up to 30 s.
 DirectoryLock::DirectoryLock(const std::string& dir, const std::string& what) {
   const std::string path = dir + "/.lock";
   fd_ = open_for_writing(path, O_RDWR | O_CREAT);
   if (fd_ < 0) throw UsageError(fmt::format("{}: cannot create {}: {}", what, path, open_error(errno)));
-  const std::string me = std::to_string(::getpid());
-  for (int tries = 0; ::flock(fd_, LOCK_EX | LOCK_NB) != 0; ++tries) {
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     char pid[32] = {};
     (void)!::pread(fd_, pid, sizeof pid - 1, 0);
-    if (pid == me && tries < 3000) {
-      ::usleep(10000);
-      continue;
-    }
     ::close(fd_);
     throw UsageError(fmt::format("{}: another normtool (pid {}) is working in {}; wait for it, or choose another "
                                  "directory", what, *pid ? pid : "?", dir));
   }
+  const std::string me = std::to_string(::getpid());
   (void)!::ftruncate(fd_, 0);
   (void)!::pwrite(fd_, me.data(), me.size(), 0);
 }
 
-DirectoryLock::~DirectoryLock() { ::close(fd_); }
+// Unlocked before it is closed: a flock belongs to the open file, which a child forked meanwhile
+// (for a run, for gnuplot) shares until its exec closes it (O_CLOEXEC). Closing alone would leave
+// the lock held for that while, and the next sweep of this process on the directory refused.
+DirectoryLock::~DirectoryLock() {
+  ::flock(fd_, LOCK_UN);
+  ::close(fd_);
+}
 
 bool DirectoryLock::held(const std::string& dir) {
   const int fd = ::open((dir + "/.lock").c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return false;
   const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+  if (!busy) ::flock(fd, LOCK_UN);  // as the destructor does: a child forked meanwhile must not keep it
   ::close(fd);
   return busy;
 }
