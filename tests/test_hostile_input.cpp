@@ -40,11 +40,6 @@ std::string last_line(std::string text) {
   return text.substr(text.rfind('\n') + 1);
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // ---- 1. a value nested 100,000 deep crashed the error message --------------------------------
 
 TEST(HostileInput, ValueNestedDeepIsRefusedNotACrash) {

@@ -134,6 +134,7 @@ void* __wrap_aligned_alloc(std::size_t align, std::size_t n) {
 }
 
 // The replacements pair malloc with free; GCC cannot see that and warns about free().
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
   if (nt::test::counting) ++nt::test::allocations;
@@ -142,6 +143,7 @@ void* operator new(std::size_t n) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace nt::test {
 namespace {
