@@ -134,8 +134,8 @@ Panel std_panel(const std::vector<Run>& runs, int layer, std::string& site, std:
         }
     const auto it = prof.find({layer, site});
     if (it == prof.end()) {
-      notes.push_back(site.empty() ? fmt::format("{}: stats.csv has no .out site at layer {} (train.stats_every 0 "
-                                                 "logs none), no std curve",
+      notes.push_back(site.empty() ? fmt::format("{}: stats.csv has no .out site at layer {} (no such layer, or "
+                                                 "none logged: train.stats_every 0), no std curve",
                                                  r.dir, layer)
                                    : fmt::format("{}: no site {} at layer {} in stats.csv", r.dir, site, layer));
       continue;
