@@ -214,15 +214,12 @@ Claim c19() {
                   .logy = true},
                  logit_curves}},
       .method =
-          "The 4-layer Pre-LN transformer on fortunes (C1's ablation model), 400 steps of Adam with a linear "
-          "warm-up of 20 steps and a cosine decay (Wortsman et al.'s schedule, shortened), at six learning "
-          "rates from 1e-3 to 0.316, without and with QK-norm (a LayerNorm on each head's queries and keys). "
-          "Per run, its loss is the final validation loss, at most the validation loss at step 0 (a diverged "
+          "C1's ablation model; the schedule is Wortsman et al.'s, shortened; QK-norm is a LayerNorm on each "
+          "head's queries and keys. Per run, its loss is the final validation loss, at most the validation loss at step 0 (a diverged "
           "run: the step-0 loss); per seed, the LR sensitivity is the mean of those over the six rates minus "
           "their smallest. The largest attention logit is the largest attn_logit_max of layers.jsonl over "
           "the logged steps (every 50) and the four layers.",
       .details = c19_details,
-      .seeds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
       .core = false,
   };
 }
@@ -347,9 +344,8 @@ Claim c21() {
                   .integer_x = true},
                  removal_curves}},
       .method =
-          "The 12-layer Pre-LN transformer on fortunes (d 64, 4 heads; C12's model) trained 1000 steps of "
-          "Adam at lr 1e-3, as Pre-LN, as Pre-LN with LayerNorm Scaling (model.norm.depth_scaling: each "
-          "block l's input norms' outputs times 1/sqrt(l)) and as Peri-LN. Block l's output is the residual "
+          "C12's model; LayerNorm Scaling (model.norm.depth_scaling) multiplies the outputs of block l's input "
+          "norms by 1/sqrt(l). Block l's output is the residual "
           "stream after it, read in stats.csv at the last step (999): the std over the hidden dimension "
           "entering block l + 1's first norm (attn.in of layer l; after the last block the final norm's, "
           "final.in), averaged over the batch's tokens at each position; its square averaged over the 64 "

@@ -6,6 +6,7 @@
 #include "config/config.h"
 #include "config/describe.h"
 #include "io/paths.h"
+#include "sweep/sweep.h"
 
 namespace nt {
 
@@ -83,8 +84,13 @@ std::string setting_text(const Setting& s, const Setting* like, const Common& co
   } else {
     text += fmt::format("`configs/{}`", s.config);
     if (const auto o = shown(s.overrides, except); !o.empty()) text += fmt::format(" with {}", fmt::join(o, ", "));
-    try {
-      text += " (" + describe(load_config_file(config_path(s.config), s.overrides)) + ")";
+    try {  // at each axis's first value: the base config itself may be no run of the setting
+      std::vector<std::string> first = s.overrides;
+      for (const std::string& a : s.axes) {
+        const SweepAxis axis = parse_axis(a);
+        first.push_back(axis.key + "=" + axis.values.front());
+      }
+      text += " (" + describe(load_config_file(config_path(s.config), first)) + ")";
     } catch (const std::exception&) {
       // without the data directory (a test's binary elsewhere) the overrides say it
     }

@@ -93,14 +93,9 @@ MeasureSpec steps_to_reach(const Compared& m, const char* norm, const char* grou
 }
 
 PlotSpec loss_plot(const Compared& m, const char* stem, const char* title) {
-  return {stem,
-          {.title = fmt::format("C1: {} (mean, band: 95% interval over seeds)", title), .ylabel = "validation loss"},
-          [m](const Evidence& ev) {
-            std::vector<Curve> curves;
-            for (const char* norm : kNorms)
-              curves.push_back(mean_curve(norm, runs_of(ev, m, norm), &RunRecord::val_loss));
-            return curves;
-          }};
+  std::vector<Series> series;
+  for (const char* norm : kNorms) series.push_back({norm, setting_of(m, norm), with_norm(norm)});
+  return val_loss_plot(stem, fmt::format("C1: {} (mean, band: 95% interval over seeds)", title), series);
 }
 
 // ---- C2 ----
@@ -325,7 +320,6 @@ std::vector<Claim> convergence_claims() {
                  loss_plot(kMlp, "mlp-val-loss", "6-layer MLP on fashion-mnist")},
        .method = "Per seed, the steps the run without a norm needs to reach the normalized run's validation loss at "
                  "step N, over N (2: never). N is half of RNNSearch's steps, elsewhere the normalized runs' steps.",
-       .seeds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
        .seeds_why = "C2's seeds, so that the two claims share RNNSearch's LN and RMS runs (seeds 1-3 decided the "
                     "earlier report)."},
       {.id = "C2",
@@ -345,8 +339,7 @@ std::vector<Claim> convergence_claims() {
                     loss_of(kRnnSearch, "layernorm", true), loss_of(kRnnSearch, "rmsnorm", true),
                     loss_of(kLstm, "layernorm"), loss_of(kLstm, "rmsnorm"), loss_of(kTransformer, "layernorm"),
                     loss_of(kTransformer, "rmsnorm")},
-       .method = "Per seed, RMSNorm's final validation loss over LayerNorm's; the runs are C1's.",
-       .seeds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20}},
+       .method = "Per seed, RMSNorm's final validation loss over LayerNorm's; the runs are C1's."},
       {.id = "C6",
        .slug = "per-position-statistics",
        .title = "Per-position statistics: in RNNSearch's decoder LN and RMS keep the std of the hidden-to-hidden "
@@ -392,8 +385,7 @@ std::vector<Claim> convergence_claims() {
                  "their norm (none: the terms); position 1 is U s0, s0 from the encoder. Read at T (never reached: "
                  "the last evaluation), per seed, averaged over the two sites. The ablation: the CV over 64 positions "
                  "of the std leaving each site (for none the residual stream), C1's runs' stats.csv.",
-       .details = table5_table,
-       .seeds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20}},
+       .details = table5_table},
   };
 }
 

@@ -22,19 +22,17 @@ ClaimVerdict above(const Interval& i, double b, bool strict) {
 }  // namespace
 
 std::string text(const Criterion& c) {
-  return std::visit(Overload{[](AtLeast a) { return fmt::format(">= {:g}", a.bound); },
-                             [](AtMost a) { return fmt::format("<= {:g}", a.bound); },
-                             [](Within w) { return fmt::format("in [{:g}, {:g}]", w.lo, w.hi); },
-                             [](NonInferior n) { return fmt::format("<= {:g} (non-inferior)", 1 + n.margin); },
-                             [](Above a) { return fmt::format("> {:g}", a.bound); },
-                             [](NonZero) { return std::string("!= 0"); }, [](Reported) { return std::string("-"); }},
-                    c);
+  return std::visit(
+      Overload{[](AtLeast a) { return fmt::format(">= {:g}", a.bound); },
+               [](AtMost a) { return fmt::format("<= {:g}", a.bound); },
+               [](Within w) { return fmt::format("in [{:g}, {:g}]", w.lo, w.hi); },
+               [](NonInferior n) { return fmt::format("<= {:g} (non-inferior)", 1 + n.margin); },
+               [](Above a) { return fmt::format("> {:g}", a.bound); }, [](Reported) { return std::string("-"); }},
+      c);
 }
 
 int sides(const Criterion& c) {
-  return std::holds_alternative<Within>(c) || std::holds_alternative<NonZero>(c) || std::holds_alternative<Reported>(c)
-             ? 2
-             : 1;
+  return std::holds_alternative<Within>(c) || std::holds_alternative<Reported>(c) ? 2 : 1;
 }
 
 bool decides(const Criterion& c) { return !std::holds_alternative<Reported>(c); }
@@ -46,11 +44,7 @@ ClaimVerdict decide(const Criterion& c, const Interval& i) {
                  return all_of({at_least(i, w.lo), at_most(i, w.hi)});
                },
                [&](NonInferior n) { return at_most(i, 1 + n.margin); },
-               [&](Above a) { return above(i, a.bound, true); },
-               [&](NonZero) {
-                 return i.lo > 0 || i.hi < 0 ? ClaimVerdict::pass : ClaimVerdict::inconclusive;  // false when NaN
-               },
-               [](Reported) { return ClaimVerdict::inconclusive; }},
+               [&](Above a) { return above(i, a.bound, true); }, [](Reported) { return ClaimVerdict::inconclusive; }},
       c);
 }
 

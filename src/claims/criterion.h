@@ -6,7 +6,6 @@
 //   Within{lo, hi}  both ends inside: PASS; the interval outside the band: FAIL (two-sided)
 //   NonInferior{m}  a ratio of the new to the reference, lower better: AtMost{1 + m}, said so
 //   Above{b}        a direction: PASS when the lower end > b, FAIL when the upper end ≤ b
-//   NonZero{}       PASS when the interval excludes 0; never FAIL (no interval proves exactly 0)
 //   Reported{}      shown with its interval, decides nothing
 // Otherwise INCONCLUSIVE, and always with a NaN end.
 #pragma once
@@ -32,9 +31,8 @@ struct NonInferior {
 struct Above {
   double bound;
 };
-struct NonZero {};
 struct Reported {};
-using Criterion = std::variant<AtLeast, AtMost, Within, NonInferior, Above, NonZero, Reported>;
+using Criterion = std::variant<AtLeast, AtMost, Within, NonInferior, Above, Reported>;
 
 std::string text(const Criterion& c);  // ">= 1.5", "in [0.98, 1.02]", "-" for Reported
 int sides(const Criterion& c);         // 1 for a one-sided criterion, else 2

@@ -237,13 +237,14 @@ std::vector<Claim> dyt_claims() {
             .axes = {"model.norm.type=dyt", fmt::format("model.norm.dyt_alpha0={}", fmt::join(kAlphas, ","))}}},
       .measures = c20_measures(),
       .plots = c20_plots(),
-      .method = "The 4-layer Pre-LN transformer on fortunes (C15's model) for 600 steps. LN is trained in this "
+      .method = "C15's model. LN is trained in this "
                 "process as `normtool run` trains it; then, in eval mode on the first validation batch (16 x 64 "
                 "tokens), each norm site's input x and LN(x) before the gain and bias, over every element "
                 "(65,536 pairs), are fitted by least squares with a tanh(bx) (b on a log grid, then golden "
                 "section; a closed-form) and with cx + d. DyT at alpha_0 = 0.1, 0.5, 1, 2 runs as sweeps; per "
                 "seed, each final validation loss over LN's.",
       .details = c20_details,
+      .seeds = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
       .core = false,
   }};
 }

@@ -27,8 +27,7 @@ RunRecord record_of(const SweepJob& j) {
   r.dir = j.dir;
   for (const auto& [k, v] : j.overrides) r.overrides[k] = v;
   r.summary = read_json_file((fs::path(j.dir) / "summary.json").string()).value();
-  LossCurves c = read_loss_curves(j.dir);
-  r.val_loss = std::move(c.val_loss), r.val_acc = std::move(c.val_acc), r.train_loss = std::move(c.train_loss);
+  r.val_loss = read_loss_curves(j.dir).val_loss;
   return r;
 }
 
@@ -69,7 +68,7 @@ std::vector<std::vector<RunRecord>> sweep_runs(const ClaimContext& ctx, const st
   for (std::size_t s = 0; s < specs.size(); ++s) {
     if (ctx.slurm && !done_on_slurm(ctx, specs[s])) {
       for (const SweepJob& j : expand(specs[s])) {  // queued: empty records, the claim's result means nothing yet
-        RunRecord r{j.dir, {}, json::object(), {}, {}, {}};
+        RunRecord r{j.dir, {}, json::object(), {}};
         for (const auto& [k, v] : j.overrides) r.overrides[k] = v;
         runs[s].push_back(std::move(r));
       }
@@ -162,6 +161,18 @@ Curve mean_curve(const std::string& title, const std::vector<const RunRecord*>& 
     for (const auto& [step, v] : r->*series) m[step] = v;
   }
   return mean_over_seeds(title, per_seed);
+}
+
+std::vector<Curve> val_loss_curves(const Evidence& ev, const std::vector<Series>& series) {
+  std::vector<Curve> curves;
+  for (const Series& s : series) curves.push_back(mean_curve(s.title, ev.of(s.setting, s.where), &RunRecord::val_loss));
+  return curves;
+}
+
+PlotSpec val_loss_plot(std::string stem, std::string title, std::vector<Series> series, bool zoom_last_half) {
+  return {std::move(stem),
+          {.title = std::move(title), .ylabel = "validation loss", .zoom_last_half = zoom_last_half},
+          [series = std::move(series)](const Evidence& ev) { return val_loss_curves(ev, series); }};
 }
 
 void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,

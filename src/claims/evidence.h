@@ -48,6 +48,16 @@ std::vector<double> values_of(const std::vector<const RunRecord*>& runs, const c
 Curve mean_curve(const std::string& title, const std::vector<const RunRecord*>& runs,
                  std::vector<std::pair<int, double>> RunRecord::*series);
 
+// A curve of a validation-loss plot: the runs of `setting` that match `where`, titled `title`
+struct Series {
+  std::string title, setting;
+  Where where = {};
+};
+// Each series' mean validation loss over the seeds (mean_curve), in order; NotRun when a setting did not run
+std::vector<Curve> val_loss_curves(const Evidence& ev, const std::vector<Series>& series);
+// A plot of those curves, "validation loss" against the step
+PlotSpec val_loss_plot(std::string stem, std::string title, std::vector<Series> series, bool zoom_last_half = false);
+
 // Draws the plot into the claim's directory and records it in result.plots; when it cannot be
 // drawn (no gnuplot), the note goes to result.details instead.
 void plot_into(const ClaimContext& ctx, const std::string& stem, const PlotStyle& style,

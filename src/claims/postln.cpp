@@ -159,13 +159,12 @@ std::vector<MeasureSpec> warmup_measures() {
 }
 
 std::vector<Curve> warmup_curves(const Evidence& ev) {
-  std::vector<Curve> curves;
+  std::vector<Series> series;
   for (const Arch& a : archs())
     for (const Kind& k : kKinds)
       if (a.group.empty() && ev.runs.count(a.name + k.suffix))
-        curves.push_back(
-            mean_curve(fmt::format("{} ({})", k.label, a.label), ev.of(a.name + k.suffix), &RunRecord::val_loss));
-  return curves;
+        series.push_back({fmt::format("{} ({})", k.label, a.label), a.name + k.suffix});
+  return val_loss_curves(ev, series);
 }
 
 std::string warmup_table(const Evidence& ev) {
@@ -315,8 +314,7 @@ std::vector<Claim> postln_claims() {
                  "validation loss <= Post-LN's (warm-up) final loss, Pre-LN's (no warm-up) over Post-LN's own; a "
                  "Pre-LN run that never reaches it counts as 1100 steps (the run's steps plus one interval; censored, "
                  "named in the table).",
-       .details = warmup_table,
-       .seeds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20}},
+       .details = warmup_table},
       {.id = "C9",
        .slug = "deep-post-ln-vs-deepnorm",
        .title = "Deep Post-LN diverges or stalls where DeepNorm trains",

@@ -64,13 +64,6 @@ std::vector<MeasureSpec> c18_measures() {
   return m;
 }
 
-std::vector<Curve> loss_curves(const Evidence& ev) {
-  std::vector<Curve> curves;
-  for (const auto& [init, name] : kInits)
-    curves.push_back(mean_curve(name, ev.of(kRuns, at(init)), &RunRecord::val_loss));
-  return curves;
-}
-
 std::vector<Curve> gradient_curves(const Evidence& ev) {
   std::vector<Curve> curves;
   for (const auto& [init, name] : kInits)
@@ -105,11 +98,10 @@ Claim postln_init_claim() {
                     .quick = {"model.n_layers=4", "train.steps=50", "train.eval_every=25", "train.stats_every=50"},
                     .axes = {"model.init=xavier,postln-init"}}},
       .measures = c18_measures(),
-      .plots = {{"val-loss",
-                 {.title = "C18: validation loss, 18L-18L Post-LN without warm-up, Xavier against Post-LN-init (mean, "
-                           "band: 95% interval over seeds)",
-                  .ylabel = "validation loss"},
-                 loss_curves},
+      .plots = {val_loss_plot("val-loss",
+                              "C18: validation loss, 18L-18L Post-LN without warm-up, Xavier against Post-LN-init "
+                              "(mean, band: 95% interval over seeds)",
+                              {{"Post-LN", kRuns, at("xavier")}, {"Post-LN-init", kRuns, at("postln-init")}}),
                 {"decoder-gradient-at-init",
                  {.title = "C18: gradient norm of each decoder block at step 0 (mean over seeds, band: 95% interval)",
                   .xlabel = "decoder block",
@@ -117,9 +109,8 @@ Claim postln_init_claim() {
                   .logy = true},
                  gradient_curves}},
       .method =
-          "C10's and C17's deep encoder-decoder (18L-18L, 64-128-2, Post-LN) trained 1000 steps at lr 1e-3 "
-          "with no warm-up, Xavier (Post-LN) against Post-LN-init (Xavier, then block l = 1..N of each stack "
-          "has fc1, fc2 and every attention's v and out divided by N - l + 1); per seed, the final validation "
+          "C10's and C17's deep encoder-decoder (DeepNet's 64-128-2 models); Post-LN-init is Xavier, then "
+          "block l = 1..N of each stack has fc1, fc2 and every attention's v and out divided by N - l + 1); per seed, the final validation "
           "loss, and at step 0 (before any update, on the first batch) the norm of the gradient of all the last "
           "decoder block's parameters together, from layers.jsonl.",
       .seeds = {11, 12, 13, 14, 15, 16},

@@ -59,22 +59,16 @@ std::vector<MeasureSpec> c14_measures() {
 }
 
 PlotSpec c14_plot(const Model& x, const char* stem) {
-  return {
-      stem,
-      {.title = fmt::format("C14: {}, validation loss at normal init and with every weight matrix N(0.2, s^2) "
-                            "(mean, band: 95% interval over seeds)",
-                            x.label),
-       .ylabel = "validation loss"},
-      [x](const Evidence& ev) {
-        std::vector<Curve> curves;
-        for (const char* norm : {"layernorm", "rmsnorm"}) {
-          const Where w{{"model.norm.type", norm}};
-          curves.push_back(
-              mean_curve(fmt::format("{}, normal init", norm), ev.of(x.normal().name, w), &RunRecord::val_loss));
-          curves.push_back(mean_curve(fmt::format("{}, N(0.2, s^2)", norm), ev.of(x.shifted, w), &RunRecord::val_loss));
-        }
-        return curves;
-      }};
+  std::vector<Series> series;
+  for (const char* norm : {"layernorm", "rmsnorm"}) {
+    series.push_back({fmt::format("{}, normal init", norm), x.normal().name, with_norm(norm)});
+    series.push_back({fmt::format("{}, N(0.2, s^2)", norm), x.shifted, with_norm(norm)});
+  }
+  return val_loss_plot(stem,
+                       fmt::format("C14: {}, validation loss at normal init and with every weight matrix N(0.2, s^2) "
+                                   "(mean, band: 95% interval over seeds)",
+                                   x.label),
+                       series);
 }
 
 Claim c14() {
@@ -97,8 +91,8 @@ Claim c14() {
       .plots = {c14_plot(kModels[0], "rnnsearch-val-loss"), c14_plot(kModels[1], "transformer-val-loss")},
       .method =
           "Every weight matrix (Linear weights, recurrent matrices, the heads) drawn as the model's init says, "
-          "then 0.2 added (model.init_mean); RNNSearch as in C1 and C2 (2000 steps, the same runs at normal "
-          "init), the 4-layer Pre-LN transformer on fortunes as in C1's ablation (600 steps); per seed, "
+          "then 0.2 added (model.init_mean); the normal-init runs are C1's and C2's (RNNSearch) and C1's "
+          "ablation's (the transformer); per seed, "
           "RMSNorm's final validation loss over LayerNorm's, a diverged run counting as ln 256.",
       .seeds = {11, 12, 13, 14, 15, 16},
       .seeds_why =
@@ -159,12 +153,11 @@ std::vector<MeasureSpec> c15_measures() {
   return m;
 }
 
-std::vector<Curve> loss_curves(const Evidence& ev) {
-  std::vector<Curve> curves{mean_curve("rmsnorm", ev.of("rms"), &RunRecord::val_loss)};
+std::vector<Series> c15_series() {
+  std::vector<Series> series{{"rmsnorm", "rms"}};
   for (const char* p : kShares)
-    curves.push_back(mean_curve(fmt::format("prmsnorm, p = {:g}%", 100 * std::stod(p)),
-                                ev.of("prms", {{"model.norm.p", p}}), &RunRecord::val_loss));
-  return curves;
+    series.push_back({fmt::format("prmsnorm, p = {:g}%", 100 * std::stod(p)), "prms", {{"model.norm.p", p}}});
+  return series;
 }
 
 }  // namespace
@@ -188,16 +181,12 @@ std::vector<Claim> rmsnorm_paper_claims() {
                        transformer("prms", {"model.norm.type=prmsnorm",
                                             fmt::format("model.norm.p={}", fmt::join(kShares, ","))})},
           .measures = c15_measures(),
-          .plots = {{"val-loss",
-                     {.title = "C15: validation loss, RMSNorm and pRMSNorm by p (mean, band: 95% interval over seeds)",
-                      .ylabel = "validation loss",
-                      .zoom_last_half = true},
-                     loss_curves}},
-          .method = "The 4-layer Pre-LN transformer on fortunes (C1's ablation model) for 600 steps, RMSNorm against "
-                    "pRMSNorm at p = 6.25%, 25%, 50% and 100% (the RMS over the first max(1, floor(p d)) of d = 64 "
-                    "features, the gain over all); per seed, each p's final validation loss over RMSNorm's, and the "
+          .plots = {val_loss_plot(
+              "val-loss", "C15: validation loss, RMSNorm and pRMSNorm by p (mean, band: 95% interval over seeds)",
+              c15_series(), true)},
+          .method = "C1's ablation model; pRMSNorm at p takes the RMS over the first max(1, floor(p d)) of "
+                    "d = 64 features, the gain over all; per seed, each p's final validation loss over RMSNorm's, and the "
                     "logged train steps whose gradient norm exceeds 5x the run's median.",
-          .seeds = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
           .core = false,
       }};
 }

@@ -144,16 +144,13 @@ PlotSpec by_layer(std::string stem, std::string title, std::string ylabel, RunMa
 
 std::vector<PlotSpec> plots() {
   const std::string gru = "layer (rnnsearch: decoder GRU)", std_y = "std over features, mean over sites and seeds";
-  auto loss = [](const Evidence& ev) {
-    std::vector<Curve> curves;
-    for (const char* preset : kPresets) curves.push_back(mean_curve(preset, ev.of(preset), &RunRecord::val_loss));
-    return curves;
-  };
+  std::vector<Series> loss;
+  for (const char* preset : kPresets) loss.push_back({preset, preset});
   return {
-      {"val-loss",
-       {"P1: validation loss, each preset on its task (mean over seeds, band: 95% interval over seeds)", "step",
-        "validation loss"},
-       loss},
+      val_loss_plot("val-loss",
+                    "P1: validation loss, each preset on its task (mean over seeds, band: 95% interval "
+                    "over seeds)",
+                    loss),
       by_layer(
           "std-by-position", "std of the vector entering the norms, by position (last statistics step)", std_y,
           [](const RunRecord& r, auto&) { return Profile::means(std_entering(r).position); }, true,
