@@ -3,91 +3,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <filesystem>
 #include <fmt/format.h>
 #include <mutex>
 #include <system_error>
 #include <thread>
 
 #include "analysis/seed_band.h"
-#include "io/json_file.h"
 #include "io/paths.h"
-#include "io/run_files.h"
-#include "sweep/sweep.h"
 
 namespace nt {
-
-namespace fs = std::filesystem;
-using json = nlohmann::json;
-
-namespace {
-
-RunRecord record_of(const SweepJob& j) {
-  RunRecord r;
-  r.dir = j.dir;
-  for (const auto& [k, v] : j.overrides) r.overrides[k] = v;
-  r.summary = read_json_file((fs::path(j.dir) / "summary.json").string()).value();
-  r.val_loss = read_loss_curves(j.dir).val_loss;
-  return r;
-}
-
-// On Slurm: submits the sweep unless it is done or already queued (noted in ctx.pending); true
-// when it is done, to be read back.
-bool done_on_slurm(const ClaimContext& ctx, const SweepSpec& spec) {
-  std::vector<SweepJob> jobs = expand(spec);
-  bool done = true;
-  for (SweepJob& j : jobs) done &= plan_job(j) == JobPlan::keep;
-  if (done) return true;
-  std::string job_id;
-  std::vector<SweepJob> state =
-      fs::exists(fs::path(spec.out) / "sweep.json") ? sweep_status(spec.out, &job_id) : std::vector<SweepJob>{};
-  bool queued = false;
-  for (const SweepJob& j : state) queued |= j.status == "pending" || j.status == "running" || j.status == "unknown";
-  if (!queued) job_id = submit_sweep(spec, *ctx.slurm, ctx.binary).job_id;
-  ctx.pending->push_back(fmt::format("{} (Slurm job {})", spec.out, job_id));
-  return false;
-}
-
-}  // namespace
-
-std::vector<std::vector<RunRecord>> sweep_runs(const ClaimContext& ctx, const std::vector<SweepRequest>& sweeps) {
-  std::vector<SweepSpec> specs;
-  for (const SweepRequest& q : sweeps) {
-    SweepSpec spec;
-    spec.config = q.config;
-    spec.fixed = q.fixed;
-    for (const auto& a : q.axes) spec.axes.push_back(parse_axis(a));
-    spec.out = q.out.empty() ? (fs::path(ctx.out) / q.name).string() : q.out;
-    spec.jobs = ctx.jobs;
-    spec.replace_grid = true;  // a rerun with other seeds reuses the runs whose config matches
-    specs.push_back(std::move(spec));
-  }
-  std::vector<std::vector<RunRecord>> runs(specs.size());
-  std::vector<SweepSpec> local;  // run here, in one pool
-  std::vector<std::size_t> index;
-  for (std::size_t s = 0; s < specs.size(); ++s) {
-    if (ctx.slurm && !done_on_slurm(ctx, specs[s])) {
-      for (const SweepJob& j : expand(specs[s])) {  // queued: empty records, the claim's result means nothing yet
-        RunRecord r{j.dir, {}, json::object(), {}};
-        for (const auto& [k, v] : j.overrides) r.overrides[k] = v;
-        runs[s].push_back(std::move(r));
-      }
-      continue;
-    }
-    local.push_back(specs[s]);
-    index.push_back(s);
-  }
-  if (local.empty()) return runs;
-  const auto done = run_sweeps(local, ctx.jobs, ctx.binary, /*quiet=*/true, {ctx.slots, ctx.priority});
-  for (std::size_t k = 0; k < local.size(); ++k)
-    for (const SweepJob& j : done[k]) {
-      if (j.status != "completed" && j.status != "diverged")
-        throw std::runtime_error(fmt::format("{}: job #{} ({}) {}; see {}/logs/{}.log", sweeps[index[k]].name, j.index,
-                                             j.label(), j.status, local[k].out, j.index));
-      runs[index[k]].push_back(record_of(j));
-    }
-  return runs;
-}
 
 std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs,
                                      const std::map<std::string, std::string>& where) {

@@ -16,19 +16,6 @@
 
 namespace nt {
 
-// One sweep of a claim: `axes` over `config` with `fixed` overrides into <ctx.out>/<name>, or
-// into `out` when it is given.
-struct SweepRequest {
-  std::string name, config;
-  std::vector<std::string> fixed, axes;
-  std::string out = {};
-};
-
-// Runs the sweeps (resumable) with all their jobs in one pool of ctx.jobs processes, or on the
-// reproduction's slots when ctx.slots is set (sweep/sweep.h: run_sweeps), and reads every job
-// back, one vector per sweep in the order given. Throws when a job failed to run.
-std::vector<std::vector<RunRecord>> sweep_runs(const ClaimContext& ctx, const std::vector<SweepRequest>& sweeps);
-
 // The runs whose overrides match all of `where` (key -> value), in the order of their seeds.
 std::vector<const RunRecord*> select(const std::vector<RunRecord>& runs,
                                      const std::map<std::string, std::string>& where);

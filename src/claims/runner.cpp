@@ -6,7 +6,9 @@
 #include <set>
 
 #include "claims/evidence.h"
+#include "io/json_file.h"
 #include "io/paths.h"
+#include "io/run_files.h"
 #include "sweep/slots.h"
 #include "sweep/sweep.h"
 
@@ -29,32 +31,31 @@ std::vector<std::string> overrides_of(const Setting& s, const ClaimContext& ctx)
   return o;
 }
 
-const std::vector<std::string>& setting_axes(const Setting& s, const ClaimContext& ctx) {
-  return ctx.quick && !s.quick_axes.empty() ? s.quick_axes : s.axes;
-}
-
-std::vector<std::string> axes_of(const Setting& s, const ClaimContext& ctx) {
-  std::vector<std::string> axes{ctx.seeds_axis()};
-  const auto& own = setting_axes(s, ctx);
-  axes.insert(axes.end(), own.begin(), own.end());
-  return axes;
-}
-
 std::string out_of(const Setting& s, const ClaimContext& ctx) {
   return s.shared.empty() ? (fs::path(ctx.out) / s.name).string()
                           : (fs::path(ctx.out).parent_path() / s.shared / s.name).string();
+}
+
+// A setting's jobs over `seeds` ("seed=1,2,3") and its own axes, into `out`
+SweepSpec spec_of(const Setting& s, const ClaimContext& ctx, const std::string& seeds, std::string out) {
+  SweepSpec spec;
+  spec.config = config_path(s.config);
+  spec.fixed = overrides_of(s, ctx);
+  spec.axes.push_back(parse_axis(seeds));
+  for (const std::string& a : ctx.quick && !s.quick_axes.empty() ? s.quick_axes : s.axes)
+    spec.axes.push_back(parse_axis(a));
+  spec.out = std::move(out);
+  spec.jobs = ctx.jobs;
+  spec.replace_grid = true;  // a rerun with other seeds reuses the runs whose config matches
+  return spec;
 }
 
 // Sessions measured in this process, kept across the looks: setting name and job label -> record
 using SessionCache = std::map<std::string, RunRecord>;
 
 std::vector<RunRecord> session_runs(const Setting& s, const ClaimContext& ctx, SessionCache& cache) {
-  SweepSpec spec;
-  spec.config = config_path(s.config);
-  spec.fixed = overrides_of(s, ctx);
+  SweepSpec spec = spec_of(s, ctx, ctx.seeds_axis(), out_of(s, ctx));
   spec.fixed.push_back("train.threads=1");
-  for (const std::string& a : axes_of(s, ctx)) spec.axes.push_back(parse_axis(a));
-  spec.out = out_of(s, ctx);
   const std::vector<SweepJob> jobs = expand(spec);
   std::vector<RunRecord> runs(jobs.size());
   std::vector<std::size_t> todo;
@@ -77,35 +78,73 @@ std::vector<RunRecord> session_runs(const Setting& s, const ClaimContext& ctx, S
   return runs;
 }
 
+RunRecord record_of(const SweepJob& j) {
+  RunRecord r{j.dir, {}, read_json_file((fs::path(j.dir) / "summary.json").string()).value(), {}};
+  for (const auto& [k, v] : j.overrides) r.overrides[k] = v;
+  r.val_loss = read_loss_curves(j.dir).val_loss;
+  return r;
+}
+
+// On Slurm: submits the sweep unless it is done or already queued (noted in ctx.pending); true
+// when it is done, to be read back.
+bool done_on_slurm(const ClaimContext& ctx, const SweepSpec& spec) {
+  std::vector<SweepJob> jobs = expand(spec);
+  bool done = true;
+  for (SweepJob& j : jobs) done &= plan_job(j) == JobPlan::keep;
+  if (done) return true;
+  std::string job_id;
+  std::vector<SweepJob> state =
+      fs::exists(fs::path(spec.out) / "sweep.json") ? sweep_status(spec.out, &job_id) : std::vector<SweepJob>{};
+  bool queued = false;
+  for (const SweepJob& j : state) queued |= j.status == "pending" || j.status == "running" || j.status == "unknown";
+  if (!queued) job_id = submit_sweep(spec, *ctx.slurm, ctx.binary).job_id;
+  ctx.pending->push_back(fmt::format("{} (Slurm job {})", spec.out, job_id));
+  return false;
+}
+
 // A swept setting's runs: a sweep per seed, <dir>/seed-<s>, so that every look, and every claim
 // sharing the setting on any list of seeds, finds each seed's runs where an earlier one left them.
-std::vector<SweepRequest> seed_sweeps(const Setting& s, const ClaimContext& ctx) {
-  std::vector<SweepRequest> requests;
-  for (int seed : ctx.seeds) {
-    std::vector<std::string> axes{fmt::format("seed={}", seed)};
-    const auto& own = setting_axes(s, ctx);
-    axes.insert(axes.end(), own.begin(), own.end());
-    requests.push_back({s.name, config_path(s.config), overrides_of(s, ctx), axes,
-                        (fs::path(out_of(s, ctx)) / fmt::format("seed-{}", seed)).string()});
-  }
-  return requests;
+// The sweeps of all the settings run (resumable) with all their jobs in one pool of ctx.jobs
+// processes, or on the reproduction's slots (sweep/sweep.h: run_sweeps). Throws when a job failed.
+void sweep_settings(const std::vector<const Setting*>& settings, const ClaimContext& ctx, Evidence& ev) {
+  std::vector<const Setting*> of;  // each sweep's setting
+  std::vector<SweepSpec> local;    // run here, in one pool
+  for (const Setting* s : settings)
+    for (int seed : ctx.seeds) {
+      SweepSpec spec = spec_of(*s, ctx, fmt::format("seed={}", seed),
+                               (fs::path(out_of(*s, ctx)) / fmt::format("seed-{}", seed)).string());
+      if (ctx.slurm && !done_on_slurm(ctx, spec)) {
+        for (const SweepJob& j : expand(spec)) {  // queued: empty records, the claim's result means nothing yet
+          RunRecord& r = ev.runs[s->name].emplace_back(RunRecord{j.dir, {}, nlohmann::json::object(), {}});
+          for (const auto& [k, v] : j.overrides) r.overrides[k] = v;
+        }
+        continue;
+      }
+      of.push_back(s);
+      local.push_back(std::move(spec));
+    }
+  if (local.empty()) return;
+  const auto done = run_sweeps(local, ctx.jobs, ctx.binary, /*quiet=*/true, {ctx.slots, ctx.priority});
+  for (std::size_t k = 0; k < local.size(); ++k)
+    for (const SweepJob& j : done[k]) {
+      if (j.status != "completed" && j.status != "diverged")
+        throw std::runtime_error(fmt::format("{}: job #{} ({}) {}; see {}/logs/{}.log", of[k]->name, j.index, j.label(),
+                                             j.status, local[k].out, j.index));
+      ev.runs[of[k]->name].push_back(record_of(j));
+    }
 }
 
 Evidence gather(const Claim& c, const ClaimContext& ctx, SessionCache& cache) {
   Evidence ev{&ctx, ctx.seeds, {}};
-  std::vector<SweepRequest> requests;
+  std::vector<const Setting*> swept;
   for (const Setting& s : c.settings) {
     if (!runs_here(s, ctx)) continue;
-    if (s.session) {
+    if (s.session)
       ev.runs[s.name] = session_runs(s, ctx, cache);
-    } else {
-      const auto r = seed_sweeps(s, ctx);
-      requests.insert(requests.end(), r.begin(), r.end());
-    }
+    else
+      swept.push_back(&s);
   }
-  std::vector<std::vector<RunRecord>> swept = sweep_runs(ctx, requests);
-  for (std::size_t k = 0; k < requests.size(); ++k)
-    for (RunRecord& r : swept[k]) ev.runs[requests[k].name].push_back(std::move(r));
+  sweep_settings(swept, ctx, ev);
   return ev;
 }
 
