@@ -12,15 +12,6 @@ namespace nt {
 
 std::string ClaimContext::seeds_axis() const { return fmt::format("seed={}", fmt::join(seeds, ",")); }
 
-Measure measure_of(std::string name, const std::vector<double>& values, const Criterion& criterion, std::string group,
-                   Scale scale) {
-  const int n_sides = sides(criterion);
-  const Estimate e = estimate(values, scale, 0.95, n_sides);
-  Measure m{std::move(name), values, {}, e.interval, text(criterion), decide(criterion, e.interval), std::move(group)};
-  m.scale = to_string(scale), m.confidence = 0.95, m.sides = n_sides;
-  return m;
-}
-
 ClaimVerdict verdict_of(const std::vector<Measure>& measures) {
   std::vector<ClaimVerdict> v;
   for (const Measure& m : measures)

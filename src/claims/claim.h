@@ -127,8 +127,11 @@ struct Measure {
   int sides = 2;
   bool precondition = false;
 };
-// A measure of a claim with a function: its values held to `criterion` at 95%, as the rules of
-// statistics.h read one look: one-sided for a one-sided criterion, on the log scale for a ratio.
+// A measure's values held to its criterion as `rules` read a look at `confidence` (the measure's
+// own when it gives one): its interval and verdict.
+Measure measure(const MeasureSpec& m, const std::vector<double>& values, const Rules& rules, double confidence);
+// A measure of a claim with a function: that, under the rules of statistics.h at 95% for one look:
+// one-sided for a one-sided criterion, on the log scale for a ratio.
 Measure measure_of(std::string name, const std::vector<double>& values, const Criterion& criterion,
                    std::string group = "", Scale scale = Scale::linear);
 // The verdict of the deciding measures together: all PASS -> PASS, one FAIL -> FAIL, else INCONCLUSIVE.

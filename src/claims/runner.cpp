@@ -148,15 +148,6 @@ Evidence gather(const Claim& c, const ClaimContext& ctx, SessionCache& cache) {
   return ev;
 }
 
-Measure measure(const MeasureSpec& m, const std::vector<double>& values, const Rules& rules, double confidence) {
-  const Scale scale = rules.log_ratios ? m.scale : Scale::linear;
-  const int sides = rules.one_sided && m.confidence == 0 ? nt::sides(m.criterion) : 2;
-  if (m.confidence > 0) confidence = m.confidence;
-  const Estimate e = estimate(values, scale, confidence, sides);
-  Measure x{m.name, values, {}, e.interval, text(m.criterion), decide(m.criterion, e.interval), m.group};
-  x.scale = to_string(scale), x.confidence = confidence, x.sides = sides, x.precondition = m.precondition;
-  return x;
-}
 
 // The measures of one look, the verdict and the one-line result
 ClaimResult judge(const Claim& c, const Evidence& ev, const Rules& rules, double confidence) {
@@ -213,6 +204,22 @@ void draw(const Claim& c, const Evidence& ev, ClaimResult& r) {
 }
 
 }  // namespace
+
+Measure measure(const MeasureSpec& m, const std::vector<double>& values, const Rules& rules, double confidence) {
+  const Scale scale = rules.log_ratios ? m.scale : Scale::linear;
+  const int sides = rules.one_sided && m.confidence == 0 ? nt::sides(m.criterion) : 2;
+  if (m.confidence > 0) confidence = m.confidence;
+  const Estimate e = estimate(values, scale, confidence, sides);
+  Measure x{m.name, values, {}, e.interval, text(m.criterion), decide(m.criterion, e.interval), m.group};
+  x.scale = to_string(scale), x.confidence = confidence, x.sides = sides, x.precondition = m.precondition;
+  return x;
+}
+
+Measure measure_of(std::string name, const std::vector<double>& values, const Criterion& criterion, std::string group,
+                   Scale scale) {
+  return measure({.name = std::move(name), .criterion = criterion, .group = std::move(group), .scale = scale}, values,
+                 rules_v2(), 0.95);
+}
 
 std::vector<int> claim_seeds(const Claim& c, bool quick, const Rules& rules) {
   std::vector<int> seeds = c.seeds;
