@@ -214,8 +214,10 @@ Claim c19() {
                   .logy = true},
                  logit_curves}},
       .method =
-          "C1's ablation model; the schedule is Wortsman et al.'s, shortened; QK-norm is a LayerNorm on each "
-          "head's queries and keys. Per run, its loss is the final validation loss, at most the validation loss at step 0 (a diverged "
+          "C1's ablation model; the schedule (a linear warm-up, then a cosine decay) is Wortsman et al.'s, "
+          "shortened; QK-norm is a LayerNorm on each "
+          "head's queries and keys. Per run, its loss is the final validation loss, at most the validation loss at "
+          "step 0 (a diverged "
           "run: the step-0 loss); per seed, the LR sensitivity is the mean of those over the six rates minus "
           "their smallest. The largest attention logit is the largest attn_logit_max of layers.jsonl over "
           "the logged steps (every 50) and the four layers.",

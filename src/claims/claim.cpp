@@ -69,6 +69,9 @@ std::string setting_text(const Setting& s, const Setting* like, const Common& co
   std::string text = fmt::format("**{}**{}: ", s.name, s.group.empty() ? "" : " (" + s.group + ")");
   std::vector<std::string> except = like ? like->overrides : std::vector<std::string>{};
   except.insert(except.end(), common.overrides.begin(), common.overrides.end());
+  for (const std::string& a : s.axes)  // an override an axis sets again says nothing of the runs
+    for (const std::string& kv : s.overrides)
+      if (kv.starts_with(parse_axis(a).key + "=")) except.push_back(kv);
   if (like) {
     text += fmt::format("as {}", like->name);
     if (const auto o = shown(s.overrides, except); !o.empty()) text += fmt::format(" with {}", fmt::join(o, ", "));

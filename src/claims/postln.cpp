@@ -225,8 +225,7 @@ std::vector<Setting> depth_settings() {
     s.push_back(Setting(f.stem, f.config,
                         Strings{"model.d_ff=128", "model.n_heads=2", "model.norm.placement=post", "train.lr=1e-3",
                                 "train.eval_batches=10", "train.stats_every=0", "model.init=xavier"} +
-                            f.overrides +
-                            Strings{fmt::format("model.n_layers={}", f.full.back())},  // the axis' deepest
+                            f.overrides,
                         f.quick, f.axes(f.full), f.group, "", {}, f.axes(f.quick_depth)));
   return s;
 }

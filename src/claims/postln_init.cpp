@@ -109,8 +109,9 @@ Claim postln_init_claim() {
                   .logy = true},
                  gradient_curves}},
       .method =
-          "C10's and C17's deep encoder-decoder (DeepNet's 64-128-2 models); Post-LN-init is Xavier, then "
-          "block l = 1..N of each stack has fc1, fc2 and every attention's v and out divided by N - l + 1); per seed, the final validation "
+          "C10's and C17's deep encoder-decoder (DeepNet's 64-128-2 models); the Xavier runs are Post-LN, "
+          "Post-LN-init is Xavier, then block l = 1..N of each stack has fc1, fc2 and every attention's v and "
+          "out divided by N - l + 1; per seed, the final validation "
           "loss, and at step 0 (before any update, on the first batch) the norm of the gradient of all the last "
           "decoder block's parameters together, from layers.jsonl.",
       .seeds = {11, 12, 13, 14, 15, 16},
