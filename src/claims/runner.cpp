@@ -148,7 +148,6 @@ Evidence gather(const Claim& c, const ClaimContext& ctx, SessionCache& cache) {
   return ev;
 }
 
-
 // The measures of one look, the verdict and the one-line result
 ClaimResult judge(const Claim& c, const Evidence& ev, const Rules& rules, double confidence) {
   ClaimResult r;
