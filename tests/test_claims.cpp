@@ -32,6 +32,23 @@ TEST(Claims, RegistryHasEveryFieldOnce) {
   EXPECT_EQ(find_claim("X9"), nullptr);
 }
 
+// A setting's setup describes its runs, not its base config: lm-tiny.json is a 2-layer Pre-LN
+// transformer, but every run here is Post-LN with 6 or 12 layers; the fixed 18 layers, which the
+// axis sets again in every run, is not shown.
+TEST(Claims, ASettingIsDescribedAtItsAxesFirstValues) {
+  const Claim c{.id = "T1",
+                .settings = {{.name = "s",
+                              .config = "lm-tiny.json",
+                              .overrides = {"model.n_layers=18", "train.steps=7"},
+                              .axes = {"model.norm.placement=post", "model.n_layers=6,12"}}}};
+  const std::string t = setup_text(c);
+  EXPECT_NE(t.find("with `train.steps=7` (transformer, 6 layers,"), std::string::npos) << t;
+  EXPECT_NE(t.find("Post-LN layernorm"), std::string::npos) << t;
+  EXPECT_EQ(t.find("Pre-LN"), std::string::npos) << t;
+  EXPECT_EQ(t.find("n_layers=18"), std::string::npos) << t;
+  EXPECT_NE(t.find("over `model.norm.placement=post`, `model.n_layers=6,12`"), std::string::npos) << t;
+}
+
 // `reproduce core` is the seed papers' claims as first listed (E1-E8, C1-C13, P1), the budget's;
 // `reproduce extra` every other, C14 on; together each claim once.
 TEST(Claims, CoreAndExtraSplitTheClaims) {

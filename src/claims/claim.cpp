@@ -69,9 +69,13 @@ std::string setting_text(const Setting& s, const Setting* like, const Common& co
   std::string text = fmt::format("**{}**{}: ", s.name, s.group.empty() ? "" : " (" + s.group + ")");
   std::vector<std::string> except = like ? like->overrides : std::vector<std::string>{};
   except.insert(except.end(), common.overrides.begin(), common.overrides.end());
-  for (const std::string& a : s.axes)  // an override an axis sets again says nothing of the runs
-    for (const std::string& kv : s.overrides)
-      if (kv.starts_with(parse_axis(a).key + "=")) except.push_back(kv);
+  std::vector<std::string> at_first = s.overrides;  // the overrides of the axes' first job
+  for (const std::string& a : s.axes) {
+    const SweepAxis axis = parse_axis(a);
+    for (const std::string& kv : s.overrides)  // an override an axis sets again says nothing of the runs
+      if (kv.starts_with(axis.key + "=")) except.push_back(kv);
+    at_first.push_back(axis.key + "=" + axis.values.front());
+  }
   if (like) {
     text += fmt::format("as {}", like->name);
     if (const auto o = shown(s.overrides, except); !o.empty()) text += fmt::format(" with {}", fmt::join(o, ", "));
@@ -79,12 +83,7 @@ std::string setting_text(const Setting& s, const Setting* like, const Common& co
     text += fmt::format("`configs/{}`", s.config);
     if (const auto o = shown(s.overrides, except); !o.empty()) text += fmt::format(" with {}", fmt::join(o, ", "));
     try {  // at each axis's first value: the base config itself may be no run of the setting
-      std::vector<std::string> first = s.overrides;
-      for (const std::string& a : s.axes) {
-        const SweepAxis axis = parse_axis(a);
-        first.push_back(axis.key + "=" + axis.values.front());
-      }
-      text += " (" + describe(load_config_file(config_path(s.config), first)) + ")";
+      text += " (" + describe(load_config_file(config_path(s.config), at_first)) + ")";
     } catch (const std::exception&) {
       // without the data directory (a test's binary elsewhere) the overrides say it
     }
