@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "claims/claim.h"
+#include "claims/runner.h"
+#include "core/errors.h"
 #include "report/report.h"
 #include "paths.h"
 
@@ -47,6 +49,36 @@ TEST(Claims, ASettingIsDescribedAtItsAxesFirstValues) {
   EXPECT_EQ(t.find("Pre-LN"), std::string::npos) << t;
   EXPECT_EQ(t.find("n_layers=18"), std::string::npos) << t;
   EXPECT_NE(t.find("over `model.norm.placement=post`, `model.n_layers=6,12`"), std::string::npos) << t;
+}
+
+// Every run of every claim is a valid config, in the full mode and the quick one, ablations
+// included: reproduce checks this before it starts, else a setting broken in the full mode fails
+// only when its sweep starts, an hour in. A broken run is named: the claim, the setting, the run.
+TEST(Claims, EveryRunOfEveryClaimIsAValidConfig) {
+  const auto problem = [](const Claim& c, bool quick) -> std::string {
+    ClaimContext ctx;
+    ctx.quick = quick, ctx.ablations = true;
+    try {
+      check_settings(c, ctx);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  for (const Claim& c : all_claims())
+    for (bool quick : {false, true}) EXPECT_EQ(problem(c, quick), "") << c.id << (quick ? " --quick" : "");
+  const Claim broken{.id = "T1",
+                     .settings = {{.name = "s",
+                                   .config = "lm-tiny.json",
+                                   .axes = {"model.d_model=64,66"},  // 66 is not a multiple of 4 heads
+                                   .group = "an ablation",
+                                   .quick_axes = {"model.d_model=64"}}}};
+  const std::string full = problem(broken, false);
+  EXPECT_NE(full.find("claim T1, setting s (configs/lm-tiny.json): the run seed=1 model.d_model=66: "),
+            std::string::npos)
+      << full;
+  EXPECT_NE(full.find("model.d_model"), full.rfind("model.d_model")) << "the config's own error names the key too";
+  EXPECT_EQ(problem(broken, true), "") << "in quick mode the setting runs d_model 64 only";
 }
 
 // `reproduce core` is the seed papers' claims as first listed (E1-E8, C1-C13, P1), the budget's;

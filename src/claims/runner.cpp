@@ -6,6 +6,7 @@
 #include <set>
 
 #include "claims/evidence.h"
+#include "core/errors.h"
 #include "io/json_file.h"
 #include "io/paths.h"
 #include "io/run_files.h"
@@ -218,6 +219,18 @@ Measure measure_of(std::string name, const std::vector<double>& values, const Cr
                    Scale scale) {
   return measure({.name = std::move(name), .criterion = criterion, .group = std::move(group), .scale = scale}, values,
                  rules_v2(), 0.95);
+}
+
+void check_settings(const Claim& c, const ClaimContext& ctx) {
+  for (const Setting& s : c.settings) {
+    if (!runs_here(s, ctx)) continue;
+    try {  // one seed stands for every seed: a seed changes no other key
+      for (const SweepJob& j : expand(spec_of(s, ctx, "seed=1", out_of(s, ctx))))
+        if (!j.config) throw InputError(fmt::format("the run {}: {}", j.label(), j.config_error));
+    } catch (const std::exception& e) {
+      throw InputError(fmt::format("claim {}, setting {} (configs/{}): {}", c.id, s.name, s.config, e.what()));
+    }
+  }
 }
 
 std::vector<int> claim_seeds(const Claim& c, bool quick, const Rules& rules) {

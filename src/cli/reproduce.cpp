@@ -209,6 +209,11 @@ int run(const ReproduceOptions& o) {
   const std::vector<const Claim*> chosen = choose_claims(o.ids);
   if (!o.collect.empty()) return collect(o.collect);
   const Settings how{o.quick, o.ablations, o.jobs, parse_seeds(o.seeds)};
+  for (const Claim* c : chosen) {  // a setting broken in this mode fails now, not when its claim's turn comes
+    ClaimContext ctx;
+    ctx.quick = how.quick, ctx.ablations = how.ablations;
+    check_settings(*c, ctx);
+  }
   const std::string out = o.out.empty() ? "runs/reproduce-" + timestamp() : o.out;
   check_report_dir(out);
   if (o.launcher == "slurm") {  // the site options and paths go into #SBATCH lines: checked before any claim runs
