@@ -121,7 +121,7 @@ void norm_fields(FieldList& f, NormConfig& n) {
           "norm); peri and reordered for none, layernorm and rmsnorm. deepnorm is always post.");
   f.number("model.norm.eps", n.eps, 0).means("Added to the variance (or mean square) inside the square root.");
   f.boolean("model.norm.affine", n.affine)
-      .means("A learnable gain after the norm (and a bias, except for rmsnorm and prmsnorm).");
+      .means("A learnable gain after the norm (and a bias, except for rmsnorm, prmsnorm and scalenorm).");
   f.boolean("model.norm.bias", n.bias)
       .means(
           "With model.norm.affine, the norm's additive bias where its kind has one (layernorm, deepnorm, batchnorm; "
@@ -284,14 +284,15 @@ void train_fields(FieldList& f, TrainConfig& t) {
       .means("A linear warm-up from 0 to train.lr over this many steps, before the schedule.");
   f.number("train.grad_clip", t.grad_clip, 0).means("Clip the global gradient norm to this value; 0: off.");
   f.integer("train.log_every", t.log_every, 1)
-      .means("Steps between train lines of metrics.jsonl (and layers.jsonl). Unset: the default, or steps / 50 when "
+      .means("Steps between train lines of metrics.jsonl. Unset: the default, or steps / 50 when "
              "that is smaller (at least 1), as for eval_every (steps / 10) and stats_every (steps / 10).");
   f.integer("train.eval_every", t.eval_every, 1)
       .means("Steps between validation losses; the last step is always evaluated.");
   f.integer("train.eval_batches", t.eval_batches, 1)
       .means("Validation batches per evaluation: the first eval_batches x batch_size validation rows, in order.");
   f.integer("train.stats_every", t.stats_every, 0)
-      .means("Steps between per-position statistics (stats.csv, ranges.csv), which the last step also gets; 0: none.");
+      .means("Steps between per-position statistics (stats.csv, ranges.csv) and per-layer lines (layers.jsonl), which "
+               "the last step also gets; 0: none.");
   f.integer("train.checkpoint_every", t.checkpoint_every, 0)
       .means("Steps between checkpoints (checkpoint.bin); 0: only when the run stops (end, SIGINT, SIGTERM).");
   f.number("train.pictures_every_s", t.pictures_every_s, 0)
