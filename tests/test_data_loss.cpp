@@ -286,6 +286,32 @@ TEST(DataLoss, ReproduceOutIsCheckedLikeRunOut) {
   EXPECT_EQ(read_text(d / "notes/REPORT.md"), "# my own report\n");
 }
 
+// After an interrupted reproduction (or a new version's texts) the report of the claims that
+// ended, from their result.json, running nothing: the same report the reproduction wrote.
+TEST(DataLoss, WriteReportRebuildsTheReportFromTheResults) {
+  TempDir d;
+  ASSERT_EQ(run_normtool("reproduce E4 E5 --out " + (d / "r")).exit_code, 0);
+  const std::string report = read_text(d / "r/REPORT.md"), verdicts = read_text(d / "r/verdicts.json");
+  fs::remove(d.path / "r/REPORT.md");
+  spit(d / "r/verdicts.json", "stale");
+  const CommandResult r = run_normtool("reproduce --write-report " + (d / "r"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(2 claims, none run)"), std::string::npos) << r.output;
+  EXPECT_EQ(read_text(d / "r/REPORT.md"), report);
+  EXPECT_EQ(read_text(d / "r/verdicts.json"), verdicts);
+  EXPECT_TRUE(fs::exists(d.path / "r/REPORT.html"));
+
+  fs::create_directories(d.path / "empty");
+  CommandResult refused = run_normtool("reproduce --write-report " + (d / "empty"));
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("--write-report " + (d / "empty") + ": no claim's result.json"), std::string::npos)
+      << refused.output;
+  spit(d / "r/REPORT.md", "# my own report\n");
+  refused = run_normtool("reproduce --write-report " + (d / "r"));
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_EQ(read_text(d / "r/REPORT.md"), "# my own report\n");
+}
+
 TEST(DataLoss, ResumeIntoADirectoryThatCannotBeWrittenIsExit2) {
   TempDir d;
   const std::string out = stopped_run(d);

@@ -84,23 +84,24 @@ struct ReproduceOptions {
   std::string launcher = "local";  // local | slurm
   SlurmOptions slurm;
   std::string collect;             // --collect DIR
+  std::string write_report;        // --write-report DIR
 };
 
 // --out: a directory that is new, empty or a reproduction's (its REPORT.md is normtool's, or
 // there is none); anything else is refused before a claim runs, as `run` refuses a used --out.
-void check_report_dir(const std::string& out) {
+void check_report_dir(const std::string& out, const std::string& flag = "--out") {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(out, ec)) return;
   if (!fs::is_directory(out, ec))
-    throw UsageError(fmt::format("--out {}: exists and is not a directory (choose another --out)", out));
+    throw UsageError(fmt::format("{} {}: exists and is not a directory (choose another)", flag, out));
   const fs::path report = fs::path(out) / "REPORT.md";
   if (!fs::exists(fs::symlink_status(report, ec))) return;
   const bool ours = fs::is_regular_file(fs::symlink_status(report, ec)) &&
                     read_file(report.string(), kMaxLogBytes).rfind("# normtool:", 0) == 0;
   if (!ours)
-    throw UsageError(fmt::format("--out {}: holds a REPORT.md that is not a normtool report; choose another --out "
-                                 "(or remove it)", out));
+    throw UsageError(fmt::format(
+        "{} {}: holds a REPORT.md that is not a normtool report; choose another (or remove it)", flag, out));
 }
 
 // --seeds; empty when not given (each claim's own)
@@ -142,15 +143,30 @@ int sync_docs() {
   return 0;
 }
 
+// --write-report DIR: the report of the claims already in DIR, from their result.json, with this
+// version's texts; runs nothing.
+int rewrite_report(const std::string& dir) {
+  check_report_dir(dir, "--write-report");
+  const auto results = load_results(dir);
+  if (results.empty())
+    throw UsageError(
+        fmt::format("--write-report {}: no claim's result.json there (a directory of normtool reproduce)", dir));
+  write_report(dir, results);
+  fmt::print("report: {}/REPORT.md ({} claims, none run)\n", dir, results.size());
+  return 0;
+}
+
 // A SIGINT or SIGTERM to a reproduction: no slot is granted any more, the sweeps pass it on to
 // their jobs, which checkpoint, and once they have ended the process exits 130. The claims that
 // ended before are saved; those still running (in-process sessions too) are left, their earlier
 // results and the report as they were: the same command again resumes.
-[[noreturn]] void stop_here(Slots& slots) {
+[[noreturn]] void stop_here(Slots& slots, const std::string& out) {
   slots.stop();
   while (running_jobs() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  eprint("\nreproduce: interrupted; the runs in progress checkpointed and the claims that ended are saved: run the "
-         "same command again to resume\n");
+  eprint(
+      "\nreproduce: interrupted; the runs in progress checkpointed and the claims that ended are saved: run the "
+      "same command again to resume, or normtool reproduce --write-report {} for their report now\n",
+      out);
   std::fflush(stdout);
   std::_Exit(130);
 }
@@ -174,7 +190,7 @@ int run_here(const std::vector<const Claim*>& chosen, const std::string& out, co
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     progress.update(int(i), "running " + std::string(chosen[i]->id));
     while (outcomes[i].wait_for(std::chrono::milliseconds(100)) != std::future_status::ready)
-      if (stop_requested()) stop_here(slots);
+      if (stop_requested()) stop_here(slots, out);
     Outcome r;
     try {
       r = outcomes[i].get();
@@ -206,6 +222,7 @@ int run(const ReproduceOptions& o) {
     return 0;
   }
   if (o.sync_readmes) return sync_docs();
+  if (!o.write_report.empty()) return rewrite_report(o.write_report);
   const std::vector<const Claim*> chosen = choose_claims(o.ids);
   if (!o.collect.empty()) return collect(o.collect);
   const Settings how{o.quick, o.ablations, o.jobs, parse_seeds(o.seeds)};
@@ -253,6 +270,10 @@ void setup_reproduce(CLI::App& app, int& exit_code) {
   sub->add_option("--collect", o->collect,
                   "assemble the report of a reproduce --launcher slurm in this directory (submitting what is not yet); "
                   "exit 75 while claims are pending");
+  sub->add_option("--write-report", o->write_report,
+                  "write the report of the claims already in this directory again (REPORT.md, REPORT.html, "
+                  "verdicts.json) from their result.json, with this version's texts, and exit; runs nothing")
+      ->excludes("--collect");
   sub->add_option("--partition", o->slurm.partition, "Slurm: the partition");
   sub->add_option("--time", o->slurm.time, "Slurm: each task's time limit, e.g. 04:00:00");
   sub->add_option("--cpus-per-task", o->slurm.cpus_per_task, "Slurm: CPUs per task")->check(CLI::Range(1, 1024));
