@@ -227,7 +227,7 @@ void check_settings(const Claim& c, const ClaimContext& ctx) {
     try {  // one seed stands for every seed: a seed changes no other key
       for (const SweepJob& j : expand(spec_of(s, ctx, "seed=1", out_of(s, ctx))))
         if (!j.config) throw InputError(fmt::format("the run {}: {}", j.label(), j.config_error));
-    } catch (const std::exception& e) {
+    } catch (const InputError& e) {
       throw InputError(fmt::format("claim {}, setting {} (configs/{}): {}", c.id, s.name, s.config, e.what()));
     }
   }

@@ -230,6 +230,7 @@ int run(const ReproduceOptions& o) {
     ClaimContext ctx;
     ctx.quick = how.quick, ctx.ablations = how.ablations;
     check_settings(*c, ctx);
+    setup_text(*c);  // and so does the report's description of every setting, written after the runs
   }
   const std::string out = o.out.empty() ? "runs/reproduce-" + timestamp() : o.out;
   check_report_dir(out);

@@ -124,9 +124,9 @@ void norm_fields(FieldList& f, NormConfig& n) {
       .means("A learnable gain after the norm (and a bias, except for rmsnorm, prmsnorm and scalenorm).");
   f.boolean("model.norm.bias", n.bias)
       .means(
-          "With model.norm.affine, the norm's additive bias where its kind has one (layernorm, deepnorm, batchnorm; "
-          "rmsnorm, prmsnorm and scalenorm have none); false: the gain alone (T5-style without the mean is rmsnorm; "
-          "nanoGPT's bias=False is layernorm with this false).");
+          "With model.norm.affine, the norm's additive bias where its kind has one (layernorm, deepnorm, batchnorm, "
+          "dyt; rmsnorm, prmsnorm and scalenorm have none); false: the gain alone (T5-style without the mean is "
+          "rmsnorm; nanoGPT's bias=False is layernorm with this false).");
   f.number("model.norm.momentum", n.momentum, 0, 1)
       .means("batchnorm: the weight of the new batch in the running mean and variance (the running variance is "
              "unbiased).");

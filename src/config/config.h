@@ -95,8 +95,8 @@ struct NormConfig {
                                          // batchnorm); false: gain only (nanoGPT's bias=False)
   double momentum = 0.1;                 // batchnorm running statistics: weight of the new batch
   BnAxes bn_axes = BnAxes::batch_time;
-  std::optional<double> alpha;           // deepnorm residual scale; unset = (2N)^(1/4)
-  std::optional<double> beta;            // deepnorm init gain; unset = (8N)^(-1/4)
+  std::optional<double> alpha;           // deepnorm residual scale; unset: DeepNet's (RunConfig::deepnorm)
+  std::optional<double> beta;            // deepnorm init gain; unset: DeepNet's, e.g. (8N)^(-1/4) in one stack
   double p = 0.0625;                     // prmsnorm: the share of the features its RMS reads
   double dyt_alpha0 = 0.5;               // dyt: alpha's initial value (Zhu et al. 2025's default)
   NormImpl impl = NormImpl::fused;       // composite: composed from primitive ops (a framework without fused kernels)
@@ -117,7 +117,7 @@ struct ModelConfig {
   double init_std = 0.02;
   double init_mean = 0.0;    // added to every Linear weight after its init (RMS §6.1 Fig. 4)
   NormConfig norm;
-  bool final_norm = true;    // a norm before the output layer in pre placement (of each stack)
+  bool final_norm = true;    // a norm before the output layer in pre, peri and reordered placements (of each stack)
   bool embed_norm = false;   // a norm of the summed embeddings before the first block (BERT, BLOOM)
   bool bias = true;          // every Linear (attention, feed-forward, output layer, mlp layers): Llama, T5 false
   bool qk_norm = false;      // a norm of model.norm's type on each head's queries and keys (Dehghani et al. 2023)

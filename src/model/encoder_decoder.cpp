@@ -6,14 +6,14 @@
 //     embed_norm: h = norm(h)                                site enc.embed
 //     n_layers blocks:  h = placement(h, self_attention)     site enc.attn, bidirectional
 //                       h = placement(h, feed_forward)       site enc.ffn
-//     pre with final_norm: h = norm(h)                       site enc.final
+//     pre/peri/reordered, final_norm: h = norm(h)            site enc.final
 //   decoder, over its input y_in = BOS + target (B*T), keys limited by the target mask:
 //     x = tgt_tok_emb[y_in] + tgt_pos_emb[t]                 Embedding ("dec." names)
 //     embed_norm: x = norm(x)                                site dec.embed
 //     n_dec_layers blocks: x = placement(x, causal self_attention)      site dec.attn
 //                          x = placement(x, cross_attention(x, h))      site dec.cross (keys: real source)
 //                          x = placement(x, feed_forward)               site dec.ffn
-//     pre with final_norm: x = norm(x)                       site dec.final
+//     pre/peri/reordered, final_norm: x = norm(x)            site dec.final
 //   logits = head(x)                                         its own output layer (no tying, no sqrt(d))
 // placement(x, f): pre x + f(norm(x)); post norm(x + f(x)); deepnorm norm(alpha x + f(x)) with the
 // stack's alpha. DeepNorm init: v, out (of every attention, cross-attention included), fc1, fc2

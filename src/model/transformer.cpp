@@ -15,7 +15,7 @@
 //     deepnorm  norm(alpha * x + f(x))                     (LayerNorm; DeepNet, Wang et al. 2022)
 //     peri      x + norm_out(f(norm(x)))                   (Peri-LN, Kim et al. 2025)
 //   depth_scaling: block l's input norms times 1 / sqrt(l) (LayerNorm Scaling, Sun et al. 2025)
-//   pre or peri with final_norm: x = norm(x)
+//   pre, peri or reordered with final_norm: x = norm(x)
 //   logits = head(x)                                       (tie_embeddings: x tok_emb^T + b, GPT-2)
 // train.precision bf16/fp16: every value passed between ops is stored in the run's format
 // (ops/cast.cpp); inside an op (attention's scores, a norm's statistics, the loss) fp32.

@@ -9,7 +9,7 @@
 //                                                          rotary: q and k turned by position, ops/rotary.cpp)
 //     with cross: x = placement(x, cross_attention(x, memory))   site "<stack>cross"
 //     x = placement(x, feed_forward)                      site "<stack>ffn"
-//   pre or peri with final_norm: x = norm(x)              site "<stack>final"
+//   pre, peri or reordered with final_norm: x = norm(x)   site "<stack>final"
 // placement(x, f) is Residual's (model/blocks/residual.h; peri: its output norms at sites
 // "<stack>attn_out", "cross_out", "ffn_out"), with the stack's DeepNorm alpha; DeepNorm draws the
 // sub-layers with the stack's beta, postln-init divides them per block (SublayerInit). Parameters
