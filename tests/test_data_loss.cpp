@@ -296,13 +296,16 @@ TEST(DataLoss, WriteReportRebuildsTheReportFromTheResults) {
   spit(d / "r/verdicts.json", "stale");
   const CommandResult r = run_normtool("reproduce --write-report " + (d / "r"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
+  CommandResult refused = r;
   EXPECT_NE(r.output.find("(2 claims, none run)"), std::string::npos) << r.output;
   EXPECT_EQ(read_text(d / "r/REPORT.md"), report);
   EXPECT_EQ(read_text(d / "r/verdicts.json"), verdicts);
   EXPECT_TRUE(fs::exists(d.path / "r/REPORT.html"));
 
+  refused = run_normtool("reproduce E4 --write-report " + (d / "r"));  // a report of some claims is not this
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
   fs::create_directories(d.path / "empty");
-  CommandResult refused = run_normtool("reproduce --write-report " + (d / "empty"));
+  refused = run_normtool("reproduce --write-report " + (d / "empty"));
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("--write-report " + (d / "empty") + ": no claim's result.json"), std::string::npos)
       << refused.output;

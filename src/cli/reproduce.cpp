@@ -274,7 +274,8 @@ void setup_reproduce(CLI::App& app, int& exit_code) {
   sub->add_option("--write-report", o->write_report,
                   "write the report of the claims already in this directory again (REPORT.md, REPORT.html, "
                   "verdicts.json) from their result.json, with this version's texts, and exit; runs nothing")
-      ->excludes("--collect");
+      ->excludes("--collect")
+      ->excludes("ids");  // it reports every claim there; naming some would run nothing either
   sub->add_option("--partition", o->slurm.partition, "Slurm: the partition");
   sub->add_option("--time", o->slurm.time, "Slurm: each task's time limit, e.g. 04:00:00");
   sub->add_option("--cpus-per-task", o->slurm.cpus_per_task, "Slurm: CPUs per task")->check(CLI::Range(1, 1024));
