@@ -79,6 +79,15 @@ TEST(Claims, EveryRunOfEveryClaimIsAValidConfig) {
       << full;
   EXPECT_NE(full.find("model.d_model"), full.rfind("model.d_model")) << "the config's own error names the key too";
   EXPECT_EQ(problem(broken, true), "") << "in quick mode the setting runs d_model 64 only";
+  // The setup text describes a setting at its axes' first values: a broken one is named the same way
+  Claim first_broken = broken;
+  first_broken.settings[0].axes = {"model.d_model=66,64"};
+  try {
+    setup_text(first_broken);
+    ADD_FAILURE() << "a setting described at d_model 66 with 4 heads";
+  } catch (const InputError& e) {
+    EXPECT_TRUE(std::string_view(e.what()).starts_with("claim T1, setting s (configs/lm-tiny.json): ")) << e.what();
+  }
 }
 
 // `reproduce core` is the seed papers' claims as first listed (E1-E8, C1-C13, P1), the budget's;

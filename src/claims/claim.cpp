@@ -105,7 +105,11 @@ std::string setup_text(const Claim& c) {
   for (const Setting& s : c.settings) {
     const auto first =
         std::find_if(c.settings.begin(), c.settings.end(), [&](const Setting& t) { return t.config == s.config; });
-    parts.push_back(setting_text(s, &*first == &s ? nullptr : &*first, common));
+    try {
+      parts.push_back(setting_text(s, &*first == &s ? nullptr : &*first, common));
+    } catch (const InputError& e) {  // a data directory's config broken: say whose description failed
+      throw InputError(fmt::format("claim {}, setting {} (configs/{}): {}", c.id, s.name, s.config, e.what()));
+    }
   }
   return fmt::format("{}{}. {}", text.empty() ? "" : text + ". ", fmt::join(parts, "; "), c.method);
 }
