@@ -169,6 +169,55 @@ TEST(Claims, ReportVerdictSurvivesTheReport) {
   std::filesystem::remove_all(dir);
 }
 
+// The README's and REPORT.md's figure for a claim is the measure that made its verdict: a PASS's
+// first deciding measure, a FAIL's first failing one, an INCONCLUSIVE's first undecided one, or the
+// unmet precondition that left it undecided; never a passing figure beside FAIL or INCONCLUSIVE.
+TEST(Claims, TheHeadlineIsTheMeasureThatMadeTheVerdict) {
+  const Claim* c10 = find_claim("C10");
+  ASSERT_NE(c10, nullptr);
+  const auto dir = std::filesystem::temp_directory_path() / ("normtool-headline-" + std::to_string(::getpid()));
+  const auto value_of = [&](std::vector<Measure> measures) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / (c10->id + "-" + c10->slug));
+    ClaimResult r;
+    r.measures = std::move(measures);
+    r.verdict = verdict_of(r.measures);
+    r.seeds = {1, 2, 3, 4};
+    save_result((dir / (c10->id + "-" + c10->slug)).string(), r);
+    write_report(dir.string(), load_results(dir.string()));
+    std::ifstream in(dir / "verdicts.json");
+    const nlohmann::json v = nlohmann::json::parse(in).at(0);
+    return v.at("verdict").get<std::string>() + " " + v.at("value").get<std::string>();
+  };
+  const Measure pass = measure_of("passes", {30, 32, 35, 31}, AtLeast{3});
+  const Measure undecided = measure_of("undecided", {0.7, 1.3, 1.9, 1.1}, AtLeast{1});
+  const Measure fails = measure_of("fails", {1, 1.1, 1.2, 1.05}, AtLeast{3});
+  EXPECT_EQ(pass.verdict, ClaimVerdict::pass);
+  EXPECT_EQ(undecided.verdict, ClaimVerdict::inconclusive);
+  EXPECT_EQ(fails.verdict, ClaimVerdict::fail);
+  const auto names = [](const std::string& value, const std::string& verdict, const std::string& name) {
+    return value.starts_with(verdict + " ") && value.ends_with(": " + name);
+  };
+  EXPECT_PRED3(names, value_of({pass, pass}), "PASS", "passes");
+  EXPECT_PRED3(names, value_of({pass, undecided}), "INCONCLUSIVE", "undecided");
+  EXPECT_PRED3(names, value_of({pass, undecided, fails}), "FAIL", "fails");
+  Measure unmet = measure_of("precondition", {0, 1, 0, 1}, AtLeast{1});
+  unmet.precondition = true;
+  ASSERT_NE(unmet.verdict, ClaimVerdict::pass);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / (c10->id + "-" + c10->slug));
+  ClaimResult r;
+  r.measures = {unmet, pass};
+  r.verdict = ClaimVerdict::inconclusive;  // as the runner gives it when a precondition is not met
+  r.seeds = {1, 2, 3, 4};
+  save_result((dir / (c10->id + "-" + c10->slug)).string(), r);
+  write_report(dir.string(), load_results(dir.string()));
+  std::ifstream in(dir / "verdicts.json");
+  const std::string value = nlohmann::json::parse(in).at(0).at("value");
+  EXPECT_TRUE(value.ends_with(": precondition")) << value;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Claims, ReadmeHeaderIsReplacedNotStacked) {
   const Claim& c = all_claims().front();
   const std::string once = with_readme_header(c, "Hand-written text.\n");

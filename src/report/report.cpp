@@ -99,21 +99,32 @@ std::string interval_kind(const Measure& m) {
                      m.scale == "log" ? ", log scale (geometric mean)" : "");
 }
 
-// The figure a claim's summary row shows: its first deciding measure (a report's first measure),
-// with the kind of its interval.
-std::string headline_figure(const ClaimResult& r) {
+// The measure that made the verdict: an unmet precondition of an INCONCLUSIVE claim, else the first
+// deciding measure whose verdict is the claim's (a FAIL's first failing one, an INCONCLUSIVE's first
+// undecided one), else the first deciding measure (a report's first measure); null when there is none.
+const Measure* headline_measure(const ClaimResult& r) {
+  const auto deciding = [](const Measure& m) { return m.group.empty() && !m.precondition; };
   for (const Measure& m : r.measures)
-    if (m.group.empty() && !m.precondition)
-      return fmt::format("{}: {} ({}; {})", m.name, show(m.interval, 3), interval_kind(m), m.criterion);
-  return r.measured;
+    if (m.group.empty() && m.precondition && m.verdict != ClaimVerdict::pass && r.verdict == ClaimVerdict::inconclusive)
+      return &m;
+  for (const Measure& m : r.measures)
+    if (deciding(m) && m.verdict == r.verdict) return &m;
+  for (const Measure& m : r.measures)
+    if (deciding(m)) return &m;
+  return nullptr;
+}
+
+// The figure a claim's summary row shows: its headline measure, with the kind of its interval.
+std::string headline_figure(const ClaimResult& r) {
+  const Measure* m = headline_measure(r);
+  return m ? fmt::format("{}: {} ({}; {})", m->name, show(m->interval, 3), interval_kind(*m), m->criterion)
+           : r.measured;
 }
 
 // The same figure number first, for the README's results table: "1.46 [1.37, 1.56] for <= 1.5: <name>"
 std::string headline_value(const ClaimResult& r) {
-  for (const Measure& m : r.measures)
-    if (m.group.empty() && !m.precondition)
-      return fmt::format("{} for {}: {}", show(m.interval, 3), m.criterion, m.name);
-  return "";
+  const Measure* m = headline_measure(r);
+  return m ? fmt::format("{} for {}: {}", show(m->interval, 3), m->criterion, m->name) : "";
 }
 
 // "3 (1, 2, 3)": the look a training claim stopped at and its seeds
@@ -301,8 +312,8 @@ std::string claim_section(const Claim& c, const ClaimResult& r) {
       "\n<a id=\"{}\"></a>\n<a id=\"{}-{}\"></a>\n## {}: {}\n\n**{}** ({:.0f} s)\n\n- measured: {}\n- criterion: {}\n"
       "- why this criterion: {}\n- source: {}\n- setup: {} (`experiments/{}/README.md`)\n"
       "- rerun: `normtool reproduce {}`\n\n",
-      c.id, c.id, c.slug, c.id, c.title, to_string(r.verdict), r.seconds, r.measured, criterion_text(c), c.why, c.source,
-      setup_text(c), dir_name(c), c.id);
+      c.id, c.id, c.slug, c.id, c.title, to_string(r.verdict), r.seconds, r.measured, criterion_text(c), c.why,
+      c.source, setup_text(c), dir_name(c), c.id);
   if (!r.reason.empty()) md += fmt::format("INCONCLUSIVE because the {}.\n\n", r.reason);
   md += combination(r);
   if (!r.seeds.empty())
