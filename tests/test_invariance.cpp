@@ -44,9 +44,9 @@ TEST(Invariance, EveryCellOfThePapersTableInFloat64AndFloat32) {  // claim E1
 TEST(Invariance, TheTableIsThePapers) {  // independent of the code's constant: spelled out again here
   const std::map<std::string, std::string> rows{{"batchnorm", "101110"}, {"weightnorm", "101000"},
                                                 {"layernorm", "110101"}, {"rmsnorm", "100101"},
-                                                {"prmsnorm", "100101"},  // RMSNorm's (Zhang & Sennrich §4)
+                                                {"prmsnorm", "100101"},   // RMSNorm's (Zhang & Sennrich §4)
                                                 {"scalenorm", "100101"},  // RMSNorm's: ||a|| = sqrt(H) RMS(a)
-                                                {"dyt", "000000"},  // no statistic: nothing is divided out
+                                                {"dyt", "000000"},        // no statistic: nothing is divided out
                                                 {"none", "000000"}};
   for (const std::string& n : table_norms())
     for (Transform t : all_transforms())
@@ -98,11 +98,11 @@ TEST(Invariance, JacobianSpectralNormIsOneOverTheStatistic) {  // claim E3
 }
 
 TEST(Invariance, ModelLevelMlpFollowsTheTable) {
-  const RunConfig c = load_config("{}", "mlp.json",
-                                  {"data.dataset=synthetic-classify", "model.arch=mlp", "model.hidden=32",
-                                   "train.batch_size=32"});
+  const RunConfig c =
+      load_config("{}", "mlp.json",
+                  {"data.dataset=synthetic-classify", "model.arch=mlp", "model.hidden=32", "train.batch_size=32"});
   const auto cells = model_invariance(c, all_transforms(), 3.0);
-  ASSERT_EQ(cells.size(), (all_norm_types().size() - 1) * 6);  // every kind but deepnorm x 6 transforms
+  ASSERT_EQ(cells.size(), (all_norm_types().size() - 2) * 6);  // every kind but deepnorm and dyt x 6 transforms
   for (const auto& cell : cells) {
     SCOPED_TRACE(fmt::format("{} {}", to_string(cell.norm), to_string(cell.transform)));
     EXPECT_TRUE(cell.agrees) << cell.site_change.rel_diff << " " << cell.logits_change.rel_diff;
@@ -111,9 +111,9 @@ TEST(Invariance, ModelLevelMlpFollowsTheTable) {
 }
 
 TEST(Invariance, ModelLevelPreTransformer) {
-  const RunConfig c = load_config("{}", "lm.json",
-                                  {"data.dataset=synthetic-lm", "data.seq_len=16", "model.d_model=32",
-                                   "model.n_heads=2", "train.batch_size=8"});
+  const RunConfig c = load_config(
+      "{}", "lm.json",
+      {"data.dataset=synthetic-lm", "data.seq_len=16", "model.d_model=32", "model.n_heads=2", "train.batch_size=8"});
   const auto cells = model_invariance(c, all_transforms(), 3.0);
   ASSERT_EQ(cells.size(), all_norm_types().size() * 6);  // every kind x 6 transforms
   int judged = 0;
@@ -131,6 +131,42 @@ TEST(Invariance, ModelLevelPreTransformer) {
       EXPECT_LT(cell.logits_change.rel_diff, 1e-4);
     }
   }
+}
+
+// Recentering layer 0 of a 2-layer ReLU MLP under RMSNorm drives every unit below 0: layer 1's
+// summed inputs are a row of zeros, which eps 0 turned into 0/0 = NaN logits that still "agreed"
+// (NaN counted as changed). The model level's eps keeps them finite, and a cell whose measurement
+// is not finite never agrees.
+TEST(Invariance, ModelLevelMeasuresAreFiniteWhereARowOfZerosMeetsANorm) {
+  const RunConfig c = load_config_file(source_dir() + "/configs/smoke/mlp-batchnorm.json", {});
+  const auto cells = model_invariance(c, all_transforms(), 3.0);
+  ASSERT_EQ(cells.size(), (all_norm_types().size() - 2) * 6);
+  for (const auto& cell : cells) {
+    SCOPED_TRACE(fmt::format("{} {}", to_string(cell.norm), to_string(cell.transform)));
+    EXPECT_TRUE(std::isfinite(cell.site_change.rel_diff) && std::isfinite(cell.logits_change.rel_diff));
+    EXPECT_TRUE(cell.agrees) << cell.site_change.rel_diff << " " << cell.logits_change.rel_diff;
+  }
+}
+
+// A norm the config refuses in every site (batchnorm or dyt beside model.qk_norm in the reordered
+// placement) is not applicable, with the config's reason, not an internal error; one norm by name.
+TEST(Invariance, ModelLevelNormsTheConfigRefusesAreNotApplicable) {
+  const RunConfig c = load_config_file(source_dir() + "/configs/smoke/lm-layernorm-reordered-qk-norm.json", {});
+  int applicable = 0;
+  for (const auto& cell : model_invariance(c, all_transforms(), 3.0)) {
+    SCOPED_TRACE(fmt::format("{} {}", to_string(cell.norm), to_string(cell.transform)));
+    EXPECT_TRUE(cell.agrees);
+    applicable += cell.applicable;
+    if (cell.norm == NormType::batchnorm) {
+      EXPECT_FALSE(cell.applicable);
+      EXPECT_NE(cell.why.find("the config refuses this norm: model.qk_norm"), std::string::npos) << cell.why;
+    }
+  }
+  EXPECT_EQ(applicable, 2 * 3);  // layernorm and rmsnorm (reordered, QK-norm) x the 3 weight transforms
+  const auto one = model_invariance(c, all_transforms(), 3.0, "rmsnorm");
+  ASSERT_EQ(one.size(), 6u);
+  for (const auto& cell : one) EXPECT_EQ(cell.norm, NormType::rmsnorm);
+  EXPECT_THROW(model_invariance(c, all_transforms(), 3.0, "weightnorm"), UsageError);
 }
 
 TEST(Invariance, ExampleStandardizesTheSeedArticlesSample) {  // claim E4
@@ -170,6 +206,18 @@ TEST(InvarianceCli, BadArgumentsExit2) {
   EXPECT_EQ(run_normtool("invariance --norm lyernorm").exit_code, 2);
   EXPECT_EQ(run_normtool("invariance --delta -1").exit_code, 2);
   EXPECT_EQ(run_normtool("invariance --format xml").exit_code, 2);
+  // the layer level's options with a config are errors naming them, not ignored
+  const std::string config = "invariance --config " + source_dir() + "/configs/smoke/mlp-batchnorm.json";
+  for (const char* option : {"--seed", "--geometry", "--norm"}) {
+    const auto r = run_normtool(config + (std::string(option) == "--seed"   ? " --seed 7"
+                                          : std::string(option) == "--norm" ? " --norm deepnorm"
+                                                                            : " --geometry"));
+    EXPECT_EQ(r.exit_code, 2) << option << r.output;
+    EXPECT_NE(r.output.find(std::string("error: ") + option + ":"), std::string::npos) << r.output;
+  }
+  const auto rms = run_normtool(config + " --norm rmsnorm");
+  EXPECT_EQ(rms.exit_code, 0) << rms.output;
+  EXPECT_NE(rms.output.find("6 of 6 applicable cells agree"), std::string::npos) << rms.output;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/arch.h"
 #include "core/errors.h"
@@ -13,6 +14,10 @@
 namespace nt {
 
 namespace {
+
+// eps in every norm: not 0, so that a row of zeros (units a transform's shift drove below a ReLU)
+// gives 0, not 0/0, at a later norm; below float32's resolution beside any other row's mean square
+constexpr double kModelEps = 1e-30;
 
 Tensor<float> find_param(ParamStore<float>& ps, int layer, const std::string& name) {
   for (int i = 0; i < ps.count(); ++i)
@@ -103,8 +108,8 @@ void predict(ModelCell& cell, bool lm, bool pre, bool final_norm) {
   const std::string not_invariant = fmt::format("the norm is not: {}", cell_of_table.why);
   if (!lm) {
     cell.predict_site = cell.predict_logits = from_table;
-    cell.why = table ? "layer 0 feeds its norm directly and the norm is invariant: all after it is unchanged"
-                     : not_invariant;
+    cell.why =
+        table ? "layer 0 feeds its norm directly and the norm is invariant: all after it is unchanged" : not_invariant;
   } else if (pre) {
     cell.predict_site = from_table;
     const bool mean_removed_everywhere = table && cell.transform == Transform::weight_recenter && final_norm;
@@ -142,36 +147,65 @@ void measure(ModelCell& cell, const RunConfig& c, const Dataset& data, bool lm, 
     return p == Prediction::approximate || (p == Prediction::invariant) == (m.verdict == Verdict::invariant);
   };
   cell.agrees = holds(cell.predict_site, cell.site_change) && holds(cell.predict_logits, cell.logits_change);
+  if (!std::isfinite(cell.site_change.rel_diff) || !std::isfinite(cell.logits_change.rel_diff)) {
+    cell.agrees = false;  // a measurement that failed confirms no prediction
+    cell.why += "; the measurement is not finite";
+  }
+}
+
+// Why the config with norm `n` in every site (deepnorm: post) is no valid config, or ""
+std::string refusal(const RunConfig& base, NormType n) {
+  nlohmann::json j = config_to_json(base);
+  j["model"]["norm"]["type"] = to_string(n);
+  if (norm_desc(n).scaled_residual) j["model"]["norm"]["placement"] = "post";
+  try {
+    load_config(j.dump(), base.name, {});
+  } catch (const ConfigError& e) {
+    return fmt::format("{}", fmt::join(e.problems(), "; "));
+  }
+  return "";
 }
 
 }  // namespace
 
-std::vector<ModelCell> model_invariance(const RunConfig& base, const std::vector<Transform>& transforms,
-                                        double delta) {
+std::vector<ModelCell> model_invariance(const RunConfig& base, const std::vector<Transform>& transforms, double delta,
+                                        const std::string& norm) {
   // the transforms act on a classifier's input layer ("linear") or on a single stack's embeddings ("tok_emb")
   const ArchDesc& a = arch_desc(base.model.arch);
   if (a.task != Task::classify && a.stacks != Stacks::decoder && a.stacks != Stacks::encoder)
-    throw UsageError(fmt::format("model.arch = {}: the model-level invariance table is measured on the mlp, "
-                                 "transformer and encoder families (their input layer or embeddings take the "
-                                 "transforms); choose one of those",
-                                 to_string(base.model.arch)));
+    throw UsageError(
+        fmt::format("model.arch = {}: the model-level invariance table is measured on the mlp, "
+                    "transformer and encoder families (their input layer or embeddings take the "
+                    "transforms); choose one of those",
+                    to_string(base.model.arch)));
   const bool lm = base.is_lm();
   const auto data = make_dataset(base);
-  std::vector<NormType> norms;  // every kind; deepnorm is a transformer's residual scheme
+  std::vector<NormType> norms;  // every kind the family takes, or the one named (the mlp: neither deepnorm nor dyt)
+  std::string known = "all";
   for (NormType k : all_norm_types())
-    if (lm || !norm_desc(k).scaled_residual) norms.push_back(k);
+    if (lm || !(norm_desc(k).scaled_residual || norm_desc(k).transformer_only)) {
+      if (norm == "all" || norm == to_string(k)) norms.push_back(k);
+      known += fmt::format("|{}", to_string(k));
+    }
+  if (norms.empty())
+    throw UsageError(fmt::format("--norm: at model level ({}) expected one of {}, got \"{}\"",
+                                 to_string(base.model.arch), known, norm));
   std::vector<ModelCell> cells;
   for (NormType n : norms) {
+    const std::string refused = refusal(base, n);  // e.g. batchnorm beside model.qk_norm
     RunConfig c = base;
     c.model.norm.type = n;
-    c.model.norm.eps = 0.0;
+    c.model.norm.eps = kModelEps;
     if (norm_desc(n).scaled_residual) c.model.norm.placement = Placement::post;
     const bool pre = lm && c.model.norm.placement == Placement::pre && !norm_desc(n).scaled_residual;
     for (Transform t : transforms) {
       ModelCell cell{n, t};
       const bool data_transform =
           t == Transform::data_rescale || t == Transform::data_recenter || t == Transform::case_rescale;
-      if (lm && data_transform) {
+      if (!refused.empty()) {
+        cell.applicable = false;
+        cell.why = "the config refuses this norm: " + refused;
+      } else if (lm && data_transform) {
         cell.applicable = false;
         cell.why = "the transformer's inputs are one-hot tokens: there is no data to rescale or recenter";
       } else {
@@ -198,7 +232,7 @@ std::string invariance_example() {
   out += fmt::format("  LN(x)          = [{:.6f}]\n", fmt::join(y.data, y.data + 5, ", "));
   out += fmt::format("  (x - 3) / sqrt(2 + 1e-5): mean {:.1e}, variance {:.6f} = 2 / (2 + 1e-5)\n\n", mean, var);
 
-  std::vector<double> batch{2, 3, 5, 1, 4,  //
+  std::vector<double> batch{2, 3, 5, 1, 4,   //
                             1, 1, 1, 1, 10,  //
                             0, 2, 4, 6, 8};
   Tensor<double> xb{batch.data(), nullptr, 3, 5};
@@ -211,8 +245,10 @@ std::string invariance_example() {
   out += "A batch of 3 samples:\n" + rows(xb);
   out += "LayerNorm: each row to mean 0, variance 1 (the other rows do not matter):\n" +
          rows(layernorm(g, xb, {}, {}, eps));
-  out += "BatchNorm (training mode): each column to mean 0, variance 1 over the batch; a row's output depends on "
-         "the other rows:\n" + rows(batchnorm(g, xb, {}, {}, 1, eps, BatchNormState<double>{}));
+  out +=
+      "BatchNorm (training mode): each column to mean 0, variance 1 over the batch; a row's output depends on "
+      "the other rows:\n" +
+      rows(batchnorm(g, xb, {}, {}, 1, eps, BatchNormState<double>{}));
   out += "RMSNorm: each row divided by its root mean square, no centering (row 3 keeps its positive mean):\n" +
          rows(rmsnorm(g, xb, {}, eps));
   return out;

@@ -7,7 +7,8 @@
 //                rescale multiplies them, recenter adds one scalar per row (the same shift to
 //                every unit of a token), vector-rescale scales unit (column) 0; data transforms
 //                do not apply to one-hot tokens.
-// The model runs in float32 with eps = 0 (so that eps does not blur exact invariance);
+// The model runs in float32 with eps = 1e-30 (so that eps does not blur exact invariance, and a
+// row of zeros at a later norm gives 0, not 0/0); a cell whose measurement is not finite never agrees;
 // batchnorm uses batch statistics. A change below 1e-4 (float32 rounding through the network)
 // counts as invariant.
 //
@@ -38,17 +39,19 @@ struct ModelCell {
   NormType norm;
   Transform transform;
   bool applicable = true;
-  std::string site{};                        // the first norm site, e.g. "layer 0 attn"
+  std::string site{};                          // the first norm site, e.g. "layer 0 attn"
   Measurement site_change{}, logits_change{};  // float32; invariant below 1e-4, changed above
   Prediction predict_site = Prediction::changed, predict_logits = Prediction::changed;
   bool agrees = true;
-  std::string why{};                        // the prediction's reason
+  std::string why{};  // the prediction's reason
 };
 
 // A UsageError (exit 2) naming model.arch for a family without such an input layer (the
 // encoder-decoder, the recurrent LMs, RNNSearch).
-std::vector<ModelCell> model_invariance(const RunConfig& config, const std::vector<Transform>& transforms,
-                                        double delta);
+// `norm`: "all" (every kind the family takes) or one kind's name, else a UsageError. A kind the
+// config refuses (batchnorm beside model.qk_norm, say) gives cells that are not applicable, with why.
+std::vector<ModelCell> model_invariance(const RunConfig& config, const std::vector<Transform>& transforms, double delta,
+                                        const std::string& norm = "all");
 
 // LayerNorm on the seed article's sample [2,3,5,1,4], and BatchNorm and RMSNorm on a batch.
 std::string invariance_example();

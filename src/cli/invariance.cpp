@@ -31,6 +31,7 @@ struct InvarianceOptions {
   double delta = 3.0;
   int seed = 1;
   bool explain = false, geometry = false, example = false;
+  bool seed_given = false;  // --seed on the command line (the model level takes the config's)
 };
 
 const char* mark(bool invariant) { return invariant ? "✓" : "✗"; }
@@ -73,15 +74,20 @@ void print_table(const std::vector<Cell>& cells, const LayerSetup& s, bool expla
           const std::string text = fmt::format("{}/{} {:.0e} {:.0e}", mark(c.exact.verdict), mark(c.expected),
                                                c.exact.rel_diff, c.practical.rel_diff);
           const std::string shown = c.agrees ? text : text + " !";
-          if (color && !c.agrees) fmt::print(fg(fmt::color::red) | fmt::emphasis::bold, "{}", pad(shown, kCell));
-          else fmt::print("{}", pad(shown, kCell));
+          if (color && !c.agrees)
+            fmt::print(fg(fmt::color::red) | fmt::emphasis::bold, "{}", pad(shown, kCell));
+          else
+            fmt::print("{}", pad(shown, kCell));
         }
     fmt::print("\n");
   }
   int disagree = 0;
   for (const Cell& c : cells) disagree += !c.agrees;
   fmt::print("\n{} of {} cells agree with Ba et al. 2016 Table 1 and Zhang & Sennrich 2019 Table 1{}\n",
-             cells.size() - disagree, cells.size(), disagree ? " (disagreements marked !)" : "");
+             cells.size() - disagree, cells.size(),
+             disagree ? " (disagreements marked !: a cell agrees when both its float64 and float32 measurements "
+                        "give the paper's verdict)"
+                      : "");
   if (explain) {
     fmt::print("\nWhy:\n");
     for (const Cell& c : cells)
@@ -99,8 +105,10 @@ nlohmann::json to_json(const Cell& c) {
           {"expected", c.expected},
           {"agrees", c.agrees},
           {"precision", "float64, eps 0"},
-          {"float32", {{"max_abs_diff", c.practical.max_abs_diff}, {"rel_diff", c.practical.rel_diff},
-                       {"invariant", c.practical.verdict == Verdict::invariant}}},
+          {"float32",
+           {{"max_abs_diff", c.practical.max_abs_diff},
+            {"rel_diff", c.practical.rel_diff},
+            {"invariant", c.practical.verdict == Verdict::invariant}}},
           {"reason", invariance_reason(c.norm, c.transform)}};
 }
 
@@ -121,8 +129,8 @@ void print_geometry() {
 }
 
 nlohmann::json to_json(const ModelCell& c) {
-  nlohmann::json j = {{"norm", to_string(c.norm)}, {"transform", to_string(c.transform)},
-                      {"applicable", c.applicable}, {"why", c.why}};
+  nlohmann::json j = {
+      {"norm", to_string(c.norm)}, {"transform", to_string(c.transform)}, {"applicable", c.applicable}, {"why", c.why}};
   if (!c.applicable) return j;
   j.update({{"site", c.site},
             {"max_abs_diff", c.site_change.max_abs_diff},
@@ -137,11 +145,12 @@ nlohmann::json to_json(const ModelCell& c) {
 }
 
 void print_model_table(const std::vector<ModelCell>& cells, const RunConfig& c, double delta, bool explain) {
-  fmt::print("Model-level invariance: {} ({}, {} placement) at init, seed {}, delta {}, float32 with eps 0\n",
+  fmt::print("Model-level invariance: {} ({}, {} placement) at init, seed {}, delta {}, float32 with eps 1e-30\n",
              c.name, to_string(c.model.arch), to_string(c.model.norm.placement), c.seed, delta);
-  fmt::print("Each cell: the first norm's output, then the logits: measured/predicted and rel = ||y' - y|| / ||y||;\n"
-             "✓ invariant (rel < 1e-4, float32 rounding), ✗ changed, "
-             "≈ predicted approximately invariant (not judged).\n\n");
+  fmt::print(
+      "Each cell: the first norm's output, then the logits: measured/predicted and rel = ||y' - y|| / ||y||;\n"
+      "✓ invariant (rel < 1e-4, float32 rounding), ✗ changed, "
+      "≈ predicted approximately invariant (not judged).\n\n");
   std::vector<Transform> ts;
   for (const auto& cell : cells)
     if (std::find(ts.begin(), ts.end(), cell.transform) == ts.end()) ts.push_back(cell.transform);
@@ -175,12 +184,9 @@ void print_model_table(const std::vector<ModelCell>& cells, const RunConfig& c, 
   }
 }
 
-void print_example() {
-  fmt::print("{}", invariance_example());
-}
+void print_example() { fmt::print("{}", invariance_example()); }
 
 int run(const InvarianceOptions& o) {
-  const std::vector<std::string> norms = parse_table_norms(o.norm);
   const std::vector<Transform> transforms = parse_transforms(o.transform);
   if (o.example) {
     print_example();
@@ -190,11 +196,19 @@ int run(const InvarianceOptions& o) {
   setup.delta = o.delta;
   setup.seed = uint64_t(o.seed);
   if (!o.configs.empty() || !o.overrides.empty() || !o.sets.empty()) {
+    // the layer level's options that the model level has no use for: an error, not ignored
+    if (o.geometry)
+      throw UsageError("--geometry: the gradient geometry is measured on the layer-level table; drop the config");
+    if (o.seed_given)
+      throw UsageError(
+          fmt::format("--seed: the model level draws from the config's seed; give seed={} as an "
+                      "override instead",
+                      o.seed));
     ConfigInputs in{{}, o.overrides, o.sets};
     for (const std::string& f : o.configs) in.files.push_back(find_config(f));
     const RunConfig config = load_configs(in);
     check_memory(config);  // as run does: a model too large to allocate is exit 2 with the figures
-    const auto rows = model_invariance(config, transforms, o.delta);
+    const auto rows = model_invariance(config, transforms, o.delta, o.norm);
     if (o.format == "json") {
       nlohmann::json out = nlohmann::json::array();
       for (const auto& r : rows) out.push_back(to_json(r));
@@ -206,7 +220,7 @@ int run(const InvarianceOptions& o) {
       if (!r.agrees) return 1;
     return 0;
   }
-  const auto cells = layer_invariance(setup, norms, transforms);
+  const auto cells = layer_invariance(setup, parse_table_norms(o.norm), transforms);
   if (o.format == "json") {
     nlohmann::json out = nlohmann::json::array();
     for (const Cell& c : cells) out.push_back(to_json(c));
@@ -229,21 +243,29 @@ void setup_invariance(CLI::App& app, int& exit_code) {
                   "a transform (weight-rescale, weight-recenter, weight-vector-rescale, data-rescale, data-recenter, "
                   "case-rescale) or a group (rescale, recenter, all)")
       ->capture_default_str();
-  sub->add_option("-n,--norm", o->norm, "a row of the table (" + [] {
-    std::string rows;
-    for (const std::string& n : table_norms()) rows += n + ", ";
-    return rows;
-  }() + "or all)")->capture_default_str();
+  sub->add_option(
+         "-n,--norm", o->norm,
+         "a row of the table (" +
+             [] {
+               std::string rows;
+               for (const std::string& n : table_norms()) rows += n + ", ";
+               return rows;
+             }() +
+             "or all)")
+      ->capture_default_str();
   sub->add_option("-f,--format", o->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   // float32 squares of delta-scaled values overflow beyond 1e6
   sub->add_option("--delta", o->delta, "the scale of the rescale transforms")
-      ->capture_default_str()->check(CLI::Range(1e-6, 1e6));
+      ->capture_default_str()
+      ->check(CLI::Range(1e-6, 1e6));
   sub->add_option("--seed", o->seed, "seed of W, x and the transforms' random vectors")
-      ->capture_default_str()->check(CLI::Range(0, 2147483647));
-  sub->add_option("-c,--config", o->configs, "measure at model level: the configured model at init (repeatable, as "
-                                            "for run)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 2147483647));
+  sub->add_option("-c,--config", o->configs,
+                  "measure at model level: the configured model at init (repeatable, as "
+                  "for run)")
       ->allow_extra_args(false);
   sub->add_option("-s,--set", o->sets, "override a config key for the model level: --set model.norm.placement=post")
       ->allow_extra_args(false);
@@ -251,7 +273,10 @@ void setup_invariance(CLI::App& app, int& exit_code) {
   sub->add_flag("--explain", o->explain, "a one-line reason under the table for every cell");
   sub->add_flag("--geometry", o->geometry, "also the gradient geometry: 1/delta gradient scaling, Jacobian norms");
   sub->add_flag("--example", o->example, "LayerNorm on [2,3,5,1,4], and BatchNorm and RMSNorm on a batch");
-  sub->callback([o, &exit_code] { exit_code = run(*o); });
+  sub->callback([o, sub, &exit_code] {
+    o->seed_given = sub->count("--seed") > 0;
+    exit_code = run(*o);
+  });
 }
 
 }  // namespace nt::cli
