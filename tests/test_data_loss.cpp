@@ -45,7 +45,8 @@ void forge_checkpoint(const std::string& dir, Edit edit) {
   std::memcpy(&text_len, bytes.data() + 8 + 4 + 8, 8);
   const std::size_t at = 8 + 4 + 8 + 8 + text_len + 8;  // magic, version, hash, config text, data fingerprint
   edit(bytes, at);
-  const uint32_t crc = uint32_t(crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), uInt(bytes.size() - 4)));
+  const uint32_t crc =
+      uint32_t(crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), uInt(bytes.size() - 4)));
   std::memcpy(bytes.data() + bytes.size() - 4, &crc, 4);
   spit(dir + "/checkpoint.bin", bytes);
 }
@@ -190,9 +191,9 @@ TEST(DataLoss, ASweepKilledWhileItsFirstJobRunsHasItsGridRecord) {
   const std::string cmd =
       binary() + " sweep --config " + smoke_config() + " --set train.steps=100000 seed=1 --out " + sweep;
   // the sweep in the background; once its job has written a metric line, SIGKILL (the job dies with it)
-  const CommandResult r = run_shell(
-      cmd + " >/dev/null 2>&1 & pid=$!; for i in $(seq 600); do [ -s " + sweep + "/0/metrics.jsonl ] && break; "
-      "sleep 0.1; done; kill -9 $pid; wait $pid; echo killed");
+  const CommandResult r = run_shell(cmd + " >/dev/null 2>&1 & pid=$!; for i in $(seq 600); do [ -s " + sweep +
+                                    "/0/metrics.jsonl ] && break; "
+                                    "sleep 0.1; done; kill -9 $pid; wait $pid; echo killed");
   ASSERT_NE(r.output.find("killed"), std::string::npos) << r.output;
   ASSERT_TRUE(fs::exists(sweep + "/0/metrics.jsonl")) << "the job never started";
   const json record = read_json(sweep + "/sweep.json");
@@ -215,6 +216,24 @@ TEST(DataLoss, DuplicateSeedsAndGridKeysAreRefused) {
   r = run_normtool("sweep --dry-run" + four_step_run() + " seed=1,2,1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("the value 1 is given twice"), std::string::npos) << r.output;
+  // the same value spelled two ways resolves to one config: two labels for one run
+  r = run_normtool("sweep --dry-run" + four_step_run() + " seed=1,2,1.0");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("the jobs seed=1 and seed=1.0 resolve to the same config"), std::string::npos) << r.output;
+  r = run_normtool("sweep --dry-run" + four_step_run() + " 'model.norm.type=layernorm,\"layernorm\"'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("resolve to the same config"), std::string::npos) << r.output;
+  // --set on an axis's key would lose to the axis in every job; an empty last value is no value
+  r = run_normtool("sweep --dry-run" + four_step_run() + " seed=1,2 --set seed=3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--set seed=3: the grid's axis seed sets seed in every job"), std::string::npos) << r.output;
+  r = run_normtool("sweep --dry-run" + four_step_run() + " seed=1,");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("an empty value after the last comma"), std::string::npos) << r.output;
+  r = run_normtool("sweep --aggregate /nonexistent seed=1,2");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--aggregate reads a sweep that ran; a grid (seed=1,2) starts one"), std::string::npos)
+      << r.output;
 }
 
 TEST(DataLoss, APaddedCorpusWithoutATargetIsRefused) {
@@ -333,7 +352,8 @@ TEST(DataLoss, AHandEditedSummaryIsNamedWithItsKey) {
   spit(out + "/summary.json", s.dump());
   const CommandResult r = run_normtool("run --resume " + out);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find(out + "/summary.json: \"steps_completed\" is \"four\", expected an integer"), std::string::npos)
+  EXPECT_NE(r.output.find(out + "/summary.json: \"steps_completed\" is \"four\", expected an integer"),
+            std::string::npos)
       << r.output;
 }
 

@@ -39,8 +39,8 @@ struct SweepOptions {
   bool force = false;
   std::string launcher = "local";  // local | slurm | print
   SlurmOptions slurm;
-  std::string status, aggregate;   // --status DIR, --aggregate DIR
-  std::string format = "text";     // what --aggregate prints: text (markdown), csv or json
+  std::string status, aggregate;  // --status DIR, --aggregate DIR
+  std::string format = "text";    // what --aggregate prints: text (markdown), csv or json
 };
 
 int show_status(const std::string& dir) {
@@ -63,8 +63,10 @@ int show_status(const std::string& dir) {
   for (const auto& [status, n] : counts) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", n, status);
   fmt::print("{}\n", line);
   if (counts.count("unknown"))
-    fmt::print("squeue is not on this machine's PATH: whether Slurm job {} still runs the jobs shown unknown cannot be "
-               "told; ask where Slurm's commands are\n", job_id);
+    fmt::print(
+        "squeue is not on this machine's PATH: whether Slurm job {} still runs the jobs shown unknown cannot be "
+        "told; ask where Slurm's commands are\n",
+        job_id);
   return 0;
 }
 
@@ -74,8 +76,8 @@ int write_aggregate(const std::string& dir, const std::string& format) {
   for (const SweepJob& j : jobs)
     unfinished += j.status == "running" || j.status == "pending" || j.status == "unknown" || j.status == "not run";
   if (unfinished) {
-    eprint("sweep {}: {} of {} jobs are not finished (normtool sweep --status {}); aggregate.md not written\n",
-               dir, unfinished, jobs.size(), dir);
+    eprint("sweep {}: {} of {} jobs are not finished (normtool sweep --status {}); aggregate.md not written\n", dir,
+           unfinished, jobs.size(), dir);
     return 75;  // EX_TEMPFAIL: try again later
   }
   write_aggregate(dir, jobs);
@@ -91,6 +93,11 @@ int write_aggregate(const std::string& dir, const std::string& format) {
 }
 
 int run(const SweepOptions& o) {
+  if (!o.status.empty() && !o.aggregate.empty())
+    throw UsageError("sweep: --status and --aggregate each read one directory; give one of them");
+  if ((!o.status.empty() || !o.aggregate.empty()) && !o.axes.empty())
+    throw UsageError(fmt::format("sweep: --{} reads a sweep that ran; a grid ({}) starts one: give one of them",
+                                 o.status.empty() ? "aggregate" : "status", o.axes.front()));
   if (!o.status.empty()) return show_status(o.status);
   if (!o.aggregate.empty()) return write_aggregate(o.aggregate, o.format);
   if (o.axes.empty()) throw UsageError("sweep: give the grid (key.path=v1,v2 ...), or --status DIR / --aggregate DIR");
@@ -101,6 +108,11 @@ int run(const SweepOptions& o) {
   spec.threads_per_job = o.threads;
   spec.replace_grid = o.force;
   for (const auto& a : o.axes) spec.axes.push_back(parse_axis(a));
+  for (const std::string& set : o.sets)  // an axis's value would win over it in every job: it would say nothing
+    for (const SweepAxis& axis : spec.axes)
+      if (set.starts_with(axis.key + "="))
+        throw UsageError(fmt::format("--set {}: the grid's axis {} sets {} in every job; give one of them", set,
+                                     axis.key, axis.key));
   spec.out = o.out.empty() ? "runs/sweep-" + timestamp() : o.out;
   const auto jobs = expand(spec);
   // Every job's config must be valid, and the parallel jobs must fit in memory, before anything runs.
@@ -126,8 +138,10 @@ int run(const SweepOptions& o) {
       fmt::print("sweep: {} of {} jobs in {} (not submitted; sbatch it yourself)\n", s.to_run, s.jobs.size(), s.script);
       return 0;
     }
-    fmt::print("sweep: {} of {} jobs submitted as Slurm job array {} ({}); follow with normtool sweep --status {}, "
-               "then normtool sweep --aggregate {}\n", s.to_run, s.jobs.size(), s.job_id, s.script, spec.out, spec.out);
+    fmt::print(
+        "sweep: {} of {} jobs submitted as Slurm job array {} ({}); follow with normtool sweep --status {}, "
+        "then normtool sweep --aggregate {}\n",
+        s.to_run, s.jobs.size(), s.job_id, s.script, spec.out, spec.out);
     return 0;
   }
   const auto done = run_sweep(spec, self_executable());
@@ -159,7 +173,8 @@ void setup_sweep(CLI::App& app, int& exit_code) {
                 "run in a directory that holds another grid's sweep: jobs whose config differs are run again");
   sub->add_option("--launcher", o->launcher,
                   "local: processes here; slurm: a job array submitted with sbatch; print: write sweep.sbatch only")
-      ->capture_default_str()->check(CLI::IsMember({"local", "slurm", "print"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"local", "slurm", "print"}));
   sub->add_option("--partition", o->slurm.partition, "Slurm: the partition (sbatch --partition)");
   sub->add_option("--time", o->slurm.time, "Slurm: each task's time limit (sbatch --time), e.g. 02:00:00");
   sub->add_option("--cpus-per-task", o->slurm.cpus_per_task, "Slurm: CPUs per task (default: --threads)")
@@ -168,9 +183,12 @@ void setup_sweep(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 100000));
   sub->add_option("--signal-lead", o->slurm.signal_lead_s,
                   "Slurm: SIGTERM this many seconds before the time limit, to checkpoint and requeue")
-      ->capture_default_str()->check(CLI::Range(10, 65535));
-  sub->add_option("--sbatch-arg", o->slurm.extra, "Slurm: a further sbatch argument, e.g. --sbatch-arg=--account=ml "
-                                                   "(repeatable)")->allow_extra_args(false);
+      ->capture_default_str()
+      ->check(CLI::Range(10, 65535));
+  sub->add_option("--sbatch-arg", o->slurm.extra,
+                  "Slurm: a further sbatch argument, e.g. --sbatch-arg=--account=ml "
+                  "(repeatable)")
+      ->allow_extra_args(false);
   sub->add_option("--status", o->status, "show each job's state in this sweep directory, and exit");
   sub->add_option("--aggregate", o->aggregate,
                   "write aggregate.md and aggregate.csv of this sweep directory once its jobs are done");

@@ -1,6 +1,7 @@
 // A sweep's grid: axes parsed from the command line, expanded into jobs in a fixed order (the first
 // axis outermost), each with its overrides, its directory and its resolved config.
 #include <filesystem>
+#include <map>
 #include <fmt/format.h>
 #include <memory>
 #include <sstream>
@@ -36,6 +37,7 @@ SweepAxis parse_axis(const std::string& text) {
     if (v.empty()) throw UsageError(fmt::format("sweep axis \"{}\": an empty value", text));
     a.values.push_back(v);
   }
+  if (text.back() == ',') throw UsageError(fmt::format("sweep axis \"{}\": an empty value after the last comma", text));
   return a;
 }
 
@@ -86,6 +88,17 @@ std::vector<SweepJob> expand(const SweepSpec& spec) {
     } catch (const InputError& e) {
       jobs[i].config_error = e.what();
     }
+  }
+  // Two values spelled apart that resolve alike (seed=1,1.0; "layernorm" quoted) would run one config
+  // twice under two labels and fake an interval
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (!jobs[i].config) continue;
+    nlohmann::json j = config_to_json(*jobs[i].config);
+    const auto [at, fresh] = seen.emplace(j.dump(), i);
+    if (!fresh)
+      throw UsageError(fmt::format("sweep: the jobs {} and {} resolve to the same config; give each value once",
+                                   jobs[at->second].label(), jobs[i].label()));
   }
   return jobs;
 }
