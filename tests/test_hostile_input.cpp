@@ -65,7 +65,8 @@ TEST(HostileInput, NumberOutOfRangeNamesTheKey) {
 TEST(HostileInput, InvalidUtf8IsRefusedBeforeTheRunDirectory) {
   TempDir d;
   // the shell is sh: printf writes the bytes
-  expect_refused(run_normtool("run --set \"$(printf 'train.lr=\\200')\""), "--set \"train.lr=\xEF\xBF\xBD\": not valid UTF-8");
+  expect_refused(run_normtool("run --set \"$(printf 'train.lr=\\200')\""),
+                 "--set \"train.lr=\xEF\xBF\xBD\": not valid UTF-8");
   expect_refused(run_normtool("run " + kTinyModel + "--set \"$(printf 'name=bad\\377')\" --out " + (d / "run")),
                  "not valid UTF-8", d / "run");
 }
@@ -84,6 +85,12 @@ TEST(HostileInput, DuplicateKeysAreRefused) {
   fs::create_directories(d.path);
   std::ofstream(d / "c.json") << "{\"train\": {\"lr\": 0.1,\n \"lr\": 0.2}}";
   expect_refused(run_normtool("run --config " + (d / "c.json")), "train.lr: the key appears twice");
+  // a dotted key in a file would be a second way to set the nested key, the later silently winning
+  std::ofstream(d / "dot.json") << R"({"model": {"norm": {"type": "layernorm"}}, "model.norm.type": "rmsnorm"})";
+  expect_refused(run_normtool("run --config " + (d / "dot.json")),
+                 "model.norm.type: a key with a '.' in it: objects nest ({\"model\": {...}})");
+  std::ofstream(d / "dot2.json") << R"({"model": {"norm.type": "rmsnorm"}})";
+  expect_refused(run_normtool("run --config " + (d / "dot2.json")), "model.norm.type: a key with a '.' in it");
 }
 
 TEST(HostileInput, InvarianceRefusesDeltaAndSeedOutOfRange) {
@@ -113,7 +120,8 @@ TEST(HostileInput, FullDiskStopsTheRunWithWholeFilesAndATruthfulSummary) {
   EXPECT_EQ(s["status"], "failed");
   EXPECT_GT(s["steps_completed"].get<int>(), 0);
   EXPECT_NE(s["error"].get<std::string>().find("No space left on device"), std::string::npos);
-  for (const char* f : {"metrics.jsonl", "layers.jsonl"}) EXPECT_NO_THROW(read_jsonl(d / ("copy/" + std::string(f)))) << f;
+  for (const char* f : {"metrics.jsonl", "layers.jsonl"})
+    EXPECT_NO_THROW(read_jsonl(d / ("copy/" + std::string(f)))) << f;
   const std::string stats = read_text(d / "copy/stats.csv");
   ASSERT_FALSE(stats.empty());
   EXPECT_EQ(stats.back(), '\n') << "stats.csv ends in a torn row";
@@ -230,7 +238,8 @@ TEST(HostileInput, SecondSweepOnOneDirectoryIsRefusedAndJobsDieWithTheirSweep) {
   EXPECT_NE(r.output.find("another normtool (pid"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("second=2"), std::string::npos) << r.output;
   EXPECT_EQ(last_line(r.output), "0") << "jobs outlived the sweep: " << r.output;
-  for (const char* job : {"/0/summary.json", "/1/summary.json"}) EXPECT_EQ(read_json(out + job)["status"], "interrupted");
+  for (const char* job : {"/0/summary.json", "/1/summary.json"})
+    EXPECT_EQ(read_json(out + job)["status"], "interrupted");
 }
 
 TEST(HostileInput, HugeGridIsRefused) {
@@ -242,7 +251,8 @@ TEST(HostileInput, HugeGridIsRefused) {
       axes += std::to_string(i);
     }
   }
-  expect_refused(run_normtool("sweep" + axes), "the grid has 30 x 30 x 30 x 30 x 30 x 30 = 729000000 jobs, more than 10000");
+  expect_refused(run_normtool("sweep" + axes),
+                 "the grid has 30 x 30 x 30 x 30 x 30 x 30 = 729000000 jobs, more than 10000");
 }
 
 // ---- 7. exit codes of what cannot be used -------------------------------------------------------
@@ -291,9 +301,9 @@ TEST(HostileInput, ConfigTooBigForMemoryIsRefusedWithTheFigures) {
   TempDir d;
   expect_refused(run_normtool("run --set train.batch_size=4096 --set data.seq_len=4096 --out " + (d / "run")),
                  "the config needs about", d / "run");
-  expect_refused(run_normtool("run --set model.d_model=8192 --set model.n_layers=1000 --set model.n_heads=8 --out " +
-                              (d / "run")),
-                 "parameters and optimizer", d / "run");
+  expect_refused(
+      run_normtool("run --set model.d_model=8192 --set model.n_layers=1000 --set model.n_heads=8 --out " + (d / "run")),
+      "parameters and optimizer", d / "run");
 }
 
 TEST(HostileInput, ThreadsBeyondFourPerCoreAreCappedWithAWarning) {
@@ -310,7 +320,8 @@ TEST(HostileInput, MemoryEstimateIsWithinAFactorOfTwoOfThePeak) {
 #endif
   for (const char* config : {"configs/lm-tiny.json", "configs/lm-small.json", "configs/mlp-fmnist.json"}) {
     TempDir d;
-    const auto r = run_normtool(std::string("run --config ") + config + " --set train.steps=2 --set train.threads=1 --out " + d.str());
+    const auto r = run_normtool(std::string("run --config ") + config +
+                                " --set train.steps=2 --set train.threads=1 --out " + d.str());
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto s = read_json(d / "summary.json");
     const double ratio = s["peak_rss_bytes"].get<double>() / s["memory_estimate_bytes"].get<double>();
@@ -327,11 +338,13 @@ TEST(HostileInput, NameCannotEscapeTheRunsDirectory) {
 }
 
 TEST(HostileInput, UnknownSubcommandIsNamed) {
-  expect_refused(run_normtool("trian"), "unknown subcommand \"trian\" (expected one of: run, invariance, sweep, reproduce");
+  expect_refused(run_normtool("trian"),
+                 "unknown subcommand \"trian\" (expected one of: run, invariance, sweep, reproduce");
 }
 
 TEST(HostileInput, ProblemsInsideAnOverriddenObjectAreBlamedOnTheOverride) {
-  expect_refused(run_normtool("run --set 'train={\"lr\": \"x\"}'"), "train.lr: expected a number >= 0, got \"x\" (--set)");
+  expect_refused(run_normtool("run --set 'train={\"lr\": \"x\"}'"),
+                 "train.lr: expected a number >= 0, got \"x\" (--set)");
 }
 
 }  // namespace

@@ -84,12 +84,21 @@ void Parser::walk(const json& layer, const std::string& source) {
 void Parser::walk_object(const json& node, const std::string& prefix) {
   for (const auto& [key, value] : node.items()) {
     const std::string path = prefix.empty() ? key : prefix + "." + key;
-    if (auto it = leaves_.find(path); it != leaves_.end()) {
-      if (auto err = it->second->set(value)) problem(path, *err);
-      else origins_[path] = walking_, layers_[path] = walked_;
+    if (key.find('.') !=
+        std::string::npos) {  // else {"model.norm.type": x} beside {"model": {"norm": ...}} sets it twice
+      problem(path, fmt::format("a key with a '.' in it: objects nest ({{\"{}\": {{...}}}}); the dotted path "
+                                "is for overrides",
+                                key.substr(0, key.find('.'))));
+    } else if (auto it = leaves_.find(path); it != leaves_.end()) {
+      if (auto err = it->second->set(value))
+        problem(path, *err);
+      else
+        origins_[path] = walking_, layers_[path] = walked_;
     } else if (objects_.count(path)) {
-      if (value.is_object()) walk_object(value, path);
-      else problem(path, fmt::format("expected an object, got {}", describe_json(value)));
+      if (value.is_object())
+        walk_object(value, path);
+      else
+        problem(path, fmt::format("expected an object, got {}", describe_json(value)));
     } else {
       problem(path, "unknown key" + suggestion(prefix, key));
     }
