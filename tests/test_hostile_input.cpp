@@ -295,6 +295,9 @@ TEST(HostileInput, ValidationSplitSmallerThanABatchIsExit2BeforeTheRunDirectory)
   expect_refused(run_normtool("run " + kTinyModel + "--set data.val_fraction=0.0001 --set train.batch_size=512 --out " +
                               (d / "run")),
                  "fewer than train.batch_size = 512", d / "run");
+  // the whole corpus for validation leaves no training split (it quietly kept one document)
+  expect_refused(run_normtool("run " + kTinyModel + "--set data.val_fraction=1 --out " + (d / "all")),
+                 "data.val_fraction = 1 takes all", d / "all");
 }
 
 TEST(HostileInput, ConfigTooBigForMemoryIsRefusedWithTheFigures) {

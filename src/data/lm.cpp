@@ -40,11 +40,18 @@ class LmDataset final : public Dataset {
     const std::string source =
         fmt::format("{}{}", kDatasetNames[int(c.dataset)], c.path.empty() ? "" : " at " + c.path);
     if (docs.size() < 2)
-      throw DataError(fmt::format("{}: the corpus has {} document(s), fewer than the 2 a training and a validation "
-                                  "split need", source, docs.size()));
+      throw DataError(
+          fmt::format("{}: the corpus has {} document(s), fewer than the 2 a training and a validation "
+                      "split need",
+                      source, docs.size()));
     for (const std::string& d : docs) fingerprint_ = fnv1a_bytes(d.data(), d.size() + 1, fingerprint_);  // with its NUL
     const std::size_t n_val = std::size_t(std::ceil(c.val_fraction * double(docs.size())));
-    const std::size_t n_train = docs.size() - std::min(n_val, docs.size() - 1);
+    if (n_val >= docs.size())
+      throw DataError(
+          fmt::format("{}: data.val_fraction = {} takes all {} documents for validation; the training "
+                      "split is empty",
+                      source, c.val_fraction, docs.size()));
+    const std::size_t n_train = docs.size() - n_val;
     train_docs_.assign(docs.begin(), docs.begin() + n_train);
     val_docs_.assign(docs.begin() + n_train, docs.end());
     if (layout_ == Layout::packed) {
