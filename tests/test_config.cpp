@@ -56,7 +56,8 @@ TEST(Config, ResolvedConfigRoundTrips) {
 TEST(Config, UnknownEnumNamesKeyPathAndValue) {
   const auto p = problems_of(R"({"model": {"norm": {"type": "lyernorm"}}})");
   ASSERT_EQ(p.size(), 1u);
-  EXPECT_EQ(p[0], "model.norm.type: expected one of " + join_names(norm_type_names()) + ", got \"lyernorm\" (test.json)");
+  EXPECT_EQ(p[0],
+            "model.norm.type: expected one of " + join_names(norm_type_names()) + ", got \"lyernorm\" (test.json)");
 }
 
 TEST(Config, UnknownKeySuggestsTheClosest) {
@@ -101,6 +102,17 @@ TEST(Config, InconsistentCombinations) {
             "norm": {"type": "deepnorm"}}})")[0],
             "model.norm.type: deepnorm is a transformer residual scheme, not for model.arch mlp: expected one of "
             "none|batchnorm|layernorm|rmsnorm|prmsnorm|scalenorm (test.json)");
+  // a batch statistic of one value: the norm would output its bias alone, whatever the input
+  EXPECT_EQ(problems_of(R"({"model": {"norm": {"type": "batchnorm", "bn_axes": "batch"}},
+            "train": {"batch_size": 1}})")[0],
+            "train.batch_size: batchnorm with model.norm.bn_axes batch takes each statistic over the batch's rows "
+            "at one position: it needs at least 2 rows, got 1 (test.json)");
+  EXPECT_EQ(problems_of(R"({"model": {"norm": {"type": "batchnorm"}}, "data": {"seq_len": 1},
+            "train": {"batch_size": 1}})")[0],
+            "train.batch_size: batchnorm takes each statistic over train.batch_size x data.seq_len = 1 x 1 value: it "
+            "needs at least 2 (test.json)");
+  EXPECT_TRUE(problems_of(R"({"model": {"norm": {"type": "batchnorm"}}, "train": {"batch_size": 1}})").empty())
+      << "batch_time over the positions of one row";
 }
 
 TEST(Config, NotJsonQuotesTheParserPosition) {
@@ -110,14 +122,12 @@ TEST(Config, NotJsonQuotesTheParserPosition) {
   EXPECT_NE(p[0].find("line 2"), std::string::npos) << p[0];
 }
 
-TEST(Config, CommentsAreAllowed) {
-  EXPECT_EQ(load_config("{ // a comment\n \"seed\": 3 }", "c.json", {}).seed, 3);
-}
+TEST(Config, CommentsAreAllowed) { EXPECT_EQ(load_config("{ // a comment\n \"seed\": 3 }", "c.json", {}).seed, 3); }
 
 TEST(Config, OverridesParseJsonThenFallBackToString) {
-  const RunConfig c = load_config("{}", "x.json",
-                                  {"model.norm.type=rmsnorm", "train.lr=3e-4", "model.norm.alpha=2.5",
-                                   "model.final_norm=false", "name=my run"});
+  const RunConfig c = load_config(
+      "{}", "x.json",
+      {"model.norm.type=rmsnorm", "train.lr=3e-4", "model.norm.alpha=2.5", "model.final_norm=false", "name=my run"});
   EXPECT_EQ(c.model.norm.type, NormType::rmsnorm);
   EXPECT_DOUBLE_EQ(c.train.lr, 3e-4);
   EXPECT_DOUBLE_EQ(*c.model.norm.alpha, 2.5);

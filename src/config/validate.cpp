@@ -77,8 +77,9 @@ void check_dataset(const ArchDesc& a, DatasetKind dataset, Parser& p) {
     if (data_kind(DatasetKind(d)) == a.data()) datasets.push_back(kDatasetNames[d]);
   const auto readers = families_where([&](const ArchDesc& f) { return f.data() == data; });
   p.problem("model.arch", fmt::format("{} needs a {} dataset ({}), got data.dataset \"{}\", a {} dataset "
-                                      "(model.arch {})", a.name, kDataKindNames[int(a.data())], join_names(datasets),
-                                      to_string(dataset), kDataKindNames[int(data)], readers));
+                                      "(model.arch {})",
+                                      a.name, kDataKindNames[int(a.data())], join_names(datasets), to_string(dataset),
+                                      kDataKindNames[int(data)], readers));
 }
 
 // The parts of a Transformer stack beyond its norms (query and key norms, embeddings, soft caps,
@@ -92,15 +93,17 @@ void validate_stack_parts(const ModelConfig& m, const ArchDesc& a, Parser& p) {
                                            kinds_where(takes_later_options), to_string(m.norm.type)));
   if (m.qk_norm_scope != QkNormScope::head && !m.qk_norm)
     p.problem("model.qk_norm_scope", fmt::format("{} sets model.qk_norm's features, which is false: set it true or "
-                                                 "leave the scope head", to_string(m.qk_norm_scope)));
+                                                 "leave the scope head",
+                                                 to_string(m.qk_norm_scope)));
   if (m.tie_embeddings && a.stacks != Stacks::decoder && a.stacks != Stacks::encoder)
     p.problem("model.tie_embeddings", fmt::format("ties the token table of a single-stack model (model.arch "
-                                                  "transformer|encoder) to its output layer, got \"{}\"", a.name));
+                                                  "transformer|encoder) to its output layer, got \"{}\"",
+                                                  a.name));
   if (m.scaled_residual_init && !a.has_stacks())
-    p.problem("model.scaled_residual_init", fmt::format("scales a Transformer stack's out and fc2 (model.arch {}), "
-                                                        "got \"{}\"",
-                                                        families_where([](const ArchDesc& f) { return f.has_stacks(); }),
-                                                        a.name));
+    p.problem("model.scaled_residual_init",
+              fmt::format("scales a Transformer stack's out and fc2 (model.arch {}), "
+                          "got \"{}\"",
+                          families_where([](const ArchDesc& f) { return f.has_stacks(); }), a.name));
   const auto soft_cap = [&](const char* key, double cap) {
     if (cap > 0 && !a.has_stacks())
       p.problem(key, fmt::format("caps a Transformer stack's scores or logits (model.arch {}), got \"{}\": leave it 0",
@@ -114,17 +117,18 @@ void validate_stack_parts(const ModelConfig& m, const ArchDesc& a, Parser& p) {
                           families_where([](const ArchDesc& f) { return f.has_stacks(); }), a.name));
   if (m.ffn == Ffn::glu && !a.has_stacks())
     p.problem("model.ffn", fmt::format("glu is a Transformer block's feed-forward (model.arch {}), not for \"{}\": "
-                                       "leave it mlp", families_where([](const ArchDesc& f) { return f.has_stacks(); }),
-                                       a.name));
+                                       "leave it mlp",
+                                       families_where([](const ArchDesc& f) { return f.has_stacks(); }), a.name));
   if (m.position != Position::learned && !a.has_stacks())
     p.problem("model.position", fmt::format("{} is a Transformer stack's position scheme (model.arch {}), not for "
-                                            "\"{}\": leave it learned", to_string(m.position),
+                                            "\"{}\": leave it learned",
+                                            to_string(m.position),
                                             families_where([](const ArchDesc& f) { return f.has_stacks(); }), a.name));
   else if (m.position == Position::rotary && m.n_heads > 0 && m.d_model % m.n_heads == 0 &&
            (m.d_model / m.n_heads) % 2 != 0)
     p.problem("model.position", fmt::format("rotary turns pairs of features: it needs an even head size "
-                                            "model.d_model / model.n_heads, got {} / {} = {}", m.d_model, m.n_heads,
-                                            m.d_model / m.n_heads));
+                                            "model.d_model / model.n_heads, got {} / {} = {}",
+                                            m.d_model, m.n_heads, m.d_model / m.n_heads));
 }
 
 // The keys and values of the model that its family's description refuses, and the dataset it reads;
@@ -134,8 +138,8 @@ void validate_family(RunConfig& c, Parser& p) {
   ModelConfig& m = c.model;
   const std::string recurrent = families_where([](const ArchDesc& f) { return f.allows.recurrent; });
   if (m.d_emb && !a.allows.recurrent)
-    p.problem("model.d_emb", fmt::format("is the embedding width of model.arch {}, not of \"{}\": leave it null",
-                                         recurrent, a.name));
+    p.problem("model.d_emb",
+              fmt::format("is the embedding width of model.arch {}, not of \"{}\": leave it null", recurrent, a.name));
   if (m.init == Init::nematus && !a.allows.recurrent)
     p.problem("model.init", fmt::format("nematus is for model.arch {}, got \"{}\"", recurrent, a.name));
   check_norm_type(a, m.norm.type, p);
@@ -143,7 +147,8 @@ void validate_family(RunConfig& c, Parser& p) {
                 std::popcount(a.allows.placements) == 1 ? " (its norm sites are fixed)" : "");
   if (m.embed_norm && !a.has_stacks())
     p.problem("model.embed_norm", fmt::format("model.arch {} has no embedding norm (a Transformer stack's): leave it "
-                                              "false", a.name));
+                                              "false",
+                                              a.name));
   validate_stack_parts(m, a, p);
   if (!m.bias && !a.allows.bias_off)
     p.problem("model.bias", fmt::format("model.arch {} keeps its biases: leave it true", a.name));
@@ -154,7 +159,8 @@ void validate_family(RunConfig& c, Parser& p) {
   if (!two_stacks && m.n_dec_layers) {
     const auto encoder_decoders = families_where([](const ArchDesc& f) { return f.stacks == Stacks::encoder_decoder; });
     p.problem("model.n_dec_layers", fmt::format("counts the decoder blocks of model.arch {}, not of \"{}\": leave it "
-                                                "null", encoder_decoders, a.name));
+                                                "null",
+                                                encoder_decoders, a.name));
   }
   if (a.has_stacks() && m.d_model % m.n_heads != 0)
     p.problem("model.n_heads", fmt::format("must divide model.d_model = {}, got {}", m.d_model, m.n_heads));
@@ -175,24 +181,26 @@ void validate_later_norms(const RunConfig& c, Parser& p) {
                                                   kinds_where(takes_later_options), to_string(n.type)));
   if (n.depth_scaling && !a.has_stacks())
     p.problem("model.norm.depth_scaling", fmt::format("scales the norms of Transformer blocks (model.arch {}), "
-                                                      "got \"{}\"", stacked, a.name));
-  else if (n.depth_scaling && (n.placement == Placement::post || n.placement == Placement::reordered ||
-                                norm_desc(n.type).scaled_residual))
-    p.problem("model.norm.depth_scaling", fmt::format("scales the input norms of pre and peri placements, got {}",
-                                                      norm_desc(n.type).scaled_residual
-                                                          ? fmt::format("model.norm.type {}", to_string(n.type))
-                                                          : fmt::format("model.norm.placement {}",
-                                                                        to_string(n.placement))));
+                                                      "got \"{}\"",
+                                                      stacked, a.name));
+  else if (n.depth_scaling &&
+           (n.placement == Placement::post || n.placement == Placement::reordered || norm_desc(n.type).scaled_residual))
+    p.problem("model.norm.depth_scaling",
+              fmt::format("scales the input norms of pre and peri placements, got {}",
+                          norm_desc(n.type).scaled_residual
+                              ? fmt::format("model.norm.type {}", to_string(n.type))
+                              : fmt::format("model.norm.placement {}", to_string(n.placement))));
   else if (n.depth_scaling && !later_options)
-    p.problem("model.norm.depth_scaling", fmt::format("takes model.norm.type {}, got {}",
-                                                      kinds_where(takes_later_options), to_string(n.type)));
+    p.problem("model.norm.depth_scaling",
+              fmt::format("takes model.norm.type {}, got {}", kinds_where(takes_later_options), to_string(n.type)));
   if (n.unit_offset) {  // Gemma's (1 + w): a gain per feature that starts at 1
     const auto offsettable = [](const NormDesc& d) {
       return d.gain == ParamShape::per_feature && d.gain_init(2) == 1.0;
     };
     if (!offsettable(norm_desc(n.type)))
       p.problem("model.norm.unit_offset", fmt::format("offsets a gain per feature that starts at 1 (model.norm.type "
-                                                      "{}), got {}", kinds_where(offsettable), to_string(n.type)));
+                                                      "{}), got {}",
+                                                      kinds_where(offsettable), to_string(n.type)));
     else if (!n.affine)
       p.problem("model.norm.unit_offset", "offsets the norm's gain, which model.norm.affine false leaves out");
   }
@@ -215,10 +223,11 @@ void validate_combinations(RunConfig& c, Parser& p) {
   if (a.allows.batch_norms && a.data() == DataKind::seq2seq && norm.reduction == Reduction::batch &&
       c.model.norm.bn_axes == BnAxes::batch)
     p.problem("model.norm.bn_axes", fmt::format("batch (per position) needs fixed-length rows; model.arch {}'s are "
-                                                "padded to each batch's longest: use batch_time", a.name));
+                                                "padded to each batch's longest: use batch_time",
+                                                a.name));
   if (c.data.catalogs && c.data.dataset != DatasetKind::gettext_de)
-    p.problem("data.catalogs", fmt::format("only gettext-de reads catalogs, got data.dataset \"{}\"",
-                                           to_string(c.data.dataset)));
+    p.problem("data.catalogs",
+              fmt::format("only gettext-de reads catalogs, got data.dataset \"{}\"", to_string(c.data.dataset)));
   if (c.data.dataset == DatasetKind::gettext_de && !c.data.catalogs) c.data.catalogs = default_gettext_catalogs();
   if (norm.scaled_residual && a.has_stacks()) {  // elsewhere refused above
     // The spec: deepnorm is always post. A placement left out resolves to it, and so does the pre of
@@ -259,6 +268,18 @@ void validate_combinations(RunConfig& c, Parser& p) {
       c.train.batch_size < 2)
     p.problem("train.batch_size",
               fmt::format("{} needs at least 2 rows per batch, got 1", to_string(c.model.norm.type)));
+  // in a sequence model a statistic has B values per position (batch) or B x T (batch_time); of one
+  // value the norm outputs its bias alone, whatever the input
+  if (norm.reduction == Reduction::batch && a.data() == DataKind::lm && c.train.batch_size < 2 &&
+      (c.model.norm.bn_axes == BnAxes::batch || c.data.seq_len < 2))
+    p.problem("train.batch_size",
+              c.model.norm.bn_axes == BnAxes::batch
+                  ? fmt::format("{} with model.norm.bn_axes batch takes each statistic over the batch's rows at "
+                                "one position: it needs at least 2 rows, got 1",
+                                norm.name)
+                  : fmt::format("{} takes each statistic over train.batch_size x data.seq_len = 1 x 1 value: it "
+                                "needs at least 2",
+                                norm.name));
 }
 
 }  // namespace nt
