@@ -47,9 +47,9 @@ int finish(int code) { return stdout_written() || code != 0 ? code : 1; }
 }  // namespace
 
 int main(int argc, char** argv) {
-  nt::open_closed_standard_streams();  // before any other file can take fd 0, 1 or 2
+  nt::open_closed_standard_streams();       // before any other file can take fd 0, 1 or 2
   nt::ignore_pipe_and_file_size_signals();  // a closed pipe or ulimit -f: a failed write, not a killed process
-  std::signal(SIGCHLD, SIG_DFL);  // a parent that ignored it would take our children's exits from us
+  std::signal(SIGCHLD, SIG_DFL);            // a parent that ignored it would take our children's exits from us
   // OpenMP's wait policy and OpenBLAS's kernels are read when the libraries load (core/threads.h):
   // when they need setting, run again with them; on failure, go on as is.
   if (nt::tune_math_environment()) execv("/proc/self/exe", argv);
@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
     is_known |= argc > 1 && sub->get_name() == argv[1];
   }
   if (argc > 1 && argv[1][0] != '-' && !is_known) {
-    nt::eprint("error: unknown subcommand \"{}\" (expected one of: {}; see normtool --help)\n", argv[1], known);
+    nt::eprint("error: unknown subcommand \"{}\" (expected one of: {}; see normtool --help)\n", nt::printable(argv[1]),
+               known);
     return 2;
   }
   try {
@@ -81,18 +82,19 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return finish(code == 0 ? 0 : 2);
-  } catch (const nt::InputError& e) {
-    nt::eprint("error: {}\n", e.what());
+  } catch (const nt::InputError& e) {  // a message may quote a user's bytes: shown, never sent to the terminal
+    nt::eprint("error: {}\n", nt::printable(e.what()));
     return finish(2);
   } catch (const nt::TryAgainError& e) {
-    nt::eprint("error: {} (try again later)\n", e.what());
+    nt::eprint("error: {} (try again later)\n", nt::printable(e.what()));
     return finish(75);
   } catch (const std::bad_alloc&) {
-    nt::eprint("error: out of memory (the estimate of what the config needs was too low, or other "
-                       "processes took the memory)\n");
+    nt::eprint(
+        "error: out of memory (the estimate of what the config needs was too low, or other "
+        "processes took the memory)\n");
     return finish(1);
   } catch (const std::exception& e) {
-    nt::eprint("error: {}\n", e.what());
+    nt::eprint("error: {}\n", nt::printable(e.what()));
     return finish(1);
   }
   return finish(exit_code);

@@ -69,6 +69,16 @@ TEST(HostileInput, InvalidUtf8IsRefusedBeforeTheRunDirectory) {
                  "--set \"train.lr=\xEF\xBF\xBD\": not valid UTF-8");
   expect_refused(run_normtool("run " + kTinyModel + "--set \"$(printf 'name=bad\\377')\" --out " + (d / "run")),
                  "not valid UTF-8", d / "run");
+  // an error quoting a file's bytes shows them as \xNN: no invalid byte and no escape sequence reaches
+  // the terminal
+  fs::create_directories(d.path);
+  std::ofstream(d / "bytes.json") << "{\"model\": {\"norm\": {\"type\": \"rms\xff\x1b[2Jnorm\"}}}";
+  const CommandResult r = run_normtool("run --config " + (d / "bytes.json"));
+  expect_refused(r, "last read: '\"rms\\xff'");
+  EXPECT_EQ(r.output.find('\xff'), std::string::npos) << r.output;
+  const CommandResult word = run_normtool("\"$(printf 'x\\033[2J')\"");
+  expect_refused(word, "unknown subcommand \"x\\x1b[2J\"");
+  EXPECT_EQ(word.output.find('\x1b'), std::string::npos) << word.output;
 }
 
 // ---- 3. silent wrong values --------------------------------------------------------------------

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "config/user_json.h"
+
 namespace nt {
 
 void open_closed_standard_streams() {
@@ -85,7 +87,10 @@ std::string clock_text(double s) {
 }  // namespace
 
 WorkProgress::WorkProgress(std::string what, std::string unit, int total)
-    : what_(std::move(what)), unit_(std::move(unit)), total_(total), tty_(isatty(fileno(stderr)) != 0),
+    : what_(std::move(what)),
+      unit_(std::move(unit)),
+      total_(total),
+      tty_(isatty(fileno(stderr)) != 0),
       start_(std::chrono::steady_clock::now()) {}
 
 std::string WorkProgress::line(int done, const std::string& now) const {
@@ -117,6 +122,23 @@ void WorkProgress::clear() {
 void WorkProgress::finish() {
   if (tty_ && drawn_) print_err("\n");
   drawn_ = false;
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    const bool control = n == 1 && ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F);
+    if (n && i + n <= text.size() && !control && valid_utf8(text.substr(i, n))) {
+      out.append(text.substr(i, n));
+      i += n;
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+    }
+  }
+  return out;
 }
 
 }  // namespace nt

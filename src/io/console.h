@@ -33,6 +33,9 @@ bool print_advice(std::string_view text) noexcept;
 // Whether a line to the console (print_err, print_advice) could not be written since start-up:
 // a run records it in summary.json ("console_lost": true) and goes on training.
 bool console_lost() noexcept;
+// `text` safe to print on a terminal: every byte that is not part of valid UTF-8, and every control
+// character but newline and tab, as \xNN (an error message quoting a user's file or argument)
+std::string printable(std::string_view text);
 template <typename... T>
 void eprint(fmt::format_string<T...> format, T&&... args) {
   print_err(fmt::format(format, std::forward<T>(args)...));
@@ -63,7 +66,7 @@ class WorkProgress {
   void update(int done, const std::string& now = "");  // `now`: what runs next, e.g. "running C4"
   void message(const std::string& line);               // a line of its own, above the redrawn one
   void finish();                                       // ends the redrawn line
-  void clear();  // erases the redrawn line, before a line of its own on stdout
+  void clear();                                        // erases the redrawn line, before a line of its own on stdout
   std::string line(int done, const std::string& now) const;  // the text of the progress line
 
  private:
