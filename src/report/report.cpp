@@ -99,19 +99,17 @@ std::string interval_kind(const Measure& m) {
                      m.scale == "log" ? ", log scale (geometric mean)" : "");
 }
 
-// The measure that made the verdict: an unmet precondition of an INCONCLUSIVE claim, else the first
-// deciding measure whose verdict is the claim's (a FAIL's first failing one, an INCONCLUSIVE's first
-// undecided one), else the first deciding measure (a report's first measure); null when there is none.
+// The measure that made the verdict: an INCONCLUSIVE's unmet precondition, else the first deciding measure
+// with the claim's verdict (a FAIL's first failing one), else the first deciding one; null: none.
 const Measure* headline_measure(const ClaimResult& r) {
   const auto deciding = [](const Measure& m) { return m.group.empty() && !m.precondition; };
   for (const Measure& m : r.measures)
     if (m.group.empty() && m.precondition && m.verdict != ClaimVerdict::pass && r.verdict == ClaimVerdict::inconclusive)
       return &m;
-  for (const Measure& m : r.measures)
-    if (deciding(m) && m.verdict == r.verdict) return &m;
-  for (const Measure& m : r.measures)
-    if (deciding(m)) return &m;
-  return nullptr;
+  const auto it = std::find_if(r.measures.begin(), r.measures.end(),
+                               [&](const Measure& m) { return deciding(m) && m.verdict == r.verdict; });
+  const auto first = it != r.measures.end() ? it : std::find_if(r.measures.begin(), r.measures.end(), deciding);
+  return first != r.measures.end() ? &*first : nullptr;
 }
 
 // The figure a claim's summary row shows: its headline measure, with the kind of its interval.
