@@ -2,6 +2,8 @@
 // reported at once; overrides parsed as JSON with a string fallback.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -115,6 +117,60 @@ TEST(Config, InconsistentCombinations) {
       << "batch_time over the positions of one row";
 }
 
+// A key that the config does not read, given a value other than its default, would be ignored
+// without a word: refused, naming what reads it. At its default (a full config.json) it is accepted.
+TEST(Config, AKeyNothingReadsIsRefusedNamingWhatReadsIt) {
+  const std::tuple<std::string, std::vector<std::string>, std::string> cases[] = {
+      {"{}",
+       {"train.momentum=0.5"},
+       "train.momentum: read only with train.optimizer sgd, which this config is not; got 0.5"},
+      {R"({"train": {"optimizer": "sgd"}})",
+       {"train.beta2=0.95"},
+       "train.beta2: read only with train.optimizer adam|adamw"},
+      {"{}",
+       {"model.cell=lstm"},
+       "model.cell: model.arch transformer does not read it (model.arch rnn does); got \"lstm\""},
+      {"{}", {"model.norm.p=0.25"}, "model.norm.p: read only with model.norm.type prmsnorm"},
+      {"{}", {"model.norm.dyt_alpha0=1"}, "model.norm.dyt_alpha0: read only with model.norm.type dyt"},
+      {"{}", {"model.norm.alpha=2"}, "model.norm.alpha: read only with model.norm.type deepnorm"},
+      {"{}", {"model.norm.momentum=0.5"}, "model.norm.momentum: read only with a norm over the batch"},
+      {"{}", {"model.rotary_base=500"}, "model.rotary_base: read only with model.position rotary"},
+      {"{}",
+       {"data.max_len=20"},
+       "data.max_len: model.arch transformer does not read it (model.arch encoder-decoder|rnnsearch"},
+      {"{}",
+       {"data.mask_prob=0.3"},
+       "data.mask_prob: model.arch transformer does not read it (model.arch encoder does)"},
+      {R"({"data": {"dataset": "synthetic-lm"}})",
+       {"data.path=/srv/data"},
+       "data.path: read only with a dataset read from files"},
+      {"{}", {"model.hidden=128"}, "model.hidden: model.arch transformer does not read it (model.arch mlp does)"},
+      {R"({"data": {"dataset": "synthetic-classify"}, "model": {"arch": "mlp"}})",
+       {"data.seq_len=32"},
+       "data.seq_len: model.arch mlp does not read it (model.arch transformer|encoder|rnn does)"},
+      {R"({"data": {"dataset": "synthetic-classify"}, "model": {"arch": "mlp"}})",
+       {"model.d_ff=64"},
+       "model.d_ff: model.arch mlp does not read it (model.arch transformer|encoder|encoder-decoder does)"},
+  };
+  for (const auto& [file, overrides, message] : cases) {
+    const auto p = problems_of(file, overrides);
+    ASSERT_EQ(p.size(), 1u) << message;
+    EXPECT_TRUE(p[0].starts_with(message)) << p[0];
+  }
+  // read where they apply, and any key at its default
+  EXPECT_TRUE(problems_of("{}", {"train.optimizer=sgd", "train.momentum=0.5"}).empty());
+  // set before the key that decides, it is superseded (a file's sgd with its momentum, run with adam);
+  // in the same layer (a sweep's --set beside its grid) it is read where it applies
+  EXPECT_TRUE(problems_of(R"({"train": {"optimizer": "sgd", "momentum": 0.5}})", {"train.optimizer=adam"}).empty());
+  EXPECT_TRUE(problems_of("{}", {"model.norm.p=0.25", "model.norm.type=layernorm"}).empty());
+  EXPECT_FALSE(problems_of(R"({"train": {"optimizer": "adam"}})", {"train.momentum=0.5"}).empty());
+  EXPECT_TRUE(problems_of("{}", {"model.norm.type=prmsnorm", "model.norm.p=0.25"}).empty());
+  EXPECT_TRUE(problems_of("{}", {"model.position=rotary", "model.rotary_base=500"}).empty());
+  nlohmann::json defaults = config_to_json(RunConfig{});  // every key at its default (a config.json's)
+  defaults["name"] = "defaults";
+  for (const std::string& q : problems_of(defaults.dump(), {})) ADD_FAILURE() << q;
+}
+
 TEST(Config, NotJsonQuotesTheParserPosition) {
   const auto p = problems_of("{\"seed\": 1,\n }");
   ASSERT_EQ(p.size(), 1u);
@@ -127,8 +183,8 @@ TEST(Config, CommentsAreAllowed) { EXPECT_EQ(load_config("{ // a comment\n \"see
 TEST(Config, OverridesParseJsonThenFallBackToString) {
   const RunConfig c = load_config(
       "{}", "x.json",
-      {"model.norm.type=rmsnorm", "train.lr=3e-4", "model.norm.alpha=2.5", "model.final_norm=false", "name=my run"});
-  EXPECT_EQ(c.model.norm.type, NormType::rmsnorm);
+      {"model.norm.type=deepnorm", "train.lr=3e-4", "model.norm.alpha=2.5", "model.final_norm=false", "name=my run"});
+  EXPECT_EQ(c.model.norm.type, NormType::deepnorm);
   EXPECT_DOUBLE_EQ(c.train.lr, 3e-4);
   EXPECT_DOUBLE_EQ(*c.model.norm.alpha, 2.5);
   EXPECT_FALSE(c.model.final_norm);

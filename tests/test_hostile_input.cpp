@@ -90,6 +90,14 @@ TEST(HostileInput, IntegersBeyondIntAreRefusedNotWrapped) {
   expect_refused(run_normtool("run --set train.eval_batches=1e10"), "train.eval_batches: expected an integer");
 }
 
+// Options that would be silently dropped are errors: an empty --out (it fell back to runs/),
+// --sources without the config it annotates, a preset's format without a preset
+TEST(HostileInput, OptionsThatWouldBeIgnoredAreRefused) {
+  expect_refused(run_normtool("run --out ''"), "--out: an empty directory name");
+  expect_refused(run_normtool("run --sources"), "--sources requires --print-config");
+  expect_refused(run_normtool("presets --json"), "presets: --json prints one preset: give its name");
+}
+
 TEST(HostileInput, DuplicateKeysAreRefused) {
   TempDir d;
   fs::create_directories(d.path);

@@ -36,7 +36,9 @@ void write_fortunes(const std::string& dir, const std::vector<std::string>& docs
   for (std::size_t i = 0; i < docs.size(); ++i) out << (i ? "\n%\n" : "") << docs[i];
 }
 
-std::vector<std::string> repeated(const std::string& doc, int n) { return std::vector<std::string>(std::size_t(n), doc); }
+std::vector<std::string> repeated(const std::string& doc, int n) {
+  return std::vector<std::string>(std::size_t(n), doc);
+}
 
 std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -58,8 +60,10 @@ TEST(MissingTargets, AMaskProbThatLikelyChoosesNothingIsRefused) {
   EXPECT_NE(config_problem({"model.arch=encoder", "data.dataset=synthetic-lm", "data.mask_prob=0.5", "data.seq_len=1",
                             "train.batch_size=1"}),
             "");
-  // mask_prob is the encoder's: another arch ignores it
-  EXPECT_EQ(config_problem({"data.dataset=synthetic-lm", "data.mask_prob=1e-9"}), "");
+  // mask_prob is the encoder's: set for another arch it is refused, not ignored (config/unread_keys.cpp)
+  EXPECT_NE(config_problem({"data.dataset=synthetic-lm", "data.mask_prob=1e-9"})
+                .find("data.mask_prob: model.arch transformer does not read it"),
+            std::string::npos);
 }
 
 // 2 of the 200 training documents have a target: a batch of 4 holds none with probability 0.99^4.
@@ -67,8 +71,8 @@ TEST(MissingTargets, APaddedCorpusWhoseBatchesLikelyHoldNoTargetIsRefused) {
   TempDir tmp;
   const std::string dir = tmp.str() + "/fortunes";
   write_fortunes(dir, joined(joined(repeated("a", 198), repeated("hello", 2)), repeated("validation", 20)));
-  const std::vector<std::string> o{"data.dataset=fortunes", "data.path=" + dir, "data.layout=padded",
-                                   "data.seq_len=16", "data.val_fraction=0.0909", "train.batch_size=4"};
+  const std::vector<std::string> o{"data.dataset=fortunes", "data.path=" + dir,         "data.layout=padded",
+                                   "data.seq_len=16",       "data.val_fraction=0.0909", "train.batch_size=4"};
   try {
     make_dataset(load_config("{}", "x.json", o));
     ADD_FAILURE() << "accepted";
@@ -90,8 +94,9 @@ TEST(MissingTargets, AMaskedLmOnShortPaddedRowsIsRefused) {
   TempDir tmp;
   const std::string dir = tmp.str() + "/fortunes";
   write_fortunes(dir, repeated("a", 100));
-  const RunConfig c = load_config("{}", "x.json", {"model.arch=encoder", "data.dataset=fortunes", "data.path=" + dir,
-                                                   "data.layout=padded", "data.mask_prob=0.01", "train.batch_size=8"});
+  const RunConfig c = load_config("{}", "x.json",
+                                  {"model.arch=encoder", "data.dataset=fortunes", "data.path=" + dir,
+                                   "data.layout=padded", "data.mask_prob=0.01", "train.batch_size=8"});
   try {
     make_dataset(c);
     ADD_FAILURE() << "accepted";
@@ -131,8 +136,10 @@ TEST(MissingTargets, ABatchWithoutTargetIsDrawnAgainAndCounted) {
   int64_t without = 0;
   for (int with = 0; with < 40;) {
     data->train_batch(rng, 2, b);
-    if (b.real_targets() > 0) ++with;
-    else ++without;
+    if (b.real_targets() > 0)
+      ++with;
+    else
+      ++without;
   }
   EXPECT_GT(without, 10);  // 40 * (9/16) / (7/16) = 51 expected
   EXPECT_EQ(s.batches_without_target(), without);
@@ -199,7 +206,8 @@ TEST(MissingTargets, TheSummaryCountsTheBatchesWithoutTarget) {
   EXPECT_EQ(s["steps_completed"], 20);
   EXPECT_GT(s["batches_without_target"].get<int64_t>(), 0);  // (1/2)^2 = 1/4 of the draws
   EXPECT_GT(s["final_train_loss"].get<double>(), 1.0);
-  for (const nlohmann::json& line : read_jsonl(tmp.str() + "/run/metrics.jsonl")) EXPECT_GT(line["loss"].get<double>(), 1.0);
+  for (const nlohmann::json& line : read_jsonl(tmp.str() + "/run/metrics.jsonl"))
+    EXPECT_GT(line["loss"].get<double>(), 1.0);
 }
 
 }  // namespace

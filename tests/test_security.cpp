@@ -53,18 +53,20 @@ TEST(Security, HostileGridValuesReachTheStubAsArgumentsAndExecuteNothing) {
   TempDir d;
   fs::create_directories(d.path);
   const std::string canary = d / "pwned";
-  const std::vector<std::string> values = {
-      "$(touch " + canary + ")", "`touch " + canary + "`", "x';touch " + canary + ";'", "a\ntouch " + canary,
-      "\"; touch " + canary + "; \"", "$HOME\\\\${IFS}*", "x\r\n#SBATCH --wrap=touch " + canary};
+  const std::vector<std::string> values = {"$(touch " + canary + ")",
+                                           "`touch " + canary + "`",
+                                           "x';touch " + canary + ";'",
+                                           "a\ntouch " + canary,
+                                           "\"; touch " + canary + "; \"",
+                                           "$HOME\\\\${IFS}*",
+                                           "x\r\n#SBATCH --wrap=touch " + canary};
   // the grid in a file, as one argument: data.path is not read until a job runs
   std::string grid = "data.path=";
   for (std::size_t i = 0; i < values.size(); ++i) grid += (i ? "," : "") + values[i];
   ASSERT_EQ(grid.find(",,"), std::string::npos);
-  {
-    std::ofstream(d / "grid") << grid;
-  }
+  { std::ofstream(d / "grid") << grid; }
   const CommandResult r = run_shell("cd " + d.str() + " && " + binary() + " sweep --config " + smoke_config() +
-                                    " \"$(cat grid)\" --launcher print --out " + (d / "s"));
+                                    " --set data.dataset=fortunes \"$(cat grid)\" --launcher print --out " + (d / "s"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string script = read_text(d / "s/sweep.sbatch");
   EXPECT_EQ(script.find("touch " + canary + "\n"), std::string::npos) << "a raw line:\n" << script;
@@ -73,8 +75,10 @@ TEST(Security, HostileGridValuesReachTheStubAsArgumentsAndExecuteNothing) {
   bool body = false;
   std::istringstream lines(script);
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("#SBATCH", 0) == 0) EXPECT_FALSE(body) << "a directive after the body starts: " << line;
-    else if (!line.empty() && line[0] != '#') body = true;
+    if (line.rfind("#SBATCH", 0) == 0)
+      EXPECT_FALSE(body) << "a directive after the body starts: " << line;
+    else if (!line.empty() && line[0] != '#')
+      body = true;
   }
   // the stub records its arguments, each ended by a NUL, one file per task
   std::ofstream(d / "stub") << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > \"" << d.str()
@@ -92,12 +96,15 @@ TEST(Security, HostileGridValuesReachTheStubAsArgumentsAndExecuteNothing) {
     EXPECT_EQ(task.exit_code, 0) << task.output;
     const std::string args = read_text(d / ("args." + std::to_string(i)));
     std::vector<std::string> argv;
-    for (std::size_t p = 0, q; (q = args.find('\0', p)) != std::string::npos; p = q + 1) argv.push_back(args.substr(p, q - p));
+    for (std::size_t p = 0, q; (q = args.find('\0', p)) != std::string::npos; p = q + 1)
+      argv.push_back(args.substr(p, q - p));
     const std::vector<std::string> expected = {"run",
                                                "--config",
                                                smoke_config(),
                                                "--set",
                                                "train.threads=1",
+                                               "--set",
+                                               "data.dataset=fortunes",
                                                "--set",
                                                "data.path=" + values[i],
                                                "--out",

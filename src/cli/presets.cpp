@@ -29,9 +29,9 @@ using json = nlohmann::json;
 struct Preset {
   std::string name;  // the file's stem
   std::string file;
-  json sources;      // the file's "_sources"
-  json file_json;    // the file as written (what it sets explicitly)
-  json config;       // the resolved config (config_to_json)
+  json sources;    // the file's "_sources"
+  json file_json;  // the file as written (what it sets explicitly)
+  json config;     // the resolved config (config_to_json)
 };
 
 // A key of the resolved config, "" when this build of normtool has no such key.
@@ -50,10 +50,22 @@ bool recurrent(const json& c) { return family(c) == "rnn" || family(c) == "rnnse
 
 // The keys that decide what a norm sees, in the order a preset's citations are listed; each
 // preset sets and cites every one that applies to it (tests/test_presets.cpp holds them to it).
-const char* const kNormKeys[] = {"model.arch",       "model.norm.type",  "model.norm.placement", "model.norm.eps",
-                                 "model.norm.affine", "model.norm.bias", "model.bias",           "model.embed_norm",
-                                 "model.final_norm",  "model.norm.alpha", "model.norm.beta",     "model.init",
-                                 "model.init_std",    "model.position",   "model.ffn",            "model.tie_embeddings",
+const char* const kNormKeys[] = {"model.arch",
+                                 "model.norm.type",
+                                 "model.norm.placement",
+                                 "model.norm.eps",
+                                 "model.norm.affine",
+                                 "model.norm.bias",
+                                 "model.bias",
+                                 "model.embed_norm",
+                                 "model.final_norm",
+                                 "model.norm.alpha",
+                                 "model.norm.beta",
+                                 "model.init",
+                                 "model.init_std",
+                                 "model.position",
+                                 "model.ffn",
+                                 "model.tie_embeddings",
                                  "model.scaled_residual_init"};
 
 std::string presets_dir() { return (fs::path(data_dir()) / "configs" / "presets").string(); }
@@ -102,8 +114,8 @@ std::vector<std::string> row(const Preset& p) {
   if (n["affine"].get<bool>())
     norm_params = norm.bias != ParamShape::absent && (!norm_bias || norm_bias->get<bool>()) ? "gain, bias" : "gain";
   if (n.value("unit_offset", false)) norm_params += " (1 + w)";
-  const std::string biases = fmt::format("Linear {}; norm {}", linear_bias ? yes_no(linear_bias->get<bool>()) : "yes",
-                                         norm_params);
+  const std::string biases =
+      fmt::format("Linear {}; norm {}", linear_bias ? yes_no(linear_bias->get<bool>()) : "yes", norm_params);
   std::string final_norm = "-";
   if (!rec) final_norm = yes_no(n["placement"] != "post" && !norm.scaled_residual && m["final_norm"].get<bool>());
   if (final_norm == "yes" && family(c) == "encoder-decoder") final_norm = "yes, both stacks";
@@ -122,9 +134,9 @@ std::vector<std::string> row(const Preset& p) {
           p.sources.value("repo", "")};
 }
 
-const std::vector<std::string> kColumns = {"preset", "family", "placement", "norm", "eps", "biases",
-                                           "embedding norm", "final norm", "DeepNorm alpha / beta", "init",
-                                           "source"};
+const std::vector<std::string> kColumns = {
+    "preset", "family", "placement", "norm", "eps", "biases", "embedding norm", "final norm", "DeepNorm alpha / beta",
+    "init",   "source"};
 
 std::string markdown_table(const std::vector<Preset>& presets) {
   auto line = [](const std::vector<std::string>& cells) {
@@ -202,6 +214,8 @@ json preset_file(const Preset& p) {
 int run_presets(const PresetsOptions& o) {
   const std::vector<Preset> presets = load_presets();
   if (o.name.empty()) {
+    if (o.json || o.text)
+      throw UsageError(fmt::format("presets: {} prints one preset: give its name", o.json ? "--json" : "--text"));
     fmt::print("{}", o.format == "markdown" ? markdown(presets) : text_table(presets));
     return 0;
   }
@@ -229,8 +243,9 @@ void setup_presets(CLI::App& app, int& exit_code) {
   sub->add_option("-f,--format", o->format, "table, or markdown (the generated part of docs/presets.md)")
       ->check(CLI::IsMember({"table", "markdown"}))
       ->capture_default_str();
-  sub->add_flag("--json", o->json, "with a name: the preset as JSON only, a config file of its own (the default when "
-                                   "stdout is not a terminal)");
+  sub->add_flag("--json", o->json,
+                "with a name: the preset as JSON only, a config file of its own (the default when "
+                "stdout is not a terminal)");
   sub->add_flag("--text", o->text, "with a name: its config and its citations as text, even into a pipe");
   sub->callback([o, &exit_code] { exit_code = run_presets(*o); });
 }

@@ -39,8 +39,8 @@ Outcome run_claim(const Claim& c, const std::string& out, const std::string& bin
                   const SlurmOptions* slurm, Slots* slots, int priority) {
   Outcome o;
   const auto t0 = std::chrono::steady_clock::now();
-  ClaimContext ctx{(std::filesystem::path(out) / (c.id + "-" + c.slug)).string(), binary, how.quick, how.jobs,
-                   how.seeds.empty() ? claim_seeds(c, how.quick) : how.seeds, how.ablations};
+  ClaimContext ctx{(std::filesystem::path(out) / (c.id + "-" + c.slug)).string(), binary,       how.quick, how.jobs,
+                   how.seeds.empty() ? claim_seeds(c, how.quick) : how.seeds,     how.ablations};
   ctx.slurm = slurm;
   ctx.pending = &o.pending;
   ctx.slots = slots;
@@ -83,8 +83,8 @@ struct ReproduceOptions {
   bool list = false;
   std::string launcher = "local";  // local | slurm
   SlurmOptions slurm;
-  std::string collect;             // --collect DIR
-  std::string write_report;        // --write-report DIR
+  std::string collect;       // --collect DIR
+  std::string write_report;  // --write-report DIR
 };
 
 // --out: a directory that is new, empty or a reproduction's (its REPORT.md is normtool's, or
@@ -108,7 +108,10 @@ void check_report_dir(const std::string& out, const std::string& flag = "--out")
 std::vector<int> parse_seeds(const std::optional<std::string>& given) {
   if (!given) return {};
   const std::string& text = *given;
-  if (text.empty()) throw UsageError("--seeds: an empty list (expected integers >= 0 such as 1,2,3)");
+  // C7 and C16 draw their inits from seeds 1000 s + k: within a config's seed range up to this
+  constexpr int kMaxSeed = 2000000;
+  if (text.empty())
+    throw UsageError(fmt::format("--seeds: an empty list (expected integers from 0 to {} such as 1,2,3)", kMaxSeed));
   std::vector<int> seeds;
   std::stringstream list(text);
   for (std::string v; std::getline(list, v, ',');) {
@@ -118,8 +121,8 @@ std::vector<int> parse_seeds(const std::optional<std::string>& given) {
       s = std::stoi(v, &used);
     } catch (const std::exception&) {
     }
-    if (v.empty() || used != v.size() || s < 0)
-      throw UsageError(fmt::format("--seeds \"{}\": expected integers >= 0, got \"{}\"", text, v));
+    if (v.empty() || used != v.size() || s < 0 || s > kMaxSeed)
+      throw UsageError(fmt::format("--seeds \"{}\": expected integers from 0 to {}, got \"{}\"", text, kMaxSeed, v));
     if (std::find(seeds.begin(), seeds.end(), s) != seeds.end())  // a repeated seed is no new evidence
       throw UsageError(fmt::format("--seeds \"{}\": seed {} is given twice", text, s));
     seeds.push_back(s);
@@ -183,9 +186,8 @@ int run_here(const std::vector<const Claim*>& chosen, const std::string& out, co
   const std::string binary = self_executable();
   std::vector<std::future<Outcome>> outcomes;
   for (std::size_t i = 0; i < chosen.size(); ++i)
-    outcomes.push_back(std::async(std::launch::async, [&, i] {
-      return run_claim(*chosen[i], out, binary, how, nullptr, &slots, int(i));
-    }));
+    outcomes.push_back(std::async(std::launch::async,
+                                  [&, i] { return run_claim(*chosen[i], out, binary, how, nullptr, &slots, int(i)); }));
   WorkProgress progress("reproduce", "claims", int(chosen.size()));
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     progress.update(int(i), "running " + std::string(chosen[i]->id));
@@ -215,8 +217,8 @@ int run(const ReproduceOptions& o) {
     fmt::print("claims (setups in {}/experiments):\n", data_dir());
     for (const char* group : {"core", "extra"}) {
       fmt::print("{}\n", group == std::string("core") ? "core: the seed papers' claims (`reproduce core`)"
-                                                       : "extra: the notes' open claims and the literature after "
-                                                         "the seed papers (`reproduce extra`)");
+                                                      : "extra: the notes' open claims and the literature after "
+                                                        "the seed papers (`reproduce extra`)");
       for (const Claim* c : claims_named(group)) fmt::print("  {:<4} {}\n", c->id, c->title);
     }
     return 0;
@@ -267,7 +269,8 @@ void setup_reproduce(CLI::App& app, int& exit_code) {
   sub->add_option("--launcher", o->launcher,
                   "local: here; slurm: the training claims' sweeps as Slurm job arrays, the claims that train in "
                   "one process as one array (then --collect)")
-      ->capture_default_str()->check(CLI::IsMember({"local", "slurm"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"local", "slurm"}));
   sub->add_option("--collect", o->collect,
                   "assemble the report of a reproduce --launcher slurm in this directory (submitting what is not yet); "
                   "exit 75 while claims are pending");

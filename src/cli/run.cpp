@@ -34,14 +34,14 @@ namespace nt::cli {
 namespace {
 
 struct RunOptions {
-  std::vector<std::string> configs;    // --config, in order, later files winning key by key
-  std::vector<std::string> sets;       // --set key.path=value
-  std::vector<std::string> positional; // key.path=value
+  std::vector<std::string> configs;     // --config, in order, later files winning key by key
+  std::vector<std::string> sets;        // --set key.path=value
+  std::vector<std::string> positional;  // key.path=value
   std::string out;
-  std::string resume;                  // a run directory to continue
-  bool resume_given = false;           // --resume was on the command line (even as '')
+  std::string resume;         // a run directory to continue
+  bool resume_given = false;  // --resume was on the command line (even as '')
   bool print_config = false;
-  bool sources = false;                // --print-config --sources
+  bool sources = false;  // --print-config --sources
 };
 
 // The status summary.json gives the run in dir ("" when there is none or it does not parse).
@@ -75,7 +75,7 @@ int report(const RunConfig& config, const RunFiles& files, const TrainOutcome& r
 void warn_threads(const RunConfig& config) {
   if (config.train.threads > max_math_threads())
     eprint("warning: train.threads = {} is more than 4 per core on this {}-core machine; using {}\n",
-               config.train.threads, cpu_cores(), max_math_threads());
+           config.train.threads, cpu_cores(), max_math_threads());
 }
 
 // The resolved config, and under "derived" what it resolves to beyond its own keys: DeepNorm's
@@ -97,8 +97,10 @@ nlohmann::json with_derived(const RunConfig& c) {
 int resume(const RunOptions& o) {
   const std::string& dir = o.resume;
   if (!o.configs.empty() || !o.out.empty() || !o.sets.empty() || !o.positional.empty())
-    throw UsageError(fmt::format("--resume {}: takes no --config, --out or overrides (the run continues with its own "
-                                 "config.json; start a new run to change it)", dir));
+    throw UsageError(
+        fmt::format("--resume {}: takes no --config, --out or overrides (the run continues with its own "
+                    "config.json; start a new run to change it)",
+                    dir));
   std::error_code ec;
   if (dir.empty()) throw UsageError("--resume: an empty directory name (give the run directory to continue)");
   if (!std::filesystem::is_directory(dir, ec)) throw UsageError(fmt::format("--resume {}: no such run directory", dir));
@@ -119,10 +121,11 @@ int resume(const RunOptions& o) {
     return 0;
   }
   if (!has_checkpoint(dir))
-    throw UsageError(fmt::format("--resume {}: no {} there: the run stopped before its first checkpoint "
-                                 "(train.checkpoint_every = {}; 0 writes one only when the run stops by itself, "
-                                 "by SIGINT or by SIGTERM); start it again",
-                                 dir, kCheckpointFile, config.train.checkpoint_every));
+    throw UsageError(
+        fmt::format("--resume {}: no {} there: the run stopped before its first checkpoint "
+                    "(train.checkpoint_every = {}; 0 writes one only when the run stops by itself, "
+                    "by SIGINT or by SIGTERM); start it again",
+                    dir, kCheckpointFile, config.train.checkpoint_every));
   check_memory(config);
   warn_threads(config);
   Session session(config);
@@ -154,7 +157,7 @@ int run(const RunOptions& o) {
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
-  check_memory(config);     // refused with the figures, before anything is allocated
+  check_memory(config);  // refused with the figures, before anything is allocated
   warn_threads(config);
   Session session(config);  // the data and the model, before anything is written
   RunFiles files(o.out.empty() ? default_run_dir(config.name) : o.out);
@@ -169,22 +172,29 @@ int run(const RunOptions& o) {
 void setup_run(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* sub = app.add_subcommand("run", "Train one model from a JSON config and record the run");
-  sub->footer("Precedence, later winning key by key: the defaults, each --config file in order, the positional "
-              "overrides, then --set.");
-  sub->add_option("-c,--config", o->configs, "JSON config file (every key has a default; see configs/); repeat it to "
-                                            "layer files, a later one overriding an earlier one key by key")
+  sub->footer(
+      "Precedence, later winning key by key: the defaults, each --config file in order, the positional "
+      "overrides, then --set.");
+  sub->add_option("-c,--config", o->configs,
+                  "JSON config file (every key has a default; see configs/); repeat it to "
+                  "layer files, a later one overriding an earlier one key by key")
       ->allow_extra_args(false);
-  sub->add_option("-s,--set", o->sets, "override a key: --set model.norm.type=rmsnorm (value parsed as JSON); wins "
-                                       "over the files and the positional overrides")
+  sub->add_option("-s,--set", o->sets,
+                  "override a key: --set model.norm.type=rmsnorm (value parsed as JSON); wins "
+                  "over the files and the positional overrides")
       ->allow_extra_args(false);
   sub->add_option("overrides", o->positional, "overrides as key.path=value (Hydra style), over the files");
-  sub->add_option("-o,--out", o->out, "run directory (default runs/<name>-<YYYYmmdd-HHMMSS>)");
-  CLI::Option* resume_option = sub->add_option("--resume", o->resume,
-                  "continue the stopped run in this directory from its checkpoint (train.checkpoint_every)");
-  sub->add_flag("--print-config", o->print_config,
-                "print the resolved config (with \"derived\": the DeepNorm constants it resolves to) and exit");
-  sub->add_flag("--sources", o->sources, "with --print-config: add \"sources\", where each key that is not a default "
-                                         "got its value (a file, \"override\" or \"--set\")");
+  sub->add_option("-o,--out", o->out, "run directory (default runs/<name>-<YYYYmmdd-HHMMSS>)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("an empty directory name") : std::string(); });
+  CLI::Option* resume_option = sub->add_option(
+      "--resume", o->resume, "continue the stopped run in this directory from its checkpoint (train.checkpoint_every)");
+  CLI::Option* print_config =
+      sub->add_flag("--print-config", o->print_config,
+                    "print the resolved config (with \"derived\": the DeepNorm constants it resolves to) and exit");
+  sub->add_flag("--sources", o->sources,
+                "with --print-config: add \"sources\", where each key that is not a default "
+                "got its value (a file, \"override\" or \"--set\")")
+      ->needs(print_config);
   sub->callback([o, resume_option, &exit_code] {
     o->resume_given = resume_option->count() > 0;
     exit_code = run(*o);

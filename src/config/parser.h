@@ -67,5 +67,7 @@ std::optional<std::string> apply_override(nlohmann::json& root, const std::strin
 struct RunConfig;
 // The checks across keys (validate.cpp), after every key parsed without a problem.
 void validate_combinations(RunConfig& c, Parser& p);
+// A key that this config does not read, set after the key that decides it (unread_keys.cpp).
+void refuse_unread_keys(const RunConfig& c, Parser& p);
 
 }  // namespace nt

@@ -213,6 +213,26 @@ void validate_later_norms(const RunConfig& c, Parser& p) {
                                         to_string(n.placement), to_string(n.type)));
 }
 
+// A statistic over the batch has B values in a classifier (a row is one position), B per position
+// or B x T in a sequence model; of one value the norm outputs its bias alone, whatever the input.
+void validate_batch_statistics(const RunConfig& c, Parser& p) {
+  const ArchDesc& a = arch_desc(c.model.arch);
+  const NormDesc& norm = norm_desc(c.model.norm.type);
+  if (norm.reduction == Reduction::batch && a.data() == DataKind::classification && c.train.batch_size < 2)
+    p.problem("train.batch_size",
+              fmt::format("{} needs at least 2 rows per batch, got 1", to_string(c.model.norm.type)));
+  if (norm.reduction == Reduction::batch && a.data() == DataKind::lm && c.train.batch_size < 2 &&
+      (c.model.norm.bn_axes == BnAxes::batch || c.data.seq_len < 2))
+    p.problem("train.batch_size",
+              c.model.norm.bn_axes == BnAxes::batch
+                  ? fmt::format("{} with model.norm.bn_axes batch takes each statistic over the batch's rows at "
+                                "one position: it needs at least 2 rows, got 1",
+                                norm.name)
+                  : fmt::format("{} takes each statistic over train.batch_size x data.seq_len = 1 x 1 value: it "
+                                "needs at least 2",
+                                norm.name));
+}
+
 }  // namespace
 
 void validate_combinations(RunConfig& c, Parser& p) {
@@ -263,23 +283,8 @@ void validate_combinations(RunConfig& c, Parser& p) {
                             c.data.mask_prob, c.train.batch_size, c.data.seq_len, n, c.data.mask_prob, n, q,
                             kMaxBatchWithoutTarget));
   }
-  // a classifier's row is one position: a statistic over the batch has B values
-  if (norm_desc(c.model.norm.type).reduction == Reduction::batch && a.data() == DataKind::classification &&
-      c.train.batch_size < 2)
-    p.problem("train.batch_size",
-              fmt::format("{} needs at least 2 rows per batch, got 1", to_string(c.model.norm.type)));
-  // in a sequence model a statistic has B values per position (batch) or B x T (batch_time); of one
-  // value the norm outputs its bias alone, whatever the input
-  if (norm.reduction == Reduction::batch && a.data() == DataKind::lm && c.train.batch_size < 2 &&
-      (c.model.norm.bn_axes == BnAxes::batch || c.data.seq_len < 2))
-    p.problem("train.batch_size",
-              c.model.norm.bn_axes == BnAxes::batch
-                  ? fmt::format("{} with model.norm.bn_axes batch takes each statistic over the batch's rows at "
-                                "one position: it needs at least 2 rows, got 1",
-                                norm.name)
-                  : fmt::format("{} takes each statistic over train.batch_size x data.seq_len = 1 x 1 value: it "
-                                "needs at least 2",
-                                norm.name));
+  validate_batch_statistics(c, p);
+  refuse_unread_keys(c, p);
 }
 
 }  // namespace nt
