@@ -30,9 +30,7 @@ std::string make_sweep(const TempDir& root) {
 }
 
 // stdout only (a command's notes on stderr dropped)
-CommandResult stdout_of(const std::string& args) {
-  return run_shell("{ " + binary() + " " + args + " 2>/dev/null; }");
-}
+CommandResult stdout_of(const std::string& args) { return run_shell("{ " + binary() + " " + args + " 2>/dev/null; }"); }
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -168,6 +166,15 @@ TEST(SweepAggregate, WritesACsvFileAndPrintsCsvOrJson) {
   EXPECT_EQ(j[1]["grid_point"], "model.norm.type=rmsnorm");
   EXPECT_NEAR(j[1]["final_val_loss_mean"].get<double>(), (a + b) / 2, 1e-12);
   EXPECT_NEAR(j[1]["final_val_loss_sd"].get<double>(), std::abs(a - b) / std::sqrt(2.0), 1e-12);
+  // a run that stopped has no final loss: its last, of another step, is left out, not averaged in
+  json stopped = read_json(sweep + "/3/summary.json");
+  stopped["status"] = "interrupted", stopped["final_val_loss"] = 99.0;
+  std::ofstream(sweep + "/3/summary.json") << stopped.dump();
+  const json partial = json::parse(stdout_of("sweep --aggregate " + sweep + " --format json").output);
+  EXPECT_EQ(partial[1]["runs"], 2);
+  EXPECT_EQ(partial[1]["done"], 1);
+  EXPECT_NEAR(partial[1]["final_val_loss_mean"].get<double>(), a, 1e-12);
+  EXPECT_TRUE(partial[1]["final_val_loss_sd"].is_null()) << partial[1];
 }
 
 TEST(CompareCli, RunsAreLabelledByTheKeysInWhichTheyDiffer) {

@@ -73,7 +73,9 @@ std::vector<Point> points_of(const std::vector<SweepJob>& jobs, bool& classifica
       if (!s.is_object()) continue;
       auto num = [&](const char* k) { return s.contains(k) && s[k].is_number() ? s[k].get<double>() : NAN; };
       classification |= s.contains("final_val_acc");
-      p.done += s.value("status", "") == "completed" || s.value("status", "") == "diverged";
+      // a run stopped (interrupted, failed) has no final loss: its last is of another step
+      if (s.value("status", "") != "completed" && s.value("status", "") != "diverged") continue;
+      ++p.done;
       p.diverged += s.value("diverged", false);
       train.push_back(num("final_train_loss"));
       val.push_back(num("final_val_loss"));
@@ -110,9 +112,10 @@ std::string aggregate_table(const std::vector<SweepJob>& jobs) {
 
 Table aggregate_rows(const std::vector<SweepJob>& jobs) {
   bool classification = false;
-  Table t{{"grid_point", "runs", "done", "final_train_loss_mean", "final_train_loss_sd", "final_val_loss_mean",
-           "final_val_loss_sd", "final_val_acc_mean", "final_val_acc_sd", "steps_per_s_mean", "steps_per_s_sd",
-           "diverged"}, {}};
+  Table t{
+      {"grid_point", "runs", "done", "final_train_loss_mean", "final_train_loss_sd", "final_val_loss_mean",
+       "final_val_loss_sd", "final_val_acc_mean", "final_val_acc_sd", "steps_per_s_mean", "steps_per_s_sd", "diverged"},
+      {}};
   for (const Point& p : points_of(jobs, classification))
     t.rows.push_back({p.label, p.runs, p.done, mean_of(p.train), sd_of(p.train), mean_of(p.val), sd_of(p.val),
                       mean_of(p.acc), sd_of(p.acc), mean_of(p.speed), sd_of(p.speed), p.diverged});
