@@ -25,6 +25,27 @@ namespace fs = std::filesystem;
 using test::run_normtool;
 using test::TempDir;
 
+// gnuplot runs in a process group of its own: a terminal's Ctrl-C, sent to normtool's group while
+// the finished run draws its pictures, killed gnuplot with it and lost loss.png for good (the run
+// was complete, so --resume had nothing to do). A stub gnuplot records its group and its parent's.
+TEST(Pictures, GnuplotRunsInAProcessGroupOfItsOwn) {
+  TempDir d;
+  fs::create_directories(d / "bin");
+  {
+    std::ofstream stub(d / "bin/gnuplot");
+    stub << "#!/bin/sh\necho \"$(cut -d' ' -f5 /proc/$$/stat) $(cut -d' ' -f5 /proc/$PPID/stat)\" >> " << (d / "groups")
+         << "\nexit 1\n";
+  }
+  fs::permissions(d / "bin/gnuplot", fs::perms::owner_all);
+  const auto r = test::run_shell("PATH=" + (d / "bin") + ":$PATH " + test::binary() + " run" + test::four_step_run() +
+                                 " --out " + (d / "run"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(d / "groups");
+  int lines = 0;
+  for (long own, parent; in >> own >> parent; ++lines) EXPECT_NE(own, parent) << "gnuplot in normtool's group";
+  EXPECT_GT(lines, 0) << "the stub never ran";
+}
+
 // <stem>.tsv: "# title" then rows of numbers, blocks apart by blank lines
 std::map<std::string, std::vector<std::vector<double>>> read_tsv(const std::string& path) {
   std::map<std::string, std::vector<std::vector<double>>> blocks;
@@ -69,7 +90,9 @@ TEST(Pictures, AnMlpRunDrawsItsStatisticsByLayer) {
 struct Csv {
   std::map<std::string, std::size_t> column;
   std::vector<std::vector<std::string>> rows;
-  double num(const std::vector<std::string>& row, const std::string& name) const { return std::stod(row.at(column.at(name))); }
+  double num(const std::vector<std::string>& row, const std::string& name) const {
+    return std::stod(row.at(column.at(name)));
+  }
 };
 Csv read_plain_csv(const std::string& path) {
   Csv t;
@@ -201,15 +224,18 @@ TEST(Pictures, CompareLaysRunsSideBySide) {
   TempDir tmp;
   const std::string a = tmp / "ln", b = tmp / "rms", out = tmp / "cmp";
   ASSERT_EQ(run_normtool("run --config " + smoke("lm-layernorm-pre.json") + " --out " + a).exit_code, 0);
-  ASSERT_EQ(run_normtool("run --config " + smoke("lm-layernorm-pre.json") + " model.norm.type=rmsnorm --out " + b).exit_code, 0);
+  ASSERT_EQ(
+      run_normtool("run --config " + smoke("lm-layernorm-pre.json") + " model.norm.type=rmsnorm --out " + b).exit_code,
+      0);
   const auto r = run_normtool("compare " + a + " " + b + " --site ffn.out --layer 1 --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // the table: the differing key, each run's value of it, and the final figures
   EXPECT_NE(r.output.find("| run | model.norm.type |"), std::string::npos) << r.output;
   const auto summary = test::read_json(b + "/summary.json");
-  EXPECT_NE(r.output.find(fmt::format("| rms | rmsnorm | completed | 60 | {:.4f} | {:.4f} |",
-                                      summary["final_train_loss"].get<double>(), summary["final_val_loss"].get<double>())),
-            std::string::npos)
+  EXPECT_NE(
+      r.output.find(fmt::format("| rms | rmsnorm | completed | 60 | {:.4f} | {:.4f} |",
+                                summary["final_train_loss"].get<double>(), summary["final_val_loss"].get<double>())),
+      std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("seed"), std::string::npos) << "keys that agree are left out";
   expect_picture(fs::path(out) / "loss.png");
@@ -223,7 +249,8 @@ TEST(Pictures, CompareLaysRunsSideBySide) {
   const CsvTable stats = read_csv(a + "/stats.csv");
   const auto profile = site_profiles(stats, last_step(stats), "std").at({1, "ffn.out"});
   const auto std_tsv = read_tsv(out + "/std.tsv");
-  const auto& curve = std_tsv.at(fmt::format("std by position, layer 1 ffn.out: type=layernorm (step {})", last_step(stats)));
+  const auto& curve =
+      std_tsv.at(fmt::format("std by position, layer 1 ffn.out: type=layernorm (step {})", last_step(stats)));
   ASSERT_EQ(curve.size(), profile.size());
   EXPECT_NEAR(curve[5][1], profile[5].second, 1e-5);
   std::ifstream md(fs::path(out) / "compare.md");
@@ -236,8 +263,10 @@ TEST(Pictures, CompareReadsAnyToolsRunDirectoryAndRefusesAMissingOne) {
   const std::string other = tmp / "other", out = tmp / "cmp";
   fs::create_directories(other);
   std::ofstream(other + "/config.json") << R"({"name": "other", "model": {"norm": {"type": "rmsnorm"}}})";
-  std::ofstream(other + "/metrics.jsonl") << R"({"step": 0, "split": "train", "loss": 5.5})" << "\n"
-                                          << R"({"step": 10, "split": "val", "loss": 4.25})" << "\n";
+  std::ofstream(other + "/metrics.jsonl") << R"({"step": 0, "split": "train", "loss": 5.5})"
+                                          << "\n"
+                                          << R"({"step": 10, "split": "val", "loss": 4.25})"
+                                          << "\n";
   std::ofstream(other + "/summary.json") << R"({"status": "completed", "steps_completed": 10, "final_val_loss": 4.25})";
   const std::string ours = tmp / "ours";
   ASSERT_EQ(run_normtool("run --config " + smoke("lm-none-pre.json") + " --out " + ours).exit_code, 0);
@@ -252,9 +281,9 @@ TEST(Pictures, CompareReadsAnyToolsRunDirectoryAndRefusesAMissingOne) {
 
   // runs that logged no statistics: said so, with the key that turns them on
   const std::string quiet = tmp / "quiet";
-  ASSERT_EQ(run_normtool("run --config " + smoke("lm-none-pre.json") + " --set train.stats_every=0 --out " + quiet)
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run_normtool("run --config " + smoke("lm-none-pre.json") + " --set train.stats_every=0 --out " + quiet).exit_code,
+      0);
   const auto none = run_normtool("compare " + quiet + " " + other + " --out " + (tmp / "cmp2"));
   ASSERT_EQ(none.exit_code, 0) << none.output;
   EXPECT_NE(none.output.find(quiet + ": stats.csv has no .out site at layer 0 (no such layer, or none logged: "
@@ -274,8 +303,8 @@ TEST(Pictures, CompareReadsAnyToolsRunDirectoryAndRefusesAMissingOne) {
 // One colour-blind-safe palette (Okabe & Ito), a fixed colour per norm: LayerNorm is blue and
 // RMSNorm vermillion in every plot, so that the two can be told apart at a glance.
 TEST(Palette, EveryNormHasItsOwnColourOfThePalette) {
-  const std::set<std::string> okabe_ito{"#000000", "#E69F00", "#56B4E9", "#009E73",
-                                        "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999"};
+  const std::set<std::string> okabe_ito{"#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442",
+                                        "#0072B2", "#D55E00", "#CC79A7", "#999999"};
   std::set<std::string> seen;
   for (NormType k : all_norm_types()) {
     const NormDesc& d = norm_desc(k);
@@ -332,8 +361,7 @@ TEST(Palette, APlotsScriptPutsItsKeyOutsideAndColoursByNorm) {
 // A scatter: a dots curve is drawn with points alone, a line curve beside it with its line
 TEST(Palette, ADotsCurveIsDrawnAsPointsWithoutALine) {
   TempDir tmp;
-  std::vector<Curve> curves{{"layernorm", {{-1, -0.9}, {0, 0.1}, {1, 0.8}}, {}},
-                            {"fit", {{-1, -1.0}, {1, 1.0}}, {}}};
+  std::vector<Curve> curves{{"layernorm", {{-1, -0.9}, {0, 0.1}, {1, 0.8}}, {}}, {"fit", {{-1, -1.0}, {1, 1.0}}, {}}};
   curves[0].dots = true;
   std::filesystem::create_directories(tmp.path);
   plot_curves(tmp.str(), "p", PlotStyle{.title = "t", .xlabel = "x"}, curves);

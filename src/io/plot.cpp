@@ -64,8 +64,8 @@ void write_block(std::ostringstream& out, const std::string& heading, const Curv
   out << "\n\n";
 }
 
-// `gnuplot <stem>.gp` in `dir`, without a shell, its stderr in <stem>.log (created afresh, never
-// through a link); its exit status, 127 when there is no gnuplot.
+// `gnuplot <stem>.gp` in `dir`, without a shell, in a process group of its own, its stderr in
+// <stem>.log (created afresh, never through a link); its exit status, 127 when there is no gnuplot.
 int run_gnuplot(const std::string& dir, const std::string& stem) {
   const std::string log = (fs::path(dir) / (stem + ".log")).string(), gp = stem + ".gp";
   ::unlink(log.c_str());
@@ -76,6 +76,9 @@ int run_gnuplot(const std::string& dir, const std::string& stem) {
     return -1;
   }
   if (pid == 0) {
+    // a process group of its own: a terminal's Ctrl-C goes to normtool's group, which stops the run
+    // at its next step; gnuplot, killed with it, lost the picture of a run that had finished
+    ::setpgid(0, 0);
     const int null = ::open("/dev/null", O_RDWR);
     dup2(null, 0);
     dup2(null, 1);
@@ -137,7 +140,8 @@ std::string y_range_of_last_half(const std::vector<Curve>& curves, bool logy) {
       if (i < c.band.size()) lo = std::min(lo, c.band[i].first), hi = std::max(hi, c.band[i].second);
     }
   if (!(lo < hi)) return "set autoscale y\n";
-  if (logy && lo > 0) return fmt::format("set yrange [{:.6g}:{:.6g}]\n", lo / std::pow(hi / lo, 0.1), hi * std::pow(hi / lo, 0.1));
+  if (logy && lo > 0)
+    return fmt::format("set yrange [{:.6g}:{:.6g}]\n", lo / std::pow(hi / lo, 0.1), hi * std::pow(hi / lo, 0.1));
   const double margin = (hi - lo) * 0.1;
   return fmt::format("set yrange [{:.6g}:{:.6g}]\n", lo - margin, hi + margin);
 }
@@ -158,7 +162,7 @@ std::string axes_of(const PlotStyle& style, const std::vector<Curve>& curves) {
   if (style.zoom_last_half) gp += y_range_of_last_half(curves, style.logy);
   const bool integers = style.integer_x || style.xlabel.find("layer") != std::string::npos;
   return gp + (integers && !style.logx ? fmt::format("set xtics {}\n", std::max(1.0, std::ceil(hi / 12)))
-                                        : "set xtics autofreq\n");
+                                       : "set xtics autofreq\n");
 }
 
 // The plot command of one graph: each curve with points in its pen, its band (if any) under it;
