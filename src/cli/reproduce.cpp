@@ -52,6 +52,7 @@ Outcome run_claim(const Claim& c, const std::string& out, const std::string& bin
     o.result = ClaimResult{};
     o.result.ran = false;
     o.result.measured = fmt::format("the experiment failed to run: {}", e.what());
+    if (how.quick) o.result.setting = "quick: failed before its setting ran";  // the report stays a QUICK one
     o.failed = o.pending.empty();  // with sweeps pending, the empty runs explain it
   }
   o.result.seconds = slots ? slots->busy_seconds(priority) / slots->size()
