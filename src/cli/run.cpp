@@ -93,6 +93,12 @@ nlohmann::json with_derived(const RunConfig& c) {
   return j;
 }
 
+// A SIGINT or SIGTERM while the data and the model were made: nothing was written (or changed)
+int stopped_before_start(const std::string& run) {
+  eprint("{}: stopped before training (SIGINT or SIGTERM); nothing written\n", run);
+  return 130;
+}
+
 // `run --resume DIR`: the run in DIR continues from its checkpoint, with DIR/config.json.
 int resume(const RunOptions& o) {
   const std::string& dir = o.resume;
@@ -128,9 +134,11 @@ int resume(const RunOptions& o) {
                     dir, kCheckpointFile, config.train.checkpoint_every));
   check_memory(config);
   warn_threads(config);
+  install_interrupt_handlers();  // from here a SIGINT or SIGTERM is exit 130, whenever it comes
   Session session(config);
   RunRecords records;
   const LogSizes sizes = load_checkpoint(dir, config_to_json(config), session, records);
+  if (interrupt_requested()) return stopped_before_start(dir);
   ++records.resumes;
   std::optional<RunFiles> opened;
   try {
@@ -139,7 +147,6 @@ int resume(const RunOptions& o) {
     throw UsageError(fmt::format("--resume {}: cannot write the run directory: {}", dir, e.what()));
   }
   RunFiles& files = *opened;
-  install_interrupt_handlers();
   eprint("{}: resuming at step {} of {}\n", dir, session.steps_done(), config.train.steps);
   Progress progress(config.name, config.train.steps, config.train.log_every);
   return report(config, files, train(config, session, files, progress, std::move(records)));
@@ -159,10 +166,11 @@ int run(const RunOptions& o) {
   }
   check_memory(config);  // refused with the figures, before anything is allocated
   warn_threads(config);
-  Session session(config);  // the data and the model, before anything is written
+  install_interrupt_handlers();  // from here a SIGINT or SIGTERM is exit 130, whenever it comes
+  Session session(config);       // the data and the model, before anything is written
+  if (interrupt_requested()) return stopped_before_start(o.out.empty() ? config.name : o.out);
   RunFiles files(o.out.empty() ? default_run_dir(config.name) : o.out);
   files.write_config(config_to_json(config));
-  install_interrupt_handlers();
   Progress progress(config.name, config.train.steps, config.train.log_every);
   return report(config, files, train(config, session, files, progress));
 }
