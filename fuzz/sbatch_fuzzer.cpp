@@ -74,7 +74,8 @@ bool words_of(const std::string& text, std::vector<std::string>& words) {
           words.back() += text[k];
         } else if (k + 1 < text.size() && (text[k + 1] == '\\' || text[k + 1] == '\'')) {
           words.back() += text[++k];
-        } else if (k + 3 < text.size() && text[k + 1] == 'x' && std::isxdigit(static_cast<unsigned char>(text[k + 2])) &&
+        } else if (k + 3 < text.size() && text[k + 1] == 'x' &&
+                   std::isxdigit(static_cast<unsigned char>(text[k + 2])) &&
                    std::isxdigit(static_cast<unsigned char>(text[k + 3]))) {
           words.back() += char(std::stoi(text.substr(k + 2, 2), nullptr, 16));
           k += 3;
@@ -177,8 +178,10 @@ void run_with_stub(const std::string& script, const std::vector<std::vector<std:
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> f(1);
   for (size_t i = 0; i < size; ++i) {
-    if (data[i] == 0x01) f.emplace_back();
-    else f.back() += char(data[i]);
+    if (data[i] == 0x01)
+      f.emplace_back();
+    else
+      f.back() += char(data[i]);
   }
   f.resize(std::max<std::size_t>(f.size(), 6));
   nt::SlurmOptions o;
@@ -214,7 +217,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const nt::SweepJob& j : jobs) {
     std::vector<std::string> a;
     if (!config.empty()) a.insert(a.end(), {"--config", config});
-    for (const std::string& v : nt::job_overrides(spec, j)) a.insert(a.end(), {"--set", v});
+    for (const std::string& v : nt::job_fixed(spec)) a.push_back(v);  // positional, then the axes as --set
+    for (const std::string& v : nt::job_axes(j)) a.insert(a.end(), {"--set", v});
     args.push_back(a);
   }
   const std::vector<std::string> lines = lines_of(script);
@@ -244,12 +248,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else if (l.rfind("dir=", 0) == 0) {
       const std::string tail = "/\"$SLURM_ARRAY_TASK_ID\"";
       if (l.size() < 4 + tail.size() || l.compare(l.size() - tail.size(), tail.size(), tail) != 0 ||
-          !words_of(l.substr(4, l.size() - 4 - tail.size()), w) || w != std::vector<std::string>{fs::absolute(spec.out).lexically_normal().string()})
+          !words_of(l.substr(4, l.size() - 4 - tail.size()), w) ||
+          w != std::vector<std::string>{fs::absolute(spec.out).lexically_normal().string()})
         fail("dir= " + l, script);
     } else if (l.rfind("cd -- ", 0) == 0) {
       const std::string tail = " || exit 2";
       if (l.size() < 6 + tail.size() || l.compare(l.size() - tail.size(), tail.size(), tail) != 0 ||
-          !words_of(l.substr(6, l.size() - 6 - tail.size()), w) || w != std::vector<std::string>{fs::current_path().string()})
+          !words_of(l.substr(6, l.size() - 6 - tail.size()), w) ||
+          w != std::vector<std::string>{fs::current_path().string()})
         fail("cd " + l, script);
     } else if (l.find(") args=(") != std::string::npos) {
       if (job_lines >= jobs.size()) fail("more job lines than jobs", script);
@@ -264,6 +270,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   if (job_lines != jobs.size()) fail("a job line is missing", script);
-  if (std::getenv("NORMTOOL_FUZZ_RUN_BASH")) run_with_stub(script, args, jobs, fs::absolute(spec.out).lexically_normal().string());
+  if (std::getenv("NORMTOOL_FUZZ_RUN_BASH"))
+    run_with_stub(script, args, jobs, fs::absolute(spec.out).lexically_normal().string());
   return 0;
 }

@@ -17,6 +17,7 @@
 #include <iostream>
 #include <exception>
 #include <new>
+#include <sstream>
 #include <string>
 
 #include "cli/compare.h"
@@ -79,8 +80,11 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
+  } catch (const CLI::ParseError& e) {  // its message may quote an argument: through printable
+    std::ostringstream out, err;
+    const int code = app.exit(e, out, err);
+    fmt::print("{}", out.str());
+    nt::print_err(nt::printable(err.str()));
     return finish(code == 0 ? 0 : 2);
   } catch (const nt::InputError& e) {  // a message may quote a user's bytes: shown, never sent to the terminal
     nt::eprint("error: {}\n", nt::printable(e.what()));

@@ -1,4 +1,4 @@
-// What load_config (config/config.h) says of a config made of overrides alone: the ConfigError's
+// What load_config (config/config.h) says of a config made of overrides (over `file`): the ConfigError's
 // message naming every problem, or "" when the config is valid. For the tests of refused combinations.
 #pragma once
 #include <string>
@@ -8,9 +8,9 @@
 
 namespace nt {
 
-inline std::string problems_of(std::vector<std::string> overrides) {
+inline std::string problems_of(std::vector<std::string> overrides, const std::string& file = "{}") {
   try {
-    load_config("{}", "t.json", overrides);
+    load_config(file, "t.json", overrides);
   } catch (const ConfigError& e) {
     return e.what();
   }

@@ -18,8 +18,8 @@ namespace {
 // o[b, i, h] = sum_j softmax_j(s_ij) v_j, s_ij = q_i . k_j / sqrt(hs) (cap > 0: cap tanh(s_ij / cap)), over
 // the keys j the mask keeps (and j <= i when causal), written as the definition: q rows (B*Tq, ldq), k and v
 // rows (B*Tk, ldkv), head h at column offset h*hs of each; a row with no key left is 0.
-std::vector<double> plain_attention(const double* q, int ldq, const double* k, const double* v, int ldkv, int B,
-                                    int Tq, int Tk, int NH, int hs, const std::vector<float>& mask, bool causal,
+std::vector<double> plain_attention(const double* q, int ldq, const double* k, const double* v, int ldkv, int B, int Tq,
+                                    int Tk, int NH, int hs, const std::vector<float>& mask, bool causal,
                                     double cap = 0) {
   std::vector<double> o(std::size_t(B) * Tq * NH * hs, 0.0);
   for (int b = 0; b < B; ++b)
@@ -139,10 +139,10 @@ TEST(Attention, LogitMaxReadsThePairsTheSoftmaxSees) {
   };
   EXPECT_DOUBLE_EQ(max(false, nullptr, nullptr), 4.5);
   EXPECT_DOUBLE_EQ(max(true, nullptr, nullptr), 4.5);
-  EXPECT_DOUBLE_EQ(max(false, drop_last, nullptr), 3.0);   // query 2 x key 1: 3 * 2 / 2
-  EXPECT_DOUBLE_EQ(max(false, nullptr, drop_last), 3.0);   // query 1 x key 2
-  EXPECT_DOUBLE_EQ(max(true, nullptr, drop_last), 2.0);    // query 1 sees keys 0, 1 only
-  x[4] = -5.0f;                                            // q_1 = k_1 = -5 e_0: |S_11| = 12.5
+  EXPECT_DOUBLE_EQ(max(false, drop_last, nullptr), 3.0);  // query 2 x key 1: 3 * 2 / 2
+  EXPECT_DOUBLE_EQ(max(false, nullptr, drop_last), 3.0);  // query 1 x key 2
+  EXPECT_DOUBLE_EQ(max(true, nullptr, drop_last), 2.0);   // query 1 sees keys 0, 1 only
+  x[4] = -5.0f;                                           // q_1 = k_1 = -5 e_0: |S_11| = 12.5
   EXPECT_DOUBLE_EQ(max(true, nullptr, nullptr), 12.5);
 }
 
@@ -203,9 +203,8 @@ TEST(GradCheck, CausalSelfAttentionMasked) {
 TEST(GradCheck, CrossAttentionMasked) {
   const int B = 2, Tq = 35, Tk = 7, NH = 2;
   static const std::vector<float> mask = padding_mask(B, Tk, {7, 3});
-  expect_gradients_match(
-      [](auto& g, auto& t) { return cross_attention(g, t[0], t[1], B, Tq, Tk, NH, mask.data()); },
-      {random_input(B * Tq, NH * 2, 1), random_input(B * Tk, 2 * NH * 2, 2)});
+  expect_gradients_match([](auto& g, auto& t) { return cross_attention(g, t[0], t[1], B, Tq, Tk, NH, mask.data()); },
+                         {random_input(B * Tq, NH * 2, 1), random_input(B * Tk, 2 * NH * 2, 2)});
 }
 
 TEST(GradCheck, CrossAttentionAcrossColumnBlocks) {  // Tk = 40: a block of 32 key columns and a partial one

@@ -37,9 +37,7 @@ std::vector<float> placed(NormType type, Placement placement, float alpha) {
   std::fill_n(bias.data, C, 0.5f);
   const Tensor<float> x = filled(g, -1.0f, 0.3f);
   std::vector<SiteCapture> sites;
-  const Tensor<float> y = res(g, x, nullptr, sites, [&](Tensor<float> h) {
-    return Branch{scale(g, h, 2.0f), bias};
-  });
+  const Tensor<float> y = res(g, x, nullptr, sites, [&](Tensor<float> h) { return Branch{scale(g, h, 2.0f), bias}; });
   EXPECT_EQ(sites.size(), 1u);
   return std::vector<float>(y.data, y.data + y.size());
 }

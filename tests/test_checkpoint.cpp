@@ -66,12 +66,11 @@ void expect_same_logs(const std::string& a, const std::string& b) {
 // The run's arguments: a BatchNorm transformer on padded sequences (running statistics, masks)
 // with AdamW, a cosine schedule and clipping, statistics every 20 steps, a checkpoint every 100.
 std::vector<std::string> run_args(const std::string& out, const std::string& extra_config = "") {
-  std::vector<std::string> a{binary(), "run", "--config",
-                             source_dir() + "/configs/smoke/lm-batchnorm-padded.json"};
-  for (const char* o : {"train.steps=1200", "train.threads=1", "train.log_every=7", "train.eval_every=50",
-                        "train.stats_every=20", "train.checkpoint_every=100", "train.optimizer=adamw",
-                        "train.weight_decay=0.01", "train.schedule=cosine", "train.warmup_steps=30",
-                        "train.grad_clip=1.0"})
+  std::vector<std::string> a{binary(), "run", "--config", source_dir() + "/configs/smoke/lm-batchnorm-padded.json"};
+  for (const char* o :
+       {"train.steps=1200", "train.threads=1", "train.log_every=7", "train.eval_every=50", "train.stats_every=20",
+        "train.checkpoint_every=100", "train.optimizer=adamw", "train.weight_decay=0.01", "train.schedule=cosine",
+        "train.warmup_steps=30", "train.grad_clip=1.0"})
     a.push_back(o);
   if (!extra_config.empty()) a.push_back(extra_config);
   a.insert(a.end(), {"--out", out});
@@ -225,7 +224,10 @@ TEST_F(Resume, AnotherFormatVersionOrACorruptCheckpointIsRefused) {
   std::ofstream(path, std::ios::binary) << other;
   CommandResult r = resume(out);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("checkpoint format version " + std::to_string(kCheckpointFormat + 1) + ", this normtool reads version " + std::to_string(kCheckpointFormat)), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("checkpoint format version " + std::to_string(kCheckpointFormat + 1) +
+                          ", this normtool reads version " + std::to_string(kCheckpointFormat)),
+            std::string::npos)
+      << r.output;
 
   std::string flipped = good;
   flipped[good.size() / 2] ^= 0x10;
@@ -289,11 +291,11 @@ TEST(SessionState, SavedAndLoadedContinuesBitForBit) {
     const char* config;
     std::vector<std::string> overrides;
   };
-  for (const Case& k : {Case{"configs/smoke/lm-batchnorm-pre.json", {}}, Case{"configs/smoke/mlp-batchnorm.json", {}},
-                        // large weights: the loss scale backs off in the first steps, the checkpoint carries it
-                        Case{"configs/smoke/lm-layernorm-pre.json", {"train.precision=fp16", "model.init_std=1.0"}},
-                        Case{"configs/smoke/rnn-gru-layernorm.json", {}},
-                        Case{"configs/smoke/rnnsearch-rmsnorm.json", {}}}) {
+  for (const Case& k :
+       {Case{"configs/smoke/lm-batchnorm-pre.json", {}}, Case{"configs/smoke/mlp-batchnorm.json", {}},
+        // large weights: the loss scale backs off in the first steps, the checkpoint carries it
+        Case{"configs/smoke/lm-layernorm-pre.json", {"train.precision=fp16", "model.init_std=1.0"}},
+        Case{"configs/smoke/rnn-gru-layernorm.json", {}}, Case{"configs/smoke/rnnsearch-rmsnorm.json", {}}}) {
     SCOPED_TRACE(k.config);
     std::vector<std::string> overrides = k.overrides;
     overrides.push_back("train.threads=1");
@@ -320,8 +322,7 @@ TEST(SessionState, SavedAndLoadedContinuesBitForBit) {
 // The logits of a pass are those forward() scores: as many arg-max hits as it counts correct, in
 // eval mode (BatchNorm's running statistics) and in train mode (the batch's), which differ.
 TEST(SessionState, LogitsAreTheForwardPassesOwnInBothModes) {
-  const RunConfig c = load_config_file(source_dir() + "/configs/smoke/mlp-batchnorm.json",
-                                       {"train.threads=1"});
+  const RunConfig c = load_config_file(source_dir() + "/configs/smoke/mlp-batchnorm.json", {"train.threads=1"});
   Session s(c);
   for (int i = 0; i < 20; ++i) s.step();
   Batch batch;

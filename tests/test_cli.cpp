@@ -40,7 +40,8 @@ TEST(Cli, BadConfigExits2WithOneLinePerProblem) {
 TEST(Cli, MissingConfigFileExits2) {
   const auto r = run_normtool("run --config /nonexistent/x.json");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.output, "error: config is invalid: /nonexistent/x.json: cannot read the config file: No such file or directory\n");
+  EXPECT_EQ(r.output,
+            "error: config is invalid: /nonexistent/x.json: cannot read the config file: No such file or directory\n");
 }
 
 TEST(Cli, MissingDataNamesTheFileAndThePackage) {
@@ -92,7 +93,8 @@ TEST(Cli, DivergedRunExits1WithItsFiles) {
   TempDir d;
   const auto r = run_normtool(
       "run --set data.dataset=synthetic-classify --set model.arch=mlp --set model.norm.type=none "
-      "--set train.optimizer=sgd --set train.lr=1e4 --set model.init_std=1 --set train.threads=1 --out " + d.str());
+      "--set train.optimizer=sgd --set train.lr=1e4 --set model.init_std=1 --set train.threads=1 --out " +
+      d.str());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(read_json(d / "summary.json")["status"], "diverged");
 }

@@ -79,7 +79,8 @@ TEST(Compose, DeepNormWithPreGivenIsAContradictionNamingBoth) {
   EXPECT_EQ(problems_of({{f}, {}, {"model.norm.placement=pre"}}),
             std::vector<std::string>{"model.norm.placement: pre contradicts model.norm.type deepnorm, which is always "
                                      "post (norm(alpha x + f(x))): give post or leave the placement out "
-                                     "(model.norm.placement: --set; model.norm.type: " + f + ")"});
+                                     "(model.norm.placement: --set; model.norm.type: " +
+                                     f + ")"});
   // deepnorm with no placement, or chosen after a file's pre (lm-tiny.json's), resolves to post
   EXPECT_EQ(load_configs({{f}, {}, {}}).model.norm.placement, Placement::post);
   const std::string pre = write(d, "pre.json", R"({"model": {"norm": {"placement": "pre"}}})");
@@ -90,7 +91,8 @@ TEST(Compose, ErrorsNameTheirTrueSource) {
   TempDir d;
   const std::string a = write(d, "a.json", R"({"seed": 1})");
   const std::string b = write(d, "b.json", R"({"train": {"lr": "fast"}})");
-  EXPECT_EQ(problems_of({{a, b}, {}, {}}), std::vector<std::string>{"train.lr: expected a number >= 0, got \"fast\" (" + b + ")"});
+  EXPECT_EQ(problems_of({{a, b}, {}, {}}),
+            std::vector<std::string>{"train.lr: expected a number >= 0, got \"fast\" (" + b + ")"});
   EXPECT_EQ(problems_of({{a}, {}, {"train.stpes=3", "seed"}}),
             (std::vector<std::string>{"--set \"seed\": expected key.path=value",
                                       "train.stpes: unknown key (did you mean \"train.steps\"?) (--set)"}));
@@ -124,15 +126,17 @@ TEST(Compose, RunTakesRepeatedConfigsAndShowsSources) {
 TEST(Compose, MissingConfigSuggestsTheNearest) {
   const auto r = run_normtool("run --config configs/lm-tny.json --print-config");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.output, "error: config is invalid: configs/lm-tny.json: cannot read the config file: No such file or "
-                      "directory (did you mean configs/lm-tiny.json?)\n");
+  EXPECT_EQ(r.output,
+            "error: config is invalid: configs/lm-tny.json: cannot read the config file: No such file or "
+            "directory (did you mean configs/lm-tiny.json?)\n");
 }
 
 TEST(Compose, AConfigGivenAsAnOverrideSuggestsConfig) {
   const auto r = run_normtool("run configs/lm-tiny.json --print-config");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.output, "error: config is invalid: override \"configs/lm-tiny.json\": expected key.path=value (did you "
-                      "mean --config configs/lm-tiny.json?)\n");
+  EXPECT_EQ(r.output,
+            "error: config is invalid: override \"configs/lm-tiny.json\": expected key.path=value (did you "
+            "mean --config configs/lm-tiny.json?)\n");
 }
 
 TEST(Compose, PresetIntoAFileIsJsonOnly) {
@@ -146,8 +150,8 @@ TEST(Compose, PresetIntoAFileIsJsonOnly) {
   EXPECT_EQ(j["model"]["norm"]["type"], "rmsnorm");
   EXPECT_TRUE(j["_sources"].is_object());
   // and it is a config of its own
-  EXPECT_EQ(load_configs({{d / "x.json"}, {}, {}}).model.norm.type, load_config_file(
-      source_dir() + "/configs/presets/llama.json", {}).model.norm.type);
+  EXPECT_EQ(load_configs({{d / "x.json"}, {}, {}}).model.norm.type,
+            load_config_file(source_dir() + "/configs/presets/llama.json", {}).model.norm.type);
   const auto json_flag = run_normtool("presets llama --json");
   EXPECT_TRUE(json::parse(json_flag.output, nullptr, false).is_object()) << json_flag.output;
   const auto text = run_normtool("presets llama --text");

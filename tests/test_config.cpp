@@ -159,11 +159,14 @@ TEST(Config, AKeyNothingReadsIsRefusedNamingWhatReadsIt) {
   }
   // read where they apply, and any key at its default
   EXPECT_TRUE(problems_of("{}", {"train.optimizer=sgd", "train.momentum=0.5"}).empty());
-  // set before the key that decides, it is superseded (a file's sgd with its momentum, run with adam);
-  // in the same layer (a sweep's --set beside its grid) it is read where it applies
+  // set in a layer before the key that decides, it is superseded (a file's sgd with its momentum, run
+  // with adam); in the same layer, or after, it is refused: whether the default is spelled out or not
   EXPECT_TRUE(problems_of(R"({"train": {"optimizer": "sgd", "momentum": 0.5}})", {"train.optimizer=adam"}).empty());
-  EXPECT_TRUE(problems_of("{}", {"model.norm.p=0.25", "model.norm.type=layernorm"}).empty());
+  EXPECT_FALSE(problems_of("{}", {"model.norm.p=0.25", "model.norm.type=layernorm"}).empty());
+  EXPECT_FALSE(problems_of(R"({"train": {"optimizer": "adam", "momentum": 0.5}})").empty());
   EXPECT_FALSE(problems_of(R"({"train": {"optimizer": "adam"}})", {"train.momentum=0.5"}).empty());
+  // a sweep's axes are a layer after its fixed overrides: p for the prmsnorm jobs of a grid of norms
+  EXPECT_NO_THROW(load_configs({{}, {"model.norm.p=0.25"}, {"model.norm.type=layernorm"}}));
   EXPECT_TRUE(problems_of("{}", {"model.norm.type=prmsnorm", "model.norm.p=0.25"}).empty());
   EXPECT_TRUE(problems_of("{}", {"model.position=rotary", "model.rotary_base=500"}).empty());
   nlohmann::json defaults = config_to_json(RunConfig{});  // every key at its default (a config.json's)

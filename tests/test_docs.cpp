@@ -63,7 +63,8 @@ TEST(Docs, ReadmeShowsTheCommittedVerdicts) {
   const nlohmann::json verdicts = nlohmann::json::parse(read_source("reports/verdicts.json"));
   const std::string table = results_table(verdicts, "reports/REPORT.md");
   const std::string readme = read_source("README.md");
-  EXPECT_NE(readme.find(table), std::string::npos) << "README.md's results are stale: run `build/normtool reproduce --sync-readmes`";
+  EXPECT_NE(readme.find(table), std::string::npos)
+      << "README.md's results are stale: run `build/normtool reproduce --sync-readmes`";
   EXPECT_LT(readme.find(table), 2000u) << "the results come first, after the two commands";
   for (const auto& v : verdicts) {
     const std::string row = "| [" + v["id"].get<std::string>() + "](reports/REPORT.md#";
@@ -85,7 +86,8 @@ TEST(Docs, ClaimsReferenceReplacesOnlyItsPart) {
   const std::string ref = claims_reference();
   const std::string doc = "# Claims\n\nby hand\n\n" + ref + "\nafter\n";
   EXPECT_EQ(with_claims_reference(doc), doc);
-  const std::string stale = "# Claims\n\nby hand\n\n" + ref.substr(0, 120) + "old text\n<!-- end of the generated claims -->\n\nafter\n";
+  const std::string stale =
+      "# Claims\n\nby hand\n\n" + ref.substr(0, 120) + "old text\n<!-- end of the generated claims -->\n\nafter\n";
   EXPECT_EQ(with_claims_reference(stale), "# Claims\n\nby hand\n\n" + ref + "\nafter\n");
 }
 

@@ -31,10 +31,16 @@ void check_encoder(const std::string& name, std::vector<std::string> extra) {
   Golden ref(name);
   const auto& c = ref.config();
   const int B = c["B"], T = c["T"];
-  std::vector<std::string> overrides = {
-      "data.dataset=synthetic-lm", "model.arch=encoder", "model.embed_norm=true", "model.norm.placement=post",
-      "data.seq_len=" + std::to_string(T), "model.d_model=" + c["d_model"].dump(), "model.n_heads=" + c["n_heads"].dump(),
-      "model.d_ff=" + c["d_ff"].dump(), "model.n_layers=" + c["n_layers"].dump(), "model.norm.eps=" + c["eps"].dump()};
+  std::vector<std::string> overrides = {"data.dataset=synthetic-lm",
+                                        "model.arch=encoder",
+                                        "model.embed_norm=true",
+                                        "model.norm.placement=post",
+                                        "data.seq_len=" + std::to_string(T),
+                                        "model.d_model=" + c["d_model"].dump(),
+                                        "model.n_heads=" + c["n_heads"].dump(),
+                                        "model.d_ff=" + c["d_ff"].dump(),
+                                        "model.n_layers=" + c["n_layers"].dump(),
+                                        "model.norm.eps=" + c["eps"].dump()};
   overrides.insert(overrides.end(), extra.begin(), extra.end());
   const RunConfig config = load_config("{}", "golden", overrides);
   auto model = make_model(config, 256, 256);
@@ -70,12 +76,16 @@ void check_encoder_decoder(const std::string& name, std::vector<std::string> ext
   Golden ref(name);
   const auto& c = ref.config();
   const int B = c["B"], S = c["S"], T = c["T"];
-  std::vector<std::string> overrides = {
-      "data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder", "model.norm.placement=pre",
-      "data.max_len=" + c["max_len"].dump(), "model.d_model=" + c["d_model"].dump(),
-      "model.n_heads=" + c["n_heads"].dump(), "model.d_ff=" + c["d_ff"].dump(),
-      "model.n_layers=" + c["n_layers"].dump(), "model.n_dec_layers=" + c["n_dec_layers"].dump(),
-      "model.norm.eps=" + c["eps"].dump()};
+  std::vector<std::string> overrides = {"data.dataset=synthetic-seq2seq",
+                                        "model.arch=encoder-decoder",
+                                        "model.norm.placement=pre",
+                                        "data.max_len=" + c["max_len"].dump(),
+                                        "model.d_model=" + c["d_model"].dump(),
+                                        "model.n_heads=" + c["n_heads"].dump(),
+                                        "model.d_ff=" + c["d_ff"].dump(),
+                                        "model.n_layers=" + c["n_layers"].dump(),
+                                        "model.n_dec_layers=" + c["n_dec_layers"].dump(),
+                                        "model.norm.eps=" + c["eps"].dump()};
   overrides.insert(overrides.end(), extra.begin(), extra.end());
   const RunConfig config = load_config("{}", "golden", overrides);
   auto model = make_model(config, 256, 256);
@@ -118,8 +128,9 @@ TEST(Golden, EncoderDecoderAsT5) {
 // another byte, 0.1 kept; nothing chosen on padding; the targets are the row; the same validation
 // masks at every evaluation.
 TEST(MaskedLm, MaskingSharesAndPositions) {
-  const RunConfig config = load_config("{}", "mlm", {"data.dataset=synthetic-lm", "model.arch=encoder",
-                                                     "data.layout=padded", "data.seq_len=64", "data.mask_prob=0.3"});
+  const RunConfig config = load_config("{}", "mlm",
+                                       {"data.dataset=synthetic-lm", "model.arch=encoder", "data.layout=padded",
+                                        "data.seq_len=64", "data.mask_prob=0.3"});
   const auto data = make_dataset(config);
   EXPECT_TRUE(data->reports_accuracy());
   Rng rng(5, 2);
@@ -168,8 +179,9 @@ TEST(EncoderConfig, SenselessCombinationsNameTheKey) {
   };
   EXPECT_NE(problem({"model.arch=encoder", "data.dataset=synthetic-classify"}).find("model.arch"), std::string::npos);
   EXPECT_NE(problem({"model.n_dec_layers=3"}).find("model.n_dec_layers"), std::string::npos);
-  EXPECT_NE(problem({"model.arch=mlp", "data.dataset=synthetic-classify", "model.embed_norm=true"}).find("model.embed_norm"),
-            std::string::npos);
+  EXPECT_NE(
+      problem({"model.arch=mlp", "data.dataset=synthetic-classify", "model.embed_norm=true"}).find("model.embed_norm"),
+      std::string::npos);
   EXPECT_NE(problem({"model.arch=encoder", "model.n_heads=3"}).find("model.n_heads"), std::string::npos);
   EXPECT_EQ(problem({"model.arch=encoder", "model.embed_norm=true", "data.mask_prob=0.2"}), "");
 }
@@ -218,8 +230,10 @@ TEST(EncoderDecoderRun, AccuracyIsAShareAndSitesNameTheirStack) {
     ASSERT_TRUE(line.contains("acc")) << line.dump();
     EXPECT_GE(line["acc"].get<double>(), 0.0) << line.dump();
     EXPECT_LE(line["acc"].get<double>(), 1.0) << line.dump();
-    if (line["split"] == "train") ++train_lines, last_acc = line["acc"].get<double>();
-    else val_acc = line["acc"].get<double>();
+    if (line["split"] == "train")
+      ++train_lines, last_acc = line["acc"].get<double>();
+    else
+      val_acc = line["acc"].get<double>();
   }
   EXPECT_GE(train_lines, 8);
   EXPECT_GT(last_acc, 0.02);  // it learns something: a share of the tokens, not nothing

@@ -62,8 +62,9 @@ void check(const Case& c, int threads) {
           << c.K << " beta " << c.beta << " bias " << c.bias << ", " << threads << " threads";
     }
     for (int j = c.N; j < ldc; ++j)  // the spare columns of C are not touched
-      ASSERT_TRUE(std::isnan(C[std::size_t(i) * ldc + j]) ? std::isnan(C0[std::size_t(i) * ldc + j])
-                                                           : C[std::size_t(i) * ldc + j] == C0[std::size_t(i) * ldc + j]);
+      ASSERT_TRUE(std::isnan(C[std::size_t(i) * ldc + j])
+                      ? std::isnan(C0[std::size_t(i) * ldc + j])
+                      : C[std::size_t(i) * ldc + j] == C0[std::size_t(i) * ldc + j]);
   }
 }
 
@@ -75,9 +76,9 @@ TEST(Gemm, MatchesASumInDoubleOnEveryPathOfTheKernel) {
   // thread) with panels that split evenly go by panels at two threads: 64, 50 and 90 rows, a
   // masked tail in the last panel (120 columns).
   const std::vector<std::tuple<int, int, int>> shapes = {
-      {1, 1, 1},    {37, 10, 5},  {32, 64, 16},   {32, 16, 64},   {13, 50, 19},   {64, 48, 32},
-      {1028, 64, 64}, {96, 192, 128}, {24, 19, 700}, {256, 784, 128}, {64, 32, 2048}, {5, 256, 256},
-      {128, 64, 64}, {512, 64, 64}, {128, 256, 64}, {64, 64, 128}, {64, 128, 400}, {50, 120, 64}, {90, 64, 96}};
+      {1, 1, 1},      {37, 10, 5},   {32, 64, 16},    {32, 16, 64},   {13, 50, 19},  {64, 48, 32},  {1028, 64, 64},
+      {96, 192, 128}, {24, 19, 700}, {256, 784, 128}, {64, 32, 2048}, {5, 256, 256}, {128, 64, 64}, {512, 64, 64},
+      {128, 256, 64}, {64, 64, 128}, {64, 128, 400},  {50, 120, 64},  {90, 64, 96}};
   for (const auto& [M, N, K] : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
@@ -92,8 +93,8 @@ TEST(Gemm, RowsAreTheSameForAnyThreadCount) {
   // the sum over k runs in order in every row block: one thread and two give the same bits,
   // whether the rows are cut between the threads (1028 rows) or the panels (a weight's gradient:
   // op(A) = X^T, 64 or 128 rows)
-  for (const auto& [ta, M, N, K] : {std::tuple{false, 1028, 200, 300}, std::tuple{true, 64, 128, 400},
-                                    std::tuple{true, 128, 64, 400}}) {
+  for (const auto& [ta, M, N, K] :
+       {std::tuple{false, 1028, 200, 300}, std::tuple{true, 64, 128, 400}, std::tuple{true, 128, 64, 400}}) {
     Rng rng(5);
     std::vector<float> A(std::size_t(M) * K), B(std::size_t(K) * N), bias(N);
     for (float& x : A) x = float(rng.normal());
@@ -119,9 +120,8 @@ TEST(Gemm, TheKernelSumsOverKInOrderToTheBitHoweverKIsCut) {
   // pass and across several, rows over several chunks, both transposes, alpha, beta and a bias
   if (!gemm_kernel_available()) GTEST_SKIP() << "this build has no kernel of its own";
   set_math_threads(1);
-  const std::vector<std::tuple<int, int, int>> shapes = {{5, 20, 0},     {7, 40, 1},     {37, 50, 255},
-                                                          {64, 48, 256},  {13, 19, 257},  {300, 64, 700},
-                                                          {96, 33, 2048}, {1030, 64, 64}};
+  const std::vector<std::tuple<int, int, int>> shapes = {{5, 20, 0},    {7, 40, 1},     {37, 50, 255},  {64, 48, 256},
+                                                         {13, 19, 257}, {300, 64, 700}, {96, 33, 2048}, {1030, 64, 64}};
   for (const auto& [M, N, K] : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true})
@@ -146,7 +146,7 @@ TEST(Gemm, TheKernelSumsOverKInOrderToTheBitHoweverKIsCut) {
               float want = (alpha == 1.f ? sum : alpha * sum) + (with_bias ? bias[j] : 0.f);
               if (beta != 0.f) want = std::fma(beta, C0[std::size_t(i) * N + j], want);
               ASSERT_EQ(C[std::size_t(i) * N + j], want) << "C(" << i << ", " << j << ") of ta " << ta << " tb " << tb
-                                                          << " M " << M << " N " << N << " K " << K;
+                                                         << " M " << M << " N " << N << " K " << K;
             }
         }
 }
@@ -190,14 +190,15 @@ TEST(MathThreads, TheWaitPolicySpinsABoundedTime) {
   tune_math_environment();
   EXPECT_STREQ(std::getenv("OMP_WAIT_POLICY"), "passive");
   EXPECT_EQ(std::getenv("GOMP_SPINCOUNT"), nullptr);
-  for (const auto& [name, value] : {std::pair{"OMP_WAIT_POLICY", saved_policy}, std::pair{"GOMP_SPINCOUNT", saved_spins}})
+  for (const auto& [name, value] :
+       {std::pair{"OMP_WAIT_POLICY", saved_policy}, std::pair{"GOMP_SPINCOUNT", saved_spins}})
     value.empty() ? unsetenv(name) : setenv(name, value.c_str(), 1);
 }
 
 TEST(Gemm, TransposeMovesEveryEntryAndNothingElse) {
   // whole vector tiles, partial ones on either edge, one row, one column; strides wider than the rows
-  for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{1, 1}, {1, 40}, {40, 1}, {16, 16}, {64, 32},
-                                                                    {33, 47}, {128, 16}, {7, 100}}) {
+  for (const auto& [rows, cols] :
+       std::vector<std::pair<int, int>>{{1, 1}, {1, 40}, {40, 1}, {16, 16}, {64, 32}, {33, 47}, {128, 16}, {7, 100}}) {
     const int lds = cols + 5, ldd = rows + 3;
     std::vector<float> src(std::size_t(rows) * lds), dst(std::size_t(cols) * ldd, -1.f);
     for (std::size_t i = 0; i < src.size(); ++i) src[i] = float(i);

@@ -131,9 +131,8 @@ TEST(GradCheck, Softmax) {
 
 TEST(GradCheck, CrossEntropy) {
   static const int32_t targets[] = {3, 0, 6, 2, 5};
-  expect_gradients_match(
-      [](auto& g, auto& t) { return cross_entropy(g, t[0], targets, Tensor<double>{}); },
-      {random_input(5, 7, 1, 2.0)});
+  expect_gradients_match([](auto& g, auto& t) { return cross_entropy(g, t[0], targets, Tensor<double>{}); },
+                         {random_input(5, 7, 1, 2.0)});
 }
 
 TEST(GradCheck, CrossEntropyMasked) {
@@ -216,13 +215,12 @@ TEST(GradCheck, AttentionWithQKNorm) {
   for (bool cross : {false, true})
     for (bool rms : {false, true}) {
       SCOPED_TRACE(std::string(cross ? "cross" : "causal self") + (rms ? " rmsnorm" : " layernorm"));
-      std::vector<Input> in{random_input(B * T, C, 1),        random_input(B * Tk, C, 2),
-                            random_input(C, C, 3, 0.5),         random_input(C, C, 4, 0.5),
-                            random_input(C, C, 5, 0.5),         random_input(1, hs, 6, 0.5, 1.0),
-                            random_input(1, hs, 7, 0.3),        random_input(1, hs, 8, 0.5, 1.0),
-                            random_input(1, hs, 9, 0.3)};
-      in[1].differentiate = cross;                         // the other sequence: cross-attention's keys
-      in[6].differentiate = !rms;  // q_norm's bias: layernorm's only
+      std::vector<Input> in{
+          random_input(B * T, C, 1),   random_input(B * Tk, C, 2),       random_input(C, C, 3, 0.5),
+          random_input(C, C, 4, 0.5),  random_input(C, C, 5, 0.5),       random_input(1, hs, 6, 0.5, 1.0),
+          random_input(1, hs, 7, 0.3), random_input(1, hs, 8, 0.5, 1.0), random_input(1, hs, 9, 0.3)};
+      in[1].differentiate = cross;  // the other sequence: cross-attention's keys
+      in[6].differentiate = !rms;   // q_norm's bias: layernorm's only
       in[8].differentiate = false;  // k_norm's bias adds q.b to every key of a query: the softmax drops it, dL = 0
       expect_gradients_match(attention(cross, rms), in);
     }
@@ -242,9 +240,8 @@ TEST(GradCheck, LayerNorm) {
 }
 
 TEST(GradCheck, LayerNormNoAffine) {
-  expect_gradients_match(
-      [](auto& g, auto& t) { return layernorm(g, t[0], Tensor<double>{}, Tensor<double>{}, 1e-5); },
-      {random_input(4, 6, 1, 2.0, 0.5)});
+  expect_gradients_match([](auto& g, auto& t) { return layernorm(g, t[0], Tensor<double>{}, Tensor<double>{}, 1e-5); },
+                         {random_input(4, 6, 1, 2.0, 0.5)});
 }
 
 TEST(GradCheck, RMSNorm) {
@@ -334,9 +331,9 @@ TEST(GradCheck, CompositeNorms) {
                          {random_input(4, 6, 1, 2.0), random_input(1, 6, 2)});
   expect_gradients_match([](auto& g, auto& t) { return scalenorm_composite(g, t[0], t[1], 1e-5); },
                          {random_input(4, 6, 1, 2.0), random_input(1, 1, 2, 0.5, 2.0)});
-  expect_gradients_match([](auto& g, auto& t) { return dyt_composite(g, t[0], t[1], t[2], t[3]); },
-                         {random_input(4, 6, 1, 2.0), random_input(1, 1, 2, 0.2, 0.5), random_input(1, 6, 3),
-                          random_input(1, 6, 4)});
+  expect_gradients_match(
+      [](auto& g, auto& t) { return dyt_composite(g, t[0], t[1], t[2], t[3]); },
+      {random_input(4, 6, 1, 2.0), random_input(1, 1, 2, 0.2, 0.5), random_input(1, 6, 3), random_input(1, 6, 4)});
   expect_gradients_match(
       [](auto& g, auto& t) { return batchnorm_composite(g, t[0], t[1], t[2], 2, 1e-5, Tensor<double>{}); },
       {random_input(8, 3, 1, 2.0), random_input(1, 3, 2), random_input(1, 3, 3)});
@@ -377,10 +374,9 @@ TEST(GradCheck, GruTransition) {
 
 // Rows 1 and 3 of five: gx, cx taken from sequences (take_rows then gru_transition in one op).
 TEST(GradCheck, GruTransitionRows) {
-  expect_gradients_match(
-      [](auto& g, auto& t) { return gru_transition_rows(g, t[0], t[1], 1, 2, t[2], t[3], t[4]); },
-      {random_input(5, 8, 1), random_input(5, 4, 2), random_input(2, 8, 3), random_input(2, 4, 4),
-       random_input(2, 4, 5)});
+  expect_gradients_match([](auto& g, auto& t) { return gru_transition_rows(g, t[0], t[1], 1, 2, t[2], t[3], t[4]); },
+                         {random_input(5, 8, 1), random_input(5, 4, 2), random_input(2, 8, 3), random_input(2, 4, 4),
+                          random_input(2, 4, 5)});
 }
 
 TEST(GradCheck, LstmCellAndOutput) {

@@ -275,8 +275,7 @@ TEST(HostileFiles, ResumeWithPrintConfigPrintsAndDoesNotTrain) {
   const std::string run = stopped_run(d);
   ASSERT_FALSE(run.empty());
   const std::string metrics = read_text(run + "/metrics.jsonl");
-  const CommandResult r =
-      run_shell(binary() + " run --resume " + run + " --print-config 2>/dev/null");
+  const CommandResult r = run_shell(binary() + " run --resume " + run + " --print-config 2>/dev/null");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(json::parse(r.output)["name"], read_json(run + "/config.json")["name"]);
   EXPECT_EQ(read_text(run + "/metrics.jsonl"), metrics) << "it trained";

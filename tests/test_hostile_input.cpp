@@ -79,6 +79,13 @@ TEST(HostileInput, InvalidUtf8IsRefusedBeforeTheRunDirectory) {
   const CommandResult word = run_normtool("\"$(printf 'x\\033[2J')\"");
   expect_refused(word, "unknown subcommand \"x\\x1b[2J\"");
   EXPECT_EQ(word.output.find('\x1b'), std::string::npos) << word.output;
+  // an option CLI11 does not know, a C1 control (U+009B, a CSI) and a right-to-left override
+  const CommandResult option = run_normtool("run \"$(printf -- '--x\\033[31mRED')\"");
+  EXPECT_EQ(option.exit_code, 2) << option.output;
+  EXPECT_EQ(option.output.find('\x1b'), std::string::npos) << option.output;
+  EXPECT_NE(option.output.find("--x\\x1b[31mRED"), std::string::npos) << option.output;
+  const CommandResult c1 = run_normtool("\"$(printf 'x\\302\\2332J\\342\\200\\256')\"");
+  expect_refused(c1, "unknown subcommand \"x\\x9b2J\\u{202e}\"");
 }
 
 // ---- 3. silent wrong values --------------------------------------------------------------------
@@ -109,6 +116,8 @@ TEST(HostileInput, DuplicateKeysAreRefused) {
                  "model.norm.type: a key with a '.' in it: objects nest ({\"model\": {...}})");
   std::ofstream(d / "dot2.json") << R"({"model": {"norm.type": "rmsnorm"}})";
   expect_refused(run_normtool("run --config " + (d / "dot2.json")), "model.norm.type: a key with a '.' in it");
+  std::ofstream(d / "dot3.json") << R"({"model": {"nrom.type": "rmsnorm"}})";  // no such path: an unknown key
+  expect_refused(run_normtool("run --config " + (d / "dot3.json")), "model.nrom.type: unknown key");
 }
 
 TEST(HostileInput, InvarianceRefusesDeltaAndSeedOutOfRange) {

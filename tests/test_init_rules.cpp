@@ -23,8 +23,8 @@ RunConfig config_of(std::vector<std::string> overrides, double mean) {
 
 // A Linear's weight by its name: not an embedding, a norm's gain or a bias (the LSTM's "bias" too).
 bool linear_weight(const std::string& name) {
-  return name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0 &&
-         name.find("emb") == std::string::npos && name.find("norm") == std::string::npos;
+  return name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0 && name.find("emb") == std::string::npos &&
+         name.find("norm") == std::string::npos;
 }
 
 // The same seed with init_mean 0.25: every Linear weight moved by exactly 0.25 (every init rule
@@ -71,15 +71,22 @@ std::vector<double> losses(const RunConfig& c, int steps) {
 // RMSNorm keeps the mean: they move.
 TEST(InitMean, GruWithLayerNormIsInvariantAndWithRmsNormIsNot) {
   for (const char* norm : {"layernorm", "rmsnorm"}) {
-    const std::vector<std::string> o = {"data.dataset=synthetic-lm", "model.arch=rnn", "model.cell=gru",
-                                        "model.d_emb=64", "model.d_model=128", "data.seq_len=64",
-                                        "train.batch_size=16", "train.threads=1",
+    const std::vector<std::string> o = {"data.dataset=synthetic-lm",
+                                        "model.arch=rnn",
+                                        "model.cell=gru",
+                                        "model.d_emb=64",
+                                        "model.d_model=128",
+                                        "data.seq_len=64",
+                                        "train.batch_size=16",
+                                        "train.threads=1",
                                         std::string("model.norm.type=") + norm};
     const std::vector<double> l0 = losses(config_of(o, 0.0), 20), l1 = losses(config_of(o, 0.2), 20);
     double worst = 0;
     for (std::size_t i = 0; i < l0.size(); ++i) worst = std::max(worst, std::abs(l1[i] - l0[i]) / l0[i]);
-    if (std::string(norm) == "layernorm") EXPECT_LT(worst, 1e-6);
-    else EXPECT_GT(worst, 1e-2);
+    if (std::string(norm) == "layernorm")
+      EXPECT_LT(worst, 1e-6);
+    else
+      EXPECT_GT(worst, 1e-2);
   }
 }
 
@@ -87,10 +94,10 @@ TEST(InitMean, GruWithLayerNormIsInvariantAndWithRmsNormIsNot) {
 // divided by k_l = N - l + 1 for v, out (cross-attention's too), fc1, fc2; q, k and the head Xavier;
 // embeddings 1.
 TEST(PostLnInit, EachBlockStdIsXavierOverNMinusLPlusOne) {
-  const RunConfig c = load_config("{}", "t", {"data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder",
-                                              "model.norm.placement=post", "model.init=postln-init",
-                                              "model.d_model=64", "model.d_ff=128", "model.n_layers=4",
-                                              "model.n_dec_layers=3", "data.max_len=64"});
+  const RunConfig c = load_config("{}", "t",
+                                  {"data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder",
+                                   "model.norm.placement=post", "model.init=postln-init", "model.d_model=64",
+                                   "model.d_ff=128", "model.n_layers=4", "model.n_dec_layers=3", "data.max_len=64"});
   auto model = make_model(c, 256, 256);
   int checked = 0;
   for (int i = 0; i < model->params().count(); ++i) {
@@ -119,8 +126,7 @@ TEST(InitConfig, RefusedCombinationsNameTheKey) {
       {"data.dataset=synthetic-lm", "model.init=postln-init"},  // pre
       {"data.dataset=synthetic-lm", "model.init=postln-init", "model.norm.placement=peri"},
       {"data.dataset=synthetic-lm", "model.init=postln-init", "model.norm.type=deepnorm"},
-      {"data.dataset=synthetic-lm", "model.init=postln-init", "model.norm.type=deepnorm",
-       "model.norm.placement=post"},
+      {"data.dataset=synthetic-lm", "model.init=postln-init", "model.norm.type=deepnorm", "model.norm.placement=post"},
       {"data.dataset=synthetic-classify", "model.arch=mlp", "model.init=postln-init", "model.norm.placement=post"},
       {"data.dataset=synthetic-lm", "model.arch=rnn", "model.init=postln-init"}};
   for (const auto& o : refused) {

@@ -136,9 +136,9 @@ INSTANTIATE_TEST_SUITE_P(EachCell, RecurrentLearnsOnFortunes, ::testing::Values(
 // PyTorch peer also reports (3.515 at 300 steps). Measured: layernorm 3.00, none 3.52.
 TEST(RnnSearchLearnsOnGettext, LayerNormLearnsWhereNoneStalls) {
   auto final_val_loss = [](const char* norm) {
-    const RunConfig c = load_config_file(source_dir() + "/configs/rnnsearch-tiny.json",
-                                         {std::string("model.norm.type=") + norm, "train.steps=150",
-                                          "train.stats_every=0", "train.eval_every=1000"});
+    const RunConfig c = load_config_file(
+        source_dir() + "/configs/rnnsearch-tiny.json",
+        {std::string("model.norm.type=") + norm, "train.steps=150", "train.stats_every=0", "train.eval_every=1000"});
     TempDir d;
     Session session(c);
     RunFiles files(d.str());

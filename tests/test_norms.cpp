@@ -144,7 +144,8 @@ TEST(FusedVsComposite, SelfAttentionInPlaceEqualsSplitAttendMerge) {
     std::vector<double> qkv(std::size_t(N) * 3 * C), dqkv(qkv.size(), 0.0);
     for (int n = 0; n < N; ++n)
       for (int part = 0; part < 3; ++part)
-        for (int j = 0; j < C; ++j) qkv[std::size_t(n) * 3 * C + part * C + j] = qkv_parts[part].data[std::size_t(n) * C + j];
+        for (int j = 0; j < C; ++j)
+          qkv[std::size_t(n) * 3 * C + part * C + j] = qkv_parts[part].data[std::size_t(n) * C + j];
     Graph<double> fused;
     Tensor<double> o = causal_self_attention(fused, Tensor<double>{qkv.data(), dqkv.data(), N, 3 * C}, B, T, NH);
     std::copy(dout.data.begin(), dout.data.end(), fused.seed(o));
@@ -215,8 +216,8 @@ TEST(NormClosedForms, DyTIsTanhOfAlphaX) {
   std::vector<double> x{-3.0, -0.5, 0.0, 0.25, 2.0, 7.0}, alpha{0.5}, gamma(6, 1.0), beta(6, 0.0);
   Graph<double> g;
   const Tensor<double> xt{x.data(), nullptr, 2, 3}, at{alpha.data(), nullptr, 1, 1};
-  const Tensor<double> y = dyt(g, xt, at, Tensor<double>{gamma.data(), nullptr, 1, 3},
-                               Tensor<double>{beta.data(), nullptr, 1, 3});
+  const Tensor<double> y =
+      dyt(g, xt, at, Tensor<double>{gamma.data(), nullptr, 1, 3}, Tensor<double>{beta.data(), nullptr, 1, 3});
   const Tensor<double> plain = dyt(g, xt, {}, {}, {});
   for (int k = 0; k < 6; ++k) {
     EXPECT_NEAR(y.data[k], std::tanh(0.5 * x[k]), 1e-15) << k;
@@ -233,7 +234,8 @@ TEST(NormClosedForms, ScaleNormAtItsInitialGainIsRMSNorm) {
   std::vector<double> gain{g0};
   Graph<double> g(true, false);
   const Tensor<double> xt{x.data.data(), nullptr, 3, C};
-  const Tensor<double> y = scalenorm(g, xt, Tensor<double>{gain.data(), nullptr, 1, 1}, 0.0), rms = rmsnorm(g, xt, {}, 0.0);
+  const Tensor<double> y = scalenorm(g, xt, Tensor<double>{gain.data(), nullptr, 1, 1}, 0.0),
+                       rms = rmsnorm(g, xt, {}, 0.0);
   for (int64_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y.data[i], rms.data[i], 1e-12);
   const Tensor<double> unit = scalenorm(g, xt, {}, 0.0);  // no gain: unit rows
   for (int n = 0; n < 3; ++n) {
@@ -290,8 +292,7 @@ TEST(NormClosedForms, BatchNormRunningStatisticsFollowPyTorch) {  // claim E5
   Graph<double> e(false, false);
   Tensor<double> y = batchnorm(e, Tensor<double>{x.data.data(), nullptr, m, C}, {}, {}, 1, 1e-5, st);
   for (int r = 0; r < m; ++r)
-    for (int c = 0; c < C; ++c)
-      EXPECT_NEAR(y(r, c), (x.data[r * C + c] - rmean[c]) / std::sqrt(rvar[c] + 1e-5), 1e-12);
+    for (int c = 0; c < C; ++c) EXPECT_NEAR(y(r, c), (x.data[r * C + c] - rmean[c]) / std::sqrt(rvar[c] + 1e-5), 1e-12);
 }
 
 TEST(NormClosedForms, BatchNormMaskedRowsDoNotMoveTheStatistics) {

@@ -35,10 +35,13 @@ std::vector<std::string> norm_overrides(const nlohmann::json& norm) {
 void check_decoder(const std::string& name) {
   Golden ref(name);
   const auto& c = ref.config();
-  std::vector<std::string> overrides = {
-      "data.dataset=synthetic-lm", "data.seq_len=" + c["T"].dump(), "model.d_model=" + c["d_model"].dump(),
-      "model.n_heads=" + c["n_heads"].dump(), "model.d_ff=" + c["d_ff"].dump(),
-      "model.n_layers=" + c["n_layers"].dump(), "model.bias=" + c["bias"].dump()};
+  std::vector<std::string> overrides = {"data.dataset=synthetic-lm",
+                                        "data.seq_len=" + c["T"].dump(),
+                                        "model.d_model=" + c["d_model"].dump(),
+                                        "model.n_heads=" + c["n_heads"].dump(),
+                                        "model.d_ff=" + c["d_ff"].dump(),
+                                        "model.n_layers=" + c["n_layers"].dump(),
+                                        "model.bias=" + c["bias"].dump()};
   for (const std::string& o : norm_overrides(c["norm"])) overrides.push_back(o);
   auto model = make_model(load_config("{}", "golden", overrides), 256, 256);
   load_parameters(ref, *model);
@@ -59,10 +62,10 @@ TEST(Golden, PeriEncoderDecoder) {
   Golden ref("model_peri_encdec");
   const auto& c = ref.config();
   std::vector<std::string> overrides = {
-      "data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder", "data.max_len=" + c["max_len"].dump(),
-      "model.d_model=" + c["d_model"].dump(), "model.n_heads=" + c["n_heads"].dump(),
-      "model.d_ff=" + c["d_ff"].dump(), "model.n_layers=" + c["n_layers"].dump(),
-      "model.n_dec_layers=" + c["n_dec_layers"].dump()};
+      "data.dataset=synthetic-seq2seq",         "model.arch=encoder-decoder",
+      "data.max_len=" + c["max_len"].dump(),    "model.d_model=" + c["d_model"].dump(),
+      "model.n_heads=" + c["n_heads"].dump(),   "model.d_ff=" + c["d_ff"].dump(),
+      "model.n_layers=" + c["n_layers"].dump(), "model.n_dec_layers=" + c["n_dec_layers"].dump()};
   for (const std::string& o : norm_overrides(c["norm"])) overrides.push_back(o);
   auto model = make_model(load_config("{}", "golden", overrides), 256, 256);
   load_parameters(ref, *model);
@@ -108,10 +111,10 @@ TEST(GradCheck, PeriAndDepthScaledSublayer) {
 // The sites a peri block records, and depth scaling's factor in the input norms' outputs alone:
 // block l's attn.out = norm(attn.in) / sqrt(l), its attn_out.out unscaled (rows of unit RMS, gain 1).
 TEST(PeriDepth, SitesAndTheFactorOfEachBlock) {
-  const RunConfig c = load_config("{}", "t", {"data.dataset=synthetic-lm", "data.seq_len=4", "model.d_model=8",
-                                              "model.n_layers=3", "model.norm.type=rmsnorm",
-                                              "model.norm.placement=peri", "model.norm.depth_scaling=true",
-                                              "model.norm.eps=1e-12"});
+  const RunConfig c = load_config(
+      "{}", "t",
+      {"data.dataset=synthetic-lm", "data.seq_len=4", "model.d_model=8", "model.n_layers=3", "model.norm.type=rmsnorm",
+       "model.norm.placement=peri", "model.norm.depth_scaling=true", "model.norm.eps=1e-12"});
   auto model = make_model(c, 256, 256);
   Batch batch;
   batch.B = 2, batch.T = 4;
@@ -130,9 +133,9 @@ TEST(PeriDepth, SitesAndTheFactorOfEachBlock) {
     const double want = input_norm ? 1.0 / std::sqrt(s.layer + 1.0) : 1.0;
     for (int r = 0; r < s.out.rows; ++r) EXPECT_NEAR(rms(s.out, r), want, 1e-3) << s.place << " " << s.layer;
   }
-  EXPECT_EQ(places, (std::vector<std::string>{"0:attn", "0:attn_out", "0:ffn", "0:ffn_out", "1:attn", "1:attn_out",
-                                              "1:ffn", "1:ffn_out", "2:attn", "2:attn_out", "2:ffn", "2:ffn_out",
-                                              "3:final"}));
+  EXPECT_EQ(places,
+            (std::vector<std::string>{"0:attn", "0:attn_out", "0:ffn", "0:ffn_out", "1:attn", "1:attn_out", "1:ffn",
+                                      "1:ffn_out", "2:attn", "2:attn_out", "2:ffn", "2:ffn_out", "3:final"}));
   // four gains a block (no bias in rmsnorm), and the final norm's
   int gains = 0;
   for (int i = 0; i < model->params().count(); ++i)
@@ -145,8 +148,7 @@ TEST(PeriDepthConfig, RefusedCombinationsNameTheKey) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"model.norm.placement=peri", "model.arch=mlp", "data.dataset=synthetic-classify"}, "model.norm.placement"},
       {{"model.norm.placement=peri", "model.arch=rnn", "data.dataset=synthetic-lm"}, "model.norm.placement"},
-      {{"model.norm.placement=peri", "model.arch=rnnsearch", "data.dataset=synthetic-seq2seq"},
-       "model.norm.placement"},
+      {{"model.norm.placement=peri", "model.arch=rnnsearch", "data.dataset=synthetic-seq2seq"}, "model.norm.placement"},
       {{"model.norm.placement=peri", "model.norm.type=deepnorm"}, "model.norm.placement"},
       {{"model.norm.placement=peri", "model.norm.type=batchnorm"}, "model.norm.placement"},
       {{"model.norm.placement=peri", "model.norm.type=prmsnorm"}, "model.norm.placement"},
@@ -179,12 +181,14 @@ TEST(PeriDepthConfig, RefusedCombinationsNameTheKey) {
 
 // The command line exits 2 naming the key.
 TEST(PeriDepthConfig, RunExitsTwoNamingTheKey) {
-  const CommandResult peri = run_normtool("run --set data.dataset=synthetic-lm --set model.norm.placement=peri "
-                                          "--set model.norm.type=prmsnorm --out /nonexistent/x");
+  const CommandResult peri = run_normtool(
+      "run --set data.dataset=synthetic-lm --set model.norm.placement=peri "
+      "--set model.norm.type=prmsnorm --out /nonexistent/x");
   EXPECT_EQ(peri.exit_code, 2);
   EXPECT_NE(peri.output.find("model.norm.placement: peri"), std::string::npos) << peri.output;
-  const CommandResult depth = run_normtool("run --set data.dataset=synthetic-lm --set model.norm.placement=post "
-                                           "--set model.norm.depth_scaling=true --out /nonexistent/x");
+  const CommandResult depth = run_normtool(
+      "run --set data.dataset=synthetic-lm --set model.norm.placement=post "
+      "--set model.norm.depth_scaling=true --out /nonexistent/x");
   EXPECT_EQ(depth.exit_code, 2);
   EXPECT_NE(depth.output.find("model.norm.depth_scaling:"), std::string::npos) << depth.output;
 }

@@ -76,7 +76,8 @@ TEST(Fp16Rounding, ExactBitPatterns) {
            {0x1p-25f * 1.0001f, 0x0001, "just above half: the smallest subnormal"},
            {3 * 0x1p-25f, 0x0002, "a subnormal tie above an odd pattern, to 0x0002"},
            {1023 * 0x1p-24f, 0x03ff, "the largest subnormal"},
-           {0x1p-14f - 0x1p-25f, 0x0400, "the tie between the largest subnormal and the smallest normal, to the even normal"},
+           {0x1p-14f - 0x1p-25f, 0x0400,
+            "the tie between the largest subnormal and the smallest normal, to the even normal"},
            {-0.0f, 0x8000, "-0"},
            {1e-10f, 0x0000, "underflow to zero"},
            {std::numeric_limits<float>::infinity(), 0x7c00, "inf"},
@@ -94,10 +95,14 @@ TEST(Fp16Rounding, ExactBitPatterns) {
 TEST(FormatRounding, EveryPatternRoundTrips) {
   for (uint32_t h = 0; h <= 0xffff; ++h) {
     const float b = bf16_bits_to_float(uint16_t(h)), f = fp16_bits_to_float(uint16_t(h));
-    if (std::isnan(b)) EXPECT_TRUE(std::isnan(round_to(Precision::bf16, b)));
-    else ASSERT_EQ(float_to_bf16_bits(b), h) << std::hex << h;
-    if (std::isnan(f)) EXPECT_TRUE(std::isnan(round_to(Precision::fp16, f)));
-    else ASSERT_EQ(float_to_fp16_bits(f), h) << std::hex << h;
+    if (std::isnan(b))
+      EXPECT_TRUE(std::isnan(round_to(Precision::bf16, b)));
+    else
+      ASSERT_EQ(float_to_bf16_bits(b), h) << std::hex << h;
+    if (std::isnan(f))
+      EXPECT_TRUE(std::isnan(round_to(Precision::fp16, f)));
+    else
+      ASSERT_EQ(float_to_fp16_bits(f), h) << std::hex << h;
   }
 }
 
@@ -137,8 +142,10 @@ TEST(FormatRounding, InPlaceEqualsTheScalarRounding) {
     round_in_place(p, y.data(), y.size());
     for (std::size_t i = 0; i < x.size(); ++i) {
       const float s = round_to(p, x[i]);
-      if (std::isnan(s)) ASSERT_TRUE(std::isnan(y[i])) << i;
-      else ASSERT_EQ(bits_of(y[i]), bits_of(s)) << kPrecisionNames[int(p)] << " " << std::hex << bits_of(x[i]);
+      if (std::isnan(s))
+        ASSERT_TRUE(std::isnan(y[i])) << i;
+      else
+        ASSERT_EQ(bits_of(y[i]), bits_of(s)) << kPrecisionNames[int(p)] << " " << std::hex << bits_of(x[i]);
     }
   }
   std::vector<float> z = x;
@@ -258,8 +265,10 @@ TEST(PrecisionSession, Fp16SkipsOverflowingStepsAndBacksOff) {
     EXPECT_EQ(r.loss_scale, scale) << "step " << i;
     const bool changed = std::memcmp(before.data(), s.params().data(), before.size() * sizeof(float)) != 0;
     EXPECT_EQ(changed, !r.skipped) << "step " << i;
-    if (r.skipped) ++skipped, scale /= 2;  // halved after each overflow (no growth within 2000 steps)
-    else ++updated;
+    if (r.skipped)
+      ++skipped, scale /= 2;  // halved after each overflow (no growth within 2000 steps)
+    else
+      ++updated;
   }
   EXPECT_GT(skipped, 0) << "init_std 1 overflows fp16 at scale 2^16";
   EXPECT_GT(updated, 10);
@@ -303,7 +312,8 @@ TEST(PrecisionRun, TrainsLogsRangesAndSkippedSteps) {
 TEST(PrecisionConfig, BadInputIsRefusedWithTheKeyPath) {
   CommandResult r = run_normtool("run train.precision=fp8 --out /nonexistent/x");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("train.precision: expected one of fp32|bf16|fp16, got \"fp8\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("train.precision: expected one of fp32|bf16|fp16, got \"fp8\""), std::string::npos)
+      << r.output;
   r = run_normtool("run train.precision=fp16 model.init_std=1e-9 --out /nonexistent/x");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("model.init_std: 1e-09 is below fp16's smallest subnormal"), std::string::npos) << r.output;

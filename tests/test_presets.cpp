@@ -106,7 +106,8 @@ TEST(Presets, Glm130bHasItsOwnDeepNormConstantsNotDeepNets) {
   EXPECT_GT(std::abs(c["model"]["norm"]["alpha"].get<double>() - deepnorm_single_stack(int(n)).alpha), 0.8);
   EXPECT_EQ(c["model"]["embed_norm"], true);
   // the file sets them: without it the same config resolves to DeepNet's constants
-  const RunConfig deepnet = load_config_file((kPresets / "glm130b.json").string(), {"model.norm.alpha=null", "model.norm.beta=null"});
+  const RunConfig deepnet =
+      load_config_file((kPresets / "glm130b.json").string(), {"model.norm.alpha=null", "model.norm.beta=null"});
   EXPECT_NEAR(deepnet.model.norm.alpha.value(), std::pow(8.0, 0.25), 1e-12);
   EXPECT_NEAR(deepnet.model.norm.beta.value(), std::pow(32.0, -0.25), 1e-12);
 }
@@ -114,8 +115,8 @@ TEST(Presets, Glm130bHasItsOwnDeepNormConstantsNotDeepNets) {
 // Every key that decides what a norm sees and applies to the preset is written in its file (not
 // left to normtool's defaults) and cited; every citation names a key the file sets.
 TEST(Presets, EveryNormalizationKeyIsSetAndCited) {
-  const std::vector<std::string> always = {"model.arch",      "model.norm.type", "model.norm.eps",
-                                           "model.norm.affine", "model.init"};
+  const std::vector<std::string> always = {"model.arch", "model.norm.type", "model.norm.eps", "model.norm.affine",
+                                           "model.init"};
   for (const auto& name : preset_names()) {
     SCOPED_TRACE(name);
     const json file = read_json((kPresets / (name + ".json")).string());
@@ -204,8 +205,8 @@ TEST(Presets, UnknownNameExits2ListingTheKnown) {
 // A preset is found from any directory, by its path under the data directory, overrides as usual.
 TEST(Presets, RunFromAnyDirectoryWithOverrides) {
   TempDir d;
-  const auto r = run_shell("cd / && " + binary() +
-                           " run --config presets/gpt2.json --print-config model.norm.eps=1e-6");
+  const auto r =
+      run_shell("cd / && " + binary() + " run --config presets/gpt2.json --print-config model.norm.eps=1e-6");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json c = json::parse(r.output);
   EXPECT_EQ(c["name"], "gpt2");

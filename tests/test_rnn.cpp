@@ -67,8 +67,12 @@ void expect_all_match(const Builder& f, std::vector<Input> inputs, NormType kind
 // x (B*T, D), W_g, b_g, W_c, b_c, U_g, U_c, then per site (gx, cx, gh, ch) a gain and a bias.
 TEST_P(CellGradCheck, GruThroughTime) {
   const auto [kind, composite] = GetParam();
-  std::vector<Input> in = {random_input(B * T, D, 1), random_input(2 * H, D, 2, 0.5), bias(2 * H, 3),
-                           random_input(H, D, 4, 0.5), bias(H, 5), random_input(2 * H, H, 6, 0.5),
+  std::vector<Input> in = {random_input(B * T, D, 1),
+                           random_input(2 * H, D, 2, 0.5),
+                           bias(2 * H, 3),
+                           random_input(H, D, 4, 0.5),
+                           bias(H, 5),
+                           random_input(2 * H, H, 6, 0.5),
                            random_input(H, H, 7, 0.5)};
   if (kind != NormType::none)
     for (int k = 0, widths[] = {2 * H, H, 2 * H, H}; k < 4; ++k)
@@ -160,11 +164,12 @@ void expect_golden(const std::string& name) {
   Golden ref(name);
   const auto& c = ref.config();
   const int V = c["V"], Bg = c["B"], Tg = c["T"];
-  const RunConfig config = load_config(
-      "{}", "golden",
-      {"model.arch=rnn", "model.cell=" + c["cell"].get<std::string>(), "model.norm.type=" + c["norm"].get<std::string>(),
-       "data.seq_len=" + std::to_string(Tg), "model.d_model=" + c["d_model"].dump(), "model.d_emb=" + c["d_emb"].dump(),
-       "model.n_layers=" + c["n_layers"].dump(), "model.norm.eps=" + c["eps"].dump()});
+  const RunConfig config =
+      load_config("{}", "golden",
+                  {"model.arch=rnn", "model.cell=" + c["cell"].get<std::string>(),
+                   "model.norm.type=" + c["norm"].get<std::string>(), "data.seq_len=" + std::to_string(Tg),
+                   "model.d_model=" + c["d_model"].dump(), "model.d_emb=" + c["d_emb"].dump(),
+                   "model.n_layers=" + c["n_layers"].dump(), "model.norm.eps=" + c["eps"].dump()});
   auto model = make_model(config, V, V);
   load_parameters(ref, *model);
   ParamStore<float>& ps = model->params();
@@ -215,14 +220,17 @@ TEST(RnnConfig, SenselessCombinationsNameTheKey) {
   EXPECT_TRUE(names({"model.cell=gruu"}, "model.cell"));
   EXPECT_NE(problem({"model.d_emb=32"}).find("model.d_emb"), std::string::npos);  // a transformer has no d_emb
   EXPECT_NE(problem({"model.init=nematus"}).find("model.init"), std::string::npos);
-  EXPECT_EQ(problem({"model.arch=rnn", "model.cell=lstm", "model.d_emb=32", "model.init=nematus",
-                     "model.norm.type=rmsnorm", "model.n_heads=3"}), "");  // n_heads means nothing to an rnn
+  EXPECT_EQ(
+      problem({"model.arch=rnn", "model.cell=lstm", "model.d_emb=32", "model.init=nematus", "model.norm.type=rmsnorm"}),
+      "");
+  EXPECT_NE(problem({"model.arch=rnn", "model.n_heads=3"}).find("model.n_heads: model.arch rnn does not read it"),
+            std::string::npos);  // refused, not ignored
 }
 
 // nematus: each H x H block of a recurrent matrix orthogonal, the non-square weights N(0, 0.01^2).
 TEST(RnnInit, NematusBlocksAreOrthogonal) {
-  const RunConfig config = load_config("{}", "n", {"model.arch=rnn", "model.init=nematus", "model.d_model=16",
-                                                   "model.d_emb=8", "model.n_layers=1"});
+  const RunConfig config = load_config(
+      "{}", "n", {"model.arch=rnn", "model.init=nematus", "model.d_model=16", "model.d_emb=8", "model.n_layers=1"});
   auto model = make_model(config, 256, 256);
   ParamStore<float>& ps = model->params();
   int checked = 0;

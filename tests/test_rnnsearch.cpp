@@ -67,7 +67,8 @@ TEST(RnnSearchOps, AdditiveAttentionIsTheFormula) {
     double total = 0;
     for (int j = 0; j < kS; ++j) {
       if (!kSrcMask[b * kS + j]) continue;
-      for (int d = 0; d < 3; ++d) e[j] += in[2].data[d] * std::tanh(in[0].data[(b * kS + j) * 3 + d] + in[1].data[b * 3 + d]);
+      for (int d = 0; d < 3; ++d)
+        e[j] += in[2].data[d] * std::tanh(in[0].data[(b * kS + j) * 3 + d] + in[1].data[b * 3 + d]);
       total += std::exp(e[j]);
     }
     for (int c = 0; c < 5; ++c) {
@@ -95,7 +96,8 @@ TEST(RnnSearchOps, KeepRowsMaskedMeanAndConcatGradients) {
 
 // ---- the whole network in double -----------------------------------------------------------
 
-constexpr int V = 6, E = 3, H = 3, S = 3, T = 3, B = 2;  // H > 2: a LayerNorm over 2 values is \pm 1 (its gradient only through eps)
+constexpr int V = 6, E = 3, H = 3, S = 3, T = 3,
+              B = 2;  // H > 2: a LayerNorm over 2 values is \pm 1 (its gradient only through eps)
 const int32_t kSrc[B * S] = {4, 5, 1, 3, 0, 0};
 const float kMask[B * S] = {1, 1, 1, 1, 0, 0};
 const int32_t kTgt[B * T] = {2, 4, 5, 2, 3, 0};
@@ -114,8 +116,8 @@ constexpr double kStep = 3e-7;
 
 // The parameters of a GRU, then its four sites' gain and bias.
 void add_gru(std::vector<Input>& in, int d_in, uint64_t seed, NormType kind) {
-  for (auto [rows, cols, scale] : {std::tuple{2 * H, d_in, 0.5}, {1, 2 * H, 0.1}, {H, d_in, 0.5}, {1, H, 0.1},
-                                   {2 * H, H, 0.5}, {H, H, 0.5}})
+  for (auto [rows, cols, scale] :
+       {std::tuple{2 * H, d_in, 0.5}, {1, 2 * H, 0.1}, {H, d_in, 0.5}, {1, H, 0.1}, {2 * H, H, 0.5}, {H, H, 0.5}})
     in.push_back(random_input(rows, cols, seed++, scale));
   if (kind != NormType::none)
     for (int w : {2 * H, H, 2 * H, H})
@@ -177,7 +179,8 @@ TEST_P(NetGradCheck, ThroughEncoderAttentionAndDecoder) {
           net.W_i = t[i], net.b_i = t[i + 1], i += 2, net.norm_init = take_norm(kind, composite, t, i);
           net.tgt_emb = t[i++];
           net.dec1 = take_gru(kind, composite, t, i);
-          net.attention.W_a = t[i], net.attention.b_a = t[i + 1], net.attention.U_a = t[i + 2], net.attention.v = t[i + 3];
+          net.attention.W_a = t[i], net.attention.b_a = t[i + 1], net.attention.U_a = t[i + 2],
+          net.attention.v = t[i + 3];
           i += 4;
           net.attention.norm_keys = take_norm(kind, composite, t, i);
           net.attention.norm_query = take_norm(kind, composite, t, i);
@@ -224,9 +227,9 @@ void expect_golden(const std::string& name) {
   Golden ref(name);
   const auto& c = ref.config();
   const int Vg = c["V"], Bg = c["B"], Sg = c["S"], Tg = c["T"];
-  const RunConfig config = rnnsearch_config({"model.norm.type=" + c["norm"].get<std::string>(),
-                                             "model.d_model=" + c["d_model"].dump(), "model.d_emb=" + c["d_emb"].dump(),
-                                             "model.norm.eps=" + c["eps"].dump(), "data.max_len=" + std::to_string(Sg)});
+  const RunConfig config = rnnsearch_config(
+      {"model.norm.type=" + c["norm"].get<std::string>(), "model.d_model=" + c["d_model"].dump(),
+       "model.d_emb=" + c["d_emb"].dump(), "model.norm.eps=" + c["eps"].dump(), "data.max_len=" + std::to_string(Sg)});
   auto model = make_model(config, Vg, Vg);
   load_parameters(ref, *model);
   Batch batch;
@@ -279,7 +282,9 @@ TEST(RnnSearchConfig, SenselessCombinationsNameTheKey) {
   EXPECT_NE(problem({"model.bias=false"}).find("model.bias"), std::string::npos);
   EXPECT_NE(problem({"data.dataset=fortunes"}).find("model.arch"), std::string::npos);
   EXPECT_NE(problem({"train.precision=bf16"}).find("train.precision"), std::string::npos);
-  EXPECT_EQ(problem({"model.d_emb=16", "model.init=nematus", "model.norm.type=rmsnorm", "model.n_heads=3"}), "");
+  EXPECT_EQ(problem({"model.d_emb=16", "model.init=nematus", "model.norm.type=rmsnorm"}), "");
+  EXPECT_NE(problem({"model.n_heads=3"}).find("model.n_heads: model.arch rnnsearch does not read it"),
+            std::string::npos);  // refused, not ignored
 }
 
 }  // namespace

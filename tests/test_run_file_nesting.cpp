@@ -54,7 +54,8 @@ TEST(RunFileNesting, AValueNestedTooDeepIsAnInputErrorNamingTheFile) {
 TEST(RunFileNesting, WhatARunWritesStillReads) {
   TempDir d;
   std::filesystem::create_directories(d.path);
-  write(d / "metrics.jsonl", "{\"step\": 0, \"split\": \"val\", \"loss\": 2.5, \"acc\": 0.25}\n{\"step\": 1, \"loss\": null}\n");
+  write(d / "metrics.jsonl",
+        "{\"step\": 0, \"split\": \"val\", \"loss\": 2.5, \"acc\": 0.25}\n{\"step\": 1, \"loss\": null}\n");
   const std::vector<LossPoint> points = read_losses(d.str());
   ASSERT_EQ(points.size(), 1u);
   EXPECT_EQ(points[0].step, 0);

@@ -101,9 +101,7 @@ TEST(Security, HostileGridValuesReachTheStubAsArgumentsAndExecuteNothing) {
     const std::vector<std::string> expected = {"run",
                                                "--config",
                                                smoke_config(),
-                                               "--set",
-                                               "train.threads=1",
-                                               "--set",
+                                               "train.threads=1",  // the fixed overrides, then the axes
                                                "data.dataset=fortunes",
                                                "--set",
                                                "data.path=" + values[i],

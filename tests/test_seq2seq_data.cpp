@@ -46,8 +46,12 @@ TEST(GettextDe, PairsSplitAndHashMatchAnIndependentReading) {
       if (p.src == s) return p.tgt;
     return std::string("<absent>");
   };
-  EXPECT_EQ(find("Open"), "\xc3\x96" "ffnen");
-  EXPECT_EQ(find("Zoom"), "Vergr\xc3\xb6\xc3\x9f" "ern");
+  EXPECT_EQ(find("Open"),
+            "\xc3\x96"
+            "ffnen");
+  EXPECT_EQ(find("Zoom"),
+            "Vergr\xc3\xb6\xc3\x9f"
+            "ern");
   for (const char* skipped : {"Name", "%d files", "Downloads", "OK", "Format", "one file", "Untranslated", "Short",
                               "Tab\there", "line one\nline two", "Del\x7f", "Size: 100%"})
     EXPECT_EQ(find(skipped), "<absent>") << skipped;
@@ -81,9 +85,15 @@ TEST(GettextDe, MaxLenChangesThePairCount) {
 }
 
 TEST(GettextDe, PairRules) {
-  EXPECT_TRUE(gettext_pair_ok("Open", "\xc3\x96" "ffnen", 48));
-  EXPECT_FALSE(gettext_pair_ok("", "x", 48));             // the header
-  EXPECT_FALSE(gettext_pair_ok("a\x04" "b", "c", 48));     // a context
+  EXPECT_TRUE(gettext_pair_ok("Open",
+                              "\xc3\x96"
+                              "ffnen",
+                              48));
+  EXPECT_FALSE(gettext_pair_ok("", "x", 48));  // the header
+  EXPECT_FALSE(
+      gettext_pair_ok("a\x04"
+                      "b",
+                      "c", 48));                                        // a context
   EXPECT_FALSE(gettext_pair_ok(std::string_view("a\0b", 3), "c", 48));  // plural forms
   EXPECT_FALSE(gettext_pair_ok("a", "", 48));
   EXPECT_FALSE(gettext_pair_ok("same", "same", 48));
@@ -107,7 +117,8 @@ TEST(Seq2SeqBatch, PadsWithBosEosAndMasks) {
   std::vector<Seq2SeqPair> pairs;
   for (const char* s : {"ab", "abcd", "x", "hello", "q", "zz", "yes", "no", "k", "mm", "uvw", "rst"})
     pairs.push_back({s, std::string(s) + "!"});
-  std::sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) { return x.src < y.src; });  // as the readers give them
+  std::sort(pairs.begin(), pairs.end(),
+            [](const auto& x, const auto& y) { return x.src < y.src; });  // as the readers give them
   DataConfig d;
   d.dataset = DatasetKind::synthetic_seq2seq;
   d.val_fraction = 0.5;
@@ -237,7 +248,8 @@ TEST_F(HostileMo, MissingCatalogNamesTheFileAndThePackage) {
 }
 
 TEST(GettextDe, DefaultCatalogsEachHaveAPackageAndSenselessConfigsAreRefused) {
-  for (const std::string& stem : default_gettext_catalogs()) EXPECT_FALSE(gettext_catalog_package(stem).empty()) << stem;
+  for (const std::string& stem : default_gettext_catalogs())
+    EXPECT_FALSE(gettext_catalog_package(stem).empty()) << stem;
   auto problems = [](const std::string& text) {
     try {
       load_config(text, "t.json", {});
@@ -246,14 +258,16 @@ TEST(GettextDe, DefaultCatalogsEachHaveAPackageAndSenselessConfigsAreRefused) {
     }
     return std::string("accepted");
   };
-  EXPECT_NE(problems(R"({"data": {"dataset": "gettext-de"}})").find("model.arch: transformer needs a language-modelling"),
-            std::string::npos);
+  EXPECT_NE(
+      problems(R"({"data": {"dataset": "gettext-de"}})").find("model.arch: transformer needs a language-modelling"),
+      std::string::npos);
   EXPECT_NE(problems(R"({"data": {"dataset": "synthetic-seq2seq"}, "model": {"arch": "mlp"}})").find("model.arch"),
             std::string::npos);
   EXPECT_NE(problems(R"({"data": {"catalogs": ["bash"]}})").find("data.catalogs: only gettext-de"), std::string::npos);
   EXPECT_NE(problems(R"({"data": {"catalogs": ["../etc/passwd"]}})").find("data.catalogs: expected catalog names"),
             std::string::npos);
-  EXPECT_NE(problems(R"({"data": {"catalogs": []}})").find("data.catalogs: expected null or a list"), std::string::npos);
+  EXPECT_NE(problems(R"({"data": {"catalogs": []}})").find("data.catalogs: expected null or a list"),
+            std::string::npos);
   EXPECT_NE(problems(R"({"data": {"max_len": 0}})").find("data.max_len"), std::string::npos);
 }
 

@@ -79,14 +79,16 @@ TEST(ModelShape, LinearAndNormBiasesAreCounted) {
     int64_t linear_biases, norm_biases;  // floats
   };
   const int64_t C = 64, F = 256, V = 256, H = 256;
-  const int64_t K = data_sizes(load_config_file("", {"data.dataset=synthetic-classify", "model.arch=mlp"}).data).outputs;
+  const int64_t K =
+      data_sizes(load_config_file("", {"data.dataset=synthetic-classify", "model.arch=mlp"}).data).outputs;
   const std::vector<Case> cases = {
       // per block q, k, v, out (4C), fc1 (F), fc2 (C); the head (V). Norms: two a block and the final one
       {{"data.dataset=synthetic-lm"}, 2 * (4 * C + F + C) + V, 5 * C},
       {{"data.dataset=synthetic-lm", "model.arch=encoder", "model.embed_norm=true"}, 2 * (4 * C + F + C) + V, 6 * C},
       // the decoder's blocks have a cross-attention (4C more) and a third norm; a final norm a stack
       {{"data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder"},
-       2 * (4 * C + F + C) + 2 * (8 * C + F + C) + V, (2 * 2 + 3 * 2 + 2) * C},
+       2 * (4 * C + F + C) + 2 * (8 * C + F + C) + V,
+       (2 * 2 + 3 * 2 + 2) * C},
       {{"data.dataset=synthetic-classify", "model.arch=mlp"}, 2 * H + K, 2 * H},
   };
   for (const Case& k : cases) {
@@ -95,19 +97,22 @@ TEST(ModelShape, LinearAndNormBiasesAreCounted) {
       return load_config_file("", more);
     };
     const RunConfig all = with({}), no_linear = with({"model.bias=false"}), no_norm = with({"model.norm.bias=false"});
-    const RunConfig rms = with({"model.norm.type=rmsnorm"}), rms_no_norm = with({"model.norm.type=rmsnorm", "model.norm.bias=false"});
+    const RunConfig rms = with({"model.norm.type=rmsnorm"}),
+                    rms_no_norm = with({"model.norm.type=rmsnorm", "model.norm.bias=false"});
     SCOPED_TRACE(k.family.back());
     EXPECT_EQ(model_shape(all).params - model_shape(no_linear).params, k.linear_biases);
     EXPECT_EQ(model_shape(all).params - model_shape(no_norm).params, k.norm_biases);
     EXPECT_EQ(model_shape(rms).params, model_shape(rms_no_norm).params);  // rmsnorm has no bias to drop
-    for (const RunConfig* c : {&all, &no_linear, &no_norm, &rms_no_norm}) EXPECT_EQ(model_shape(*c).params, built_params(*c));
+    for (const RunConfig* c : {&all, &no_linear, &no_norm, &rms_no_norm})
+      EXPECT_EQ(model_shape(*c).params, built_params(*c));
   }
 }
 
 TEST(ModelShape, DataSizesAreTheDatasetsSizes) {
   for (const char* dataset : {"synthetic-lm", "synthetic-classify"}) {
-    const RunConfig c = load_config_file("", {std::string("data.dataset=") + dataset,
-                                              std::string("model.arch=") + (dataset[10] == 'l' ? "transformer" : "mlp")});
+    const RunConfig c =
+        load_config_file("", {std::string("data.dataset=") + dataset,
+                              std::string("model.arch=") + (dataset[10] == 'l' ? "transformer" : "mlp")});
     const DataSizes d = data_sizes(c.data);
     const std::unique_ptr<Dataset> data = make_dataset(c);
     EXPECT_EQ(d.inputs, data->input_dim()) << dataset;

@@ -22,10 +22,11 @@
 namespace nt::test {
 namespace {
 
+// Small sizes in a file, so that a family's model.arch (an override) supersedes those it does not read
 RunConfig config(std::vector<std::string> o, const std::string& threads) {
-  for (const char* s : {"model.d_model=16", "model.n_heads=2", "model.d_ff=32", "train.stats_every=0"}) o.push_back(s);
   o.push_back("train.threads=" + threads);
-  return load_config("{}", "shards.json", o);
+  return load_config(R"({"model": {"d_model": 16, "n_heads": 2, "d_ff": 32}, "train": {"stats_every": 0}})",
+                     "shards.json", o);
 }
 
 double norm_of(const std::vector<double>& v) {
@@ -93,7 +94,8 @@ TEST(Shards, TheShardedStepIsTheWholeBatchsStepForEveryArchitecture) {
 // Here the second row keeps 3 targets of 32; the mean of the two shards' means would be off by far
 // more than rounding.
 TEST(Shards, ShardsWithFewerTargetsWeighLess) {
-  const std::vector<std::string> o{"data.dataset=fortunes", "data.layout=padded", "data.seq_len=32", "train.batch_size=2"};
+  const std::vector<std::string> o{"data.dataset=fortunes", "data.layout=padded", "data.seq_len=32",
+                                   "train.batch_size=2"};
   Session whole(config(o, "1")), sharded(config(o, "2"));
   whole.next_batch();
   Batch batch = whole.batch();
@@ -119,7 +121,8 @@ TEST(Shards, AShardWithoutTargetsAddsNothing) {
     double loss[2];
     int i = 0;
     for (Session* s : {&whole, &sharded}) {
-      loss[i] = s->step_on(batch, [&] { g[i].assign(s->params().grad(), s->params().grad() + s->params().numel()); }).loss;
+      loss[i] =
+          s->step_on(batch, [&] { g[i].assign(s->params().grad(), s->params().grad() + s->params().numel()); }).loss;
       ++i;
     }
     EXPECT_EQ(sharded.shards(), std::stoi(threads));
@@ -168,7 +171,8 @@ TEST(Shards, AStatisticsStepSeesTheWholeBatch) {
   int i = 0;
   for (Session* s : {&whole, &sharded}) {
     s->step_on(whole.batch(), [&] {
-      for (const SiteCapture& site : s->model().sites()) seen[i].emplace_back(site.out.data, site.out.data + site.out.size());
+      for (const SiteCapture& site : s->model().sites())
+        seen[i].emplace_back(site.out.data, site.out.data + site.out.size());
     });
     ++i;
   }
@@ -177,7 +181,8 @@ TEST(Shards, AStatisticsStepSeesTheWholeBatch) {
   for (std::size_t k = 0; k < seen[0].size(); ++k) {
     ASSERT_EQ(seen[0][k].size(), seen[1][k].size()) << "site " << k;
     EXPECT_EQ(seen[0][k].size(), std::size_t(8 * 16 * 16)) << "site " << k;
-    for (std::size_t j = 0; j < seen[0][k].size(); ++j) ASSERT_NEAR(seen[0][k][j], seen[1][k][j], 1e-5) << k << " " << j;
+    for (std::size_t j = 0; j < seen[0][k].size(); ++j)
+      ASSERT_NEAR(seen[0][k][j], seen[1][k][j], 1e-5) << k << " " << j;
   }
 }
 
@@ -211,8 +216,8 @@ struct Bits {
 Bits run_ops(std::vector<std::string> o, int threads) {
   // wide enough that every op splits its rows (16384 values and more: core/parallel.h), the
   // products theirs (core/gemm_kernel.cpp) and the gradient norm its sum
-  for (const char* s : {"model.d_model=64", "model.n_heads=4", "model.d_ff=256", "train.stats_every=0",
-                        "train.parallel=ops"})
+  for (const char* s :
+       {"model.d_model=64", "model.n_heads=4", "model.d_ff=256", "train.stats_every=0", "train.parallel=ops"})
     o.insert(o.begin(), s);
   o.push_back("train.threads=" + std::to_string(threads));
   Session s(load_config("{}", "ops.json", o));  // sets the math threads: one session at a time
@@ -250,10 +255,10 @@ TEST(Shards, TheOpsSettingGivesTheSameBitsAtEveryThreadCount) {
        "model.norm.placement=post"},
       {"data.dataset=synthetic-seq2seq", "model.arch=encoder-decoder", "data.max_len=32", "train.batch_size=8",
        "model.norm.type=deepnorm"},
-      {"data.dataset=synthetic-lm", "model.arch=rnn", "model.cell=gru", "model.norm.type=layernorm",
-       "data.seq_len=32", "train.batch_size=16"},
-      {"data.dataset=synthetic-lm", "model.arch=rnn", "model.cell=lstm", "model.norm.type=rmsnorm",
-       "data.seq_len=32", "train.batch_size=16"},
+      {"data.dataset=synthetic-lm", "model.arch=rnn", "model.cell=gru", "model.norm.type=layernorm", "data.seq_len=32",
+       "train.batch_size=16"},
+      {"data.dataset=synthetic-lm", "model.arch=rnn", "model.cell=lstm", "model.norm.type=rmsnorm", "data.seq_len=32",
+       "train.batch_size=16"},
       {"data.dataset=synthetic-seq2seq", "model.arch=rnnsearch", "model.norm.type=rmsnorm", "data.max_len=24",
        "train.batch_size=16"},
       {"data.dataset=synthetic-classify", "model.arch=mlp", "model.hidden=256", "train.batch_size=64",

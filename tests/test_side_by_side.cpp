@@ -21,8 +21,8 @@ namespace fs = std::filesystem;
 // The layer P1 should count a stats.csv site entering a norm in, or -1 for a site it leaves out.
 int expected_layer(const std::string& preset, int layer, const std::string& site) {
   if (preset == "rnnsearch") {
-    static const std::map<std::string, int> gru = {{"dec1.state_gates.in", 0}, {"dec1.state_cand.in", 0},
-                                                   {"dec2.state_gates.in", 1}, {"dec2.state_cand.in", 1}};
+    static const std::map<std::string, int> gru = {
+        {"dec1.state_gates.in", 0}, {"dec1.state_cand.in", 0}, {"dec2.state_gates.in", 1}, {"dec2.state_cand.in", 1}};
     const auto it = gru.find(site);
     return it == gru.end() ? -1 : it->second;
   }
@@ -32,10 +32,10 @@ int expected_layer(const std::string& preset, int layer, const std::string& site
 }
 
 struct RunFigures {
-  double std_in = 0;                      // mean over the counted (site, position) entries
-  std::map<int, double> std_by_layer;     // layer -> mean
-  std::map<int, double> grad_by_layer;    // rnnsearch: decoder GRU -> gradient norm at step 0
-  std::set<std::string> sites;            // every site of stats.csv at the last step
+  double std_in = 0;                    // mean over the counted (site, position) entries
+  std::map<int, double> std_by_layer;   // layer -> mean
+  std::map<int, double> grad_by_layer;  // rnnsearch: decoder GRU -> gradient norm at step 0
+  std::set<std::string> sites;          // every site of stats.csv at the last step
 };
 
 RunFigures figures_of(const std::string& preset, const fs::path& dir) {
@@ -44,7 +44,11 @@ RunFigures figures_of(const std::string& preset, const fs::path& dir) {
   std::string line;
   std::getline(in, line);
   EXPECT_EQ(line, "step,layer,site,position,mean,std");
-  struct Row { int step, layer; std::string site; double std; };
+  struct Row {
+    int step, layer;
+    std::string site;
+    double std;
+  };
   std::vector<Row> rows;
   int last = -1;
   while (std::getline(in, line)) {
@@ -90,7 +94,8 @@ std::map<int, double> curve_of(const fs::path& tsv, const std::string& preset) {
   std::map<int, double> c;
   bool mine = false;
   for (std::string line; std::getline(in, line);) {
-    if (line.starts_with("# ")) mine = line == "# " + preset;
+    if (line.starts_with("# "))
+      mine = line == "# " + preset;
     else if (mine && !line.empty()) {
       std::stringstream s(line);
       double x, y;
@@ -167,7 +172,8 @@ TEST(QuickReport, P1HasEverySeedSystemsPresetRnnsearchAmongThemWithItsFiguresRec
     // the plots' curves: the per-layer std (rnnsearch: per decoder GRU) and rnnsearch's gradient norm per GRU
     const auto std_layer = curve_of(dir / "std-by-layer.tsv", preset);
     ASSERT_EQ(std_layer.size(), layer_sum.size());
-    for (const auto& [layer, v] : layer_sum) EXPECT_NEAR(std_layer.at(layer), v, 1e-5 * v) << "layer " << layer;  // the .tsv has 6 digits
+    for (const auto& [layer, v] : layer_sum)
+      EXPECT_NEAR(std_layer.at(layer), v, 1e-5 * v) << "layer " << layer;  // the .tsv has 6 digits
     if (preset == "rnnsearch") {
       const auto grad = curve_of(dir / "grad-norm-at-init.tsv", preset);
       ASSERT_EQ(grad.size(), 2u);

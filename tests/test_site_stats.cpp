@@ -34,8 +34,8 @@ TEST(RangeStatistics, AnOutlierCostsTheOtherValuesTheirResolution) {
   EXPECT_LT(b.int8_snr_db[0], a.int8_snr_db[0] - 5.0);
 }
 
-// Two tokens of the same shape, one 128x smaller (exactly: a power of two): per-token absmax quantizes both equally well,
-// one scale for the tensor leaves the small one a hundredth of the steps.
+// Two tokens of the same shape, one 128x smaller (exactly: a power of two): per-token absmax quantizes both equally
+// well, one scale for the tensor leaves the small one a hundredth of the steps.
 TEST(RangeStatistics, PerTensorScaleCostsSmallTokensTheirResolutionPerTokenDoesNot) {
   std::vector<float> x(2 * 16);
   for (int j = 0; j < 16; ++j) x[j] = 1.0f + 0.37f * float(j % 5) - 0.9f * float(j % 3), x[16 + j] = x[j] / 128.0f;
@@ -57,10 +57,10 @@ TEST(RangeStatistics, PerTensorScaleCostsSmallTokensTheirResolutionPerTokenDoesN
 
 TEST(RangeStatistics, Fp16OutsideCountsOverflowAndSubnormalsPerPositionOverRealTokens) {
   // B 2, T 2, C 4: position 0 from both sequences, position 1 only from sequence 0 (mask)
-  std::vector<float> x{70000.0f, 1e-6f, 1.0f, 0.0f,     // b0 t0: overflow, subnormal, normal, zero
-                       1.0f, 2.0f, -3.0f, 4.0f,         // b0 t1
-                       0.5f, 0.5f, 0.5f, 6.0e-5f,       // b1 t0: 6e-5 < 2^-14 = 6.10e-5
-                       -1e9f, 1.0f, 1.0f, 1.0f};        // b1 t1: padding, left out
+  std::vector<float> x{70000.0f, 1e-6f, 1.0f,  0.0f,     // b0 t0: overflow, subnormal, normal, zero
+                       1.0f,     2.0f,  -3.0f, 4.0f,     // b0 t1
+                       0.5f,     0.5f,  0.5f,  6.0e-5f,  // b1 t0: 6e-5 < 2^-14 = 6.10e-5
+                       -1e9f,    1.0f,  1.0f,  1.0f};    // b1 t1: padding, left out
   std::vector<float> mask{1, 1, 1, 0};
   RangeStats r;
   range_statistics(Tensor<float>{x.data(), nullptr, 4, 4}, 2, 2, mask.data(), r);

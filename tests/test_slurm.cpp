@@ -110,7 +110,8 @@ TEST(Slurm, ARequeuedTaskResumesFromItsCheckpointToTheSameResult) {
       "--set train.steps=2500 --set train.checkpoint_every=200 --set train.log_every=7 --set train.eval_every=50 "
       "--set train.stats_every=20 ";
   const auto t0 = Clock::now();
-  const CommandResult submitted = run_normtool("sweep " + config + fixed + "seed=1 --launcher slurm --out " + (d / "sweep"));
+  const CommandResult submitted =
+      run_normtool("sweep " + config + fixed + "seed=1 --launcher slurm --out " + (d / "sweep"));
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
   const std::string job = job_id_of(d / "sweep") + "_0";
 
@@ -124,8 +125,8 @@ TEST(Slurm, ARequeuedTaskResumesFromItsCheckpointToTheSameResult) {
   };
   while (Clock::now() < deadline && !(fs::exists(d / "sweep/0/checkpoint.bin") && metrics_lines() > 60))
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ASSERT_TRUE(fs::exists(d / "sweep/0/checkpoint.bin")) << "the task never checkpointed: "
-                                                        << sh("cat " + (d / "sweep/logs/0.log")).output;
+  ASSERT_TRUE(fs::exists(d / "sweep/0/checkpoint.bin"))
+      << "the task never checkpointed: " << sh("cat " + (d / "sweep/logs/0.log")).output;
   const CommandResult requeue = sh("scontrol requeue " + job);
   ASSERT_EQ(requeue.exit_code, 0) << requeue.output;
 
@@ -139,7 +140,8 @@ TEST(Slurm, ARequeuedTaskResumesFromItsCheckpointToTheSameResult) {
   EXPECT_NE(log.find("resuming at step"), std::string::npos) << log;
 
   // the same run without a stop
-  const CommandResult reference = run_normtool("run " + config + fixed + "--set seed=1 --set train.threads=1 --out " + (d / "reference"));
+  const CommandResult reference =
+      run_normtool("run " + config + fixed + "--set seed=1 --set train.threads=1 --out " + (d / "reference"));
   ASSERT_EQ(reference.exit_code, 0) << reference.output;
   auto lines = [](const std::string& path) {
     std::vector<json> v = read_jsonl(path);
@@ -162,7 +164,8 @@ TEST(Slurm, AReproductionSubmittedToSlurmIsCollectedIntoAReport) {
   TempDir d;
   const auto t0 = Clock::now();
   // C5 and C13 share the runs at batch 4: submitted once, each claim waits for them
-  const CommandResult submitted = run_normtool("reproduce E4 C5 C7 C13 --quick --ablations --launcher slurm --out " + (d / "r"));
+  const CommandResult submitted =
+      run_normtool("reproduce E4 C5 C7 C13 --quick --ablations --launcher slurm --out " + (d / "r"));
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
   EXPECT_NE(submitted.output.find("C5  PENDING       3 sweep(s) on Slurm"), std::string::npos) << submitted.output;
   EXPECT_NE(submitted.output.find("C13 PENDING       12 sweep(s) on Slurm"), std::string::npos) << submitted.output;
@@ -180,7 +183,9 @@ TEST(Slurm, AReproductionSubmittedToSlurmIsCollectedIntoAReport) {
   ASSERT_EQ(collected.exit_code, 0) << collected.output;
   std::cout << "submission to report took " << std::chrono::duration<double>(Clock::now() - t0).count() << " s\n";
   const json verdicts = read_json(d / "r/verdicts.json");
-  for (const char* id : {"E4", "C5", "C7", "C13"}) EXPECT_TRUE(verdicts.dump().find(std::string("\"") + id + "\"") != std::string::npos) << id << " missing: " << verdicts.dump();
+  for (const char* id : {"E4", "C5", "C7", "C13"})
+    EXPECT_TRUE(verdicts.dump().find(std::string("\"") + id + "\"") != std::string::npos)
+        << id << " missing: " << verdicts.dump();
   std::ifstream report(d / "r/REPORT.md");
   const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("BN: gap at batch 2 minus gap at batch 32 (points)"), std::string::npos) << text;

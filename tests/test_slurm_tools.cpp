@@ -82,7 +82,8 @@ TEST(SlurmTools, TaskStatesComeFromSqueueAndAControllerThatDoesNotAnswerIsAnErro
   s.tool("squeue", "echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1");
   EXPECT_TRUE(slurm_task_states("7").states.empty());
   const std::string count = s.file("count");  // fails twice, then answers
-  s.tool("squeue", "n=$(cat " + count + " 2>/dev/null || echo 0); echo $((n + 1)) > " + count + "; if [ $n -lt 2 ]; then " +
+  s.tool("squeue", "n=$(cat " + count + " 2>/dev/null || echo 0); echo $((n + 1)) > " + count +
+                       "; if [ $n -lt 2 ]; then " +
                        "echo 'slurm_load_jobs error: Socket timed out on send/recv operation' >&2; exit 1; fi; " +
                        "echo '7_0 RUNNING'; echo '7_2 PENDING'");
   EXPECT_EQ(slurm_task_states("7").states, running);
@@ -173,7 +174,8 @@ TEST(SlurmTools, SbatchAnswersAreTakenAsSlurmDocumentsThem) {
   std::ifstream in(args);
   std::vector<std::string> argv;
   for (std::string a; std::getline(in, a);) argv.push_back(a);
-  EXPECT_EQ(argv, (std::vector<std::string>{"--noheader", "--array", "--format=%i %T", "--jobs=123", "--clusters=cluster-2"}));
+  EXPECT_EQ(argv, (std::vector<std::string>{"--noheader", "--array", "--format=%i %T", "--jobs=123",
+                                            "--clusters=cluster-2"}));
   for (const char* recorded : {"12;3;x", "abc", "1 2", "-1"}) {
     e = what_of([&] { slurm_task_states(recorded); });
     EXPECT_TRUE(has(e, "InputError: Slurm job")) << recorded << ": " << e;
@@ -187,11 +189,12 @@ TEST(SlurmTools, SbatchAnswersAreTakenAsSlurmDocumentsThem) {
 // <state>", is an answer that cannot be read (exit 75): never a task taken for ended.
 TEST(SlurmTools, ATaskIndexThatIsNoNumberIsAnAnswerThatCannotBeRead) {
   StandIns s;
-  for (const char* line : {"7_99999999999 RUNNING", "7_ RUNNING", "7_-1 RUNNING", "7_[1-3%2] PENDING", "7_1 RUNNING x",
-                           "7_1"}) {
+  for (const char* line :
+       {"7_99999999999 RUNNING", "7_ RUNNING", "7_-1 RUNNING", "7_[1-3%2] PENDING", "7_1 RUNNING x", "7_1"}) {
     s.tool("squeue", std::string("echo '7_0 RUNNING'; echo '") + line + "'");
     const std::string e = what_of([] { slurm_task_states("7"); });
-    EXPECT_TRUE(has(e, "TryAgainError: squeue printed \"" + std::string(line) + "\" for Slurm job 7")) << line << ": " << e;
+    EXPECT_TRUE(has(e, "TryAgainError: squeue printed \"" + std::string(line) + "\" for Slurm job 7"))
+        << line << ": " << e;
   }
   s.tool("squeue", "echo '7 RUNNING'; echo '7_1 RUNNING'");  // the array's own line (no task) is not a task
   EXPECT_EQ(slurm_task_states("7").states, (std::map<int, std::string>{{1, "RUNNING"}}));
@@ -217,7 +220,8 @@ TEST(SlurmTools, ASweepFollowedWithoutSqueueIsNotReportedFailed) {
   EXPECT_EQ(aggregate.exit_code, 75) << aggregate.output;
   EXPECT_EQ(read_json(d / "s/sweep.json"), doc);
   EXPECT_FALSE(fs::exists(d / "s/aggregate.md"));
-  const CommandResult again = run_shell(no_squeue + grid.substr(0, grid.find(" --launcher")) + " --launcher print --out " + (d / "s"));
+  const CommandResult again =
+      run_shell(no_squeue + grid.substr(0, grid.find(" --launcher")) + " --launcher print --out " + (d / "s"));
   EXPECT_EQ(again.exit_code, 2) << again.output;
   EXPECT_TRUE(has(again.output, "squeue is not on this machine's PATH, so whether Slurm job 123")) << again.output;
 }
@@ -227,12 +231,16 @@ TEST(SlurmTools, ASweepFollowedWithoutSqueueIsNotReportedFailed) {
 TEST(SlurmTools, ACollectionWithoutSqueueCountsTheClaimPending) {
   TempDir d;
   fs::create_directories(d / "r");
-  std::ofstream(d / "r/reproduce.json") << nlohmann::json{{"launcher", "slurm"}, {"ids", {"C11"}}, {"claims_job_id", "123"},
-                                                          {"claims_tasks", {"C11"}}}.dump();
+  std::ofstream(d / "r/reproduce.json") << nlohmann::json{
+      {"launcher", "slurm"},
+      {"ids", {"C11"}},
+      {"claims_job_id", "123"},
+      {"claims_tasks", {"C11"}}}.dump();
   fs::create_directories(d / "bin");
   const CommandResult r = run_shell("PATH=" + (d / "bin") + " " + binary() + " reproduce --collect " + (d / "r"));
   EXPECT_EQ(r.exit_code, 75) << r.output;
-  EXPECT_TRUE(has(r.output, "C11 PENDING       task 0 of Slurm job 123: squeue is not on this machine's PATH")) << r.output;
+  EXPECT_TRUE(has(r.output, "C11 PENDING       task 0 of Slurm job 123: squeue is not on this machine's PATH"))
+      << r.output;
   EXPECT_FALSE(has(r.output, "FAILED")) << r.output;
 }
 
@@ -248,8 +256,10 @@ TEST(SlurmTools, ABadSiteOptionIsRefusedBeforeAnythingRuns) {
     EXPECT_FALSE(fs::exists(d / "r")) << "a claim ran";
   }
   fs::create_directories(d / "c");
-  std::ofstream(d / "c/reproduce.json")
-      << nlohmann::json{{"launcher", "slurm"}, {"ids", {"E4"}}, {"slurm", {{"partition", "a\nb"}}}}.dump();
+  std::ofstream(d / "c/reproduce.json") << nlohmann::json{
+      {"launcher", "slurm"},
+      {"ids", {"E4"}},
+      {"slurm", {{"partition", "a\nb"}}}}.dump();
   const CommandResult collect = run_normtool("reproduce --collect " + (d / "c"));
   EXPECT_EQ(collect.exit_code, 2) << collect.output;
   EXPECT_EQ(std::distance(fs::directory_iterator(d / "c"), fs::directory_iterator()), 1) << "a claim ran";

@@ -31,8 +31,8 @@ TEST(Stats, LinearFitOfALine) {
 
 TEST(Stats, StudentTQuantilesMatchClosedFormsAndTables) {  // t_{p, df}
   const double pi = std::acos(-1.0);
-  EXPECT_NEAR(student_t_quantile(0.975, 1), std::tan(pi * (0.975 - 0.5)), 1e-11);            // Cauchy
-  EXPECT_NEAR(student_t_quantile(0.975, 2), 0.95 / std::sqrt(2 * 0.975 * 0.025), 1e-12);     // (2p-1)/sqrt(2p(1-p))
+  EXPECT_NEAR(student_t_quantile(0.975, 1), std::tan(pi * (0.975 - 0.5)), 1e-11);         // Cauchy
+  EXPECT_NEAR(student_t_quantile(0.975, 2), 0.95 / std::sqrt(2 * 0.975 * 0.025), 1e-12);  // (2p-1)/sqrt(2p(1-p))
   EXPECT_NEAR(student_t_quantile(0.9, 2), 0.8 / std::sqrt(2 * 0.9 * 0.1), 1e-12);
   EXPECT_NEAR(student_t_quantile(0.975, 10), 2.228138852, 1e-9);  // printed tables
   EXPECT_NEAR(student_t_quantile(0.975, 30), 2.042272456, 1e-9);

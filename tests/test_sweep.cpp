@@ -47,7 +47,8 @@ TEST(SweepCli, BadJobConfigExits2BeforeRunning) {
 TEST(SweepCli, RunsResumesAndAggregates) {
   TempDir d;
   const std::string cmd = "sweep --config " + source_dir() +
-                          "/configs/smoke/mlp-none.json model.norm.type=none,batchnorm seed=1,2 --jobs 2 --out " + d.str();
+                          "/configs/smoke/mlp-none.json model.norm.type=none,batchnorm seed=1,2 --jobs 2 --out " +
+                          d.str();
   const auto r = run_normtool(cmd);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto sweep = read_json(d / "sweep.json");
@@ -65,7 +66,8 @@ TEST(SweepCli, RunsResumesAndAggregates) {
   const auto again = run_normtool(cmd);
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("#0 : model.norm.type=none seed=1 -> completed (already)"), std::string::npos);
-  EXPECT_NE(again.output.find("#2 : model.norm.type=batchnorm seed=1 -> completed\n"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("#2 : model.norm.type=batchnorm seed=1 -> completed\n"), std::string::npos)
+      << again.output;
   EXPECT_EQ(std::filesystem::last_write_time(d / "0/summary.json"), kept);
 }
 

@@ -30,8 +30,10 @@ namespace {
 // The golden's model keys as overrides ("model.position=rotary", "model.norm.type=rmsnorm", ...).
 void add_overrides(const nlohmann::json& keys, const std::string& prefix, std::vector<std::string>& out) {
   for (const auto& [key, value] : keys.items()) {
-    if (value.is_object()) add_overrides(value, prefix + key + ".", out);
-    else out.push_back(prefix + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
+    if (value.is_object())
+      add_overrides(value, prefix + key + ".", out);
+    else
+      out.push_back(prefix + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
   }
 }
 
@@ -113,21 +115,25 @@ double loss_and_gradients(Model& model, const Batch& batch) {
 Batch lm_batch(int B, int T) {
   Batch batch;
   batch.B = B, batch.T = T;
-  for (int i = 0; i < B * T; ++i) batch.tokens.push_back((37 * i + 11) % 256), batch.targets.push_back((53 * i + 7) % 256);
+  for (int i = 0; i < B * T; ++i)
+    batch.tokens.push_back((37 * i + 11) % 256), batch.targets.push_back((53 * i + 7) % 256);
   return batch;
 }
 
-bool is_norm_gain(const std::string& name) { return name.find("norm") != std::string::npos && name.ends_with(".weight"); }
+bool is_norm_gain(const std::string& name) {
+  return name.find("norm") != std::string::npos && name.ends_with(".weight");
+}
 
 // Gemma's (1 + w): w starts at 0, so at init it is the model with gains from 1, to the bit: the same
 // loss, every gradient the same. The difference is weight decay's pull: after one AdamW step from the
 // same gradients, 1 + w exceeds the plain gain by exactly lr * wd (decay shrinks w, not the gain).
 TEST(UnitOffset, TheSameModelAtInitAndWeightDecayPullsTheGainTowardOne) {
   for (const char* norm : {"rmsnorm", "layernorm"}) {
-    RunConfig plain = load_config("{}", "t", {"data.dataset=synthetic-lm", "data.seq_len=8", "model.n_layers=2",
-                                              std::string("model.norm.type=") + norm, "model.norm.placement=peri",
-                                              "model.qk_norm=true", "train.optimizer=adamw", "train.lr=0.01",
-                                              "train.weight_decay=0.1"});
+    RunConfig plain =
+        load_config("{}", "t",
+                    {"data.dataset=synthetic-lm", "data.seq_len=8", "model.n_layers=2",
+                     std::string("model.norm.type=") + norm, "model.norm.placement=peri", "model.qk_norm=true",
+                     "train.optimizer=adamw", "train.lr=0.01", "train.weight_decay=0.1"});
     RunConfig offset = plain;
     offset.model.norm.unit_offset = true;
     auto a = make_model(plain, 256, 256), b = make_model(offset, 256, 256);
@@ -163,9 +169,9 @@ TEST(UnitOffset, TheSameModelAtInitAndWeightDecayPullsTheGainTowardOne) {
         << refused;
   for (const char* kept : {"model.norm.type=dyt", "model.norm.type=batchnorm", "model.norm.type=deepnorm"})
     EXPECT_EQ(problems_of({"data.dataset=synthetic-lm", "model.norm.unit_offset=true", kept}), "") << kept;
-  EXPECT_EQ(problems_of({"data.dataset=synthetic-lm", "model.arch=rnn", "model.cell=lstm",
-                         "model.norm.unit_offset=true"}),
-            "");
+  EXPECT_EQ(
+      problems_of({"data.dataset=synthetic-lm", "model.arch=rnn", "model.cell=lstm", "model.norm.unit_offset=true"}),
+      "");
 }
 
 // OLMo 2's reordered norm: a norm of the block's kind after f (none, layernorm, rmsnorm), in a Transformer
@@ -173,7 +179,8 @@ TEST(UnitOffset, TheSameModelAtInitAndWeightDecayPullsTheGainTowardOne) {
 // and key norms' scope needs the norms.
 TEST(Reordered, ThePreParametersAndTheRefusedCombinations) {
   for (const char* arch : {"transformer", "encoder-decoder"}) {
-    const std::string data = std::string(arch) == "transformer" ? "data.dataset=synthetic-lm" : "data.dataset=synthetic-seq2seq";
+    const std::string data =
+        std::string(arch) == "transformer" ? "data.dataset=synthetic-lm" : "data.dataset=synthetic-seq2seq";
     const RunConfig reordered =
         load_config("{}", "t", {data, std::string("model.arch=") + arch, "model.norm.placement=reordered"});
     RunConfig pre = reordered;
@@ -181,7 +188,8 @@ TEST(Reordered, ThePreParametersAndTheRefusedCombinations) {
     EXPECT_EQ(make_model(reordered, 256, 256)->params().parameter_count(),
               make_model(pre, 256, 256)->params().parameter_count())
         << arch;
-    EXPECT_EQ(int64_t(make_model(reordered, 256, 256)->params().parameter_count()), model_shape(reordered, 256, 256).params);
+    EXPECT_EQ(int64_t(make_model(reordered, 256, 256)->params().parameter_count()),
+              model_shape(reordered, 256, 256).params);
   }
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
       {{"model.norm.placement=reordered", "model.norm.type=batchnorm"}, "model.norm.placement:"},
@@ -194,7 +202,8 @@ TEST(Reordered, ThePreParametersAndTheRefusedCombinations) {
       {{"model.logit_softcap=30", "model.arch=mlp", "data.dataset=synthetic-classify"}, "model.logit_softcap:"},
   };
   for (auto [overrides, key] : refused) {
-    if (overrides.back().find("synthetic-classify") == std::string::npos) overrides.push_back("data.dataset=synthetic-lm");
+    if (overrides.back().find("synthetic-classify") == std::string::npos)
+      overrides.push_back("data.dataset=synthetic-lm");
     EXPECT_NE(problems_of(overrides).find(key), std::string::npos) << key << " " << overrides[0];
   }
   EXPECT_EQ(problems_of({"data.dataset=synthetic-lm", "model.norm.placement=reordered", "model.norm.type=none"}), "");
@@ -225,9 +234,9 @@ TEST(EmbedScale, TheTokenTableTimesSqrtD) {
     largest = std::max(largest, double(std::abs(pa.grad()[j])));
   }
   EXPECT_GT(largest, 1e-4);
-  EXPECT_NE(problems_of({"model.embed_scale=true", "model.arch=rnn", "data.dataset=synthetic-lm"})
-                .find("model.embed_scale:"),
-            std::string::npos);
+  EXPECT_NE(
+      problems_of({"model.embed_scale=true", "model.arch=rnn", "data.dataset=synthetic-lm"}).find("model.embed_scale:"),
+      std::string::npos);
 }
 
 // The rotary op's backward in double: q and k of two heads turned (columns 0..15 of a qkv row of 24), v copied;
@@ -235,9 +244,8 @@ TEST(EmbedScale, TheTokenTableTimesSqrtD) {
 TEST(GradCheck, Rotary) {
   for (int rotated : {16, 24}) {
     std::vector<Input> in = {random_input(2 * 5, 24, 11, 1.3, 0.2)};
-    const GradCheckResult r =
-        gradcheck([&](Graph<double>& g, std::vector<Tensor<double>>& t) { return rotary(g, t[0], 5, 8, rotated, 100.0); },
-                  in);
+    const GradCheckResult r = gradcheck(
+        [&](Graph<double>& g, std::vector<Tensor<double>>& t) { return rotary(g, t[0], 5, 8, rotated, 100.0); }, in);
     EXPECT_LT(r.max_error(), 1e-8) << rotated;
     EXPECT_GT(r.norms[0], 1e-3);
   }
@@ -272,7 +280,8 @@ TEST(Rotary, ScoresDependOnTheRelativePositionAndLengthsStay) {
 // rotary and none drop the position table; the count of parameters follows.
 TEST(Position, NoTableWithoutLearnedPositions) {
   for (const char* position : {"learned", "none", "rotary"}) {
-    const RunConfig c = load_config("{}", "t", {"data.dataset=synthetic-lm", std::string("model.position=") + position});
+    const RunConfig c =
+        load_config("{}", "t", {"data.dataset=synthetic-lm", std::string("model.position=") + position});
     auto model = make_model(c, 256, 256);
     bool table = false;
     for (int i = 0; i < model->params().count(); ++i) table |= model->params().info(i).name == "pos_emb.weight";
@@ -289,8 +298,9 @@ TEST(PositionConfig, RefusedCombinationsNameTheKey) {
   };
   for (const auto& overrides : refused) EXPECT_NE(problems_of(overrides).find("model.position:"), std::string::npos);
   EXPECT_EQ(problems_of({"model.position=rotary", "model.arch=encoder", "data.dataset=synthetic-lm"}), "");
-  const CommandResult r = run_normtool("run --set data.dataset=synthetic-lm --set model.arch=rnn "
-                                       "--set model.position=rotary --out /nonexistent/x");
+  const CommandResult r = run_normtool(
+      "run --set data.dataset=synthetic-lm --set model.arch=rnn "
+      "--set model.position=rotary --out /nonexistent/x");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("model.position: rotary"), std::string::npos) << r.output;
 }
@@ -305,7 +315,8 @@ TEST(Ffn, GluAddsFc3AndTheShapeCountsIt) {
     const RunConfig mlp = load_config("{}", "t", o);
     auto a = make_model(glu, 256, 256), b = make_model(mlp, 256, 256);
     const int64_t C = glu.model.d_model, F = glu.model.d_ff, L = glu.model.n_layers;
-    EXPECT_EQ(int64_t(a->params().parameter_count() - b->params().parameter_count()), L * (C * F + (std::string(bias) == "true" ? F : 0)));
+    EXPECT_EQ(int64_t(a->params().parameter_count() - b->params().parameter_count()),
+              L * (C * F + (std::string(bias) == "true" ? F : 0)));
     EXPECT_EQ(int64_t(a->params().parameter_count()), model_shape(glu, 256, 256).params);
   }
 }
@@ -313,8 +324,8 @@ TEST(Ffn, GluAddsFc3AndTheShapeCountsIt) {
 // Tied: no head.weight, V x C fewer parameters, and the shape counts them.
 TEST(TieEmbeddings, TheHeadHasNoWeightOfItsOwn) {
   for (const char* arch : {"transformer", "encoder"}) {
-    const RunConfig tied = load_config("{}", "t", {"data.dataset=synthetic-lm", std::string("model.arch=") + arch,
-                                                   "model.tie_embeddings=true"});
+    const RunConfig tied = load_config(
+        "{}", "t", {"data.dataset=synthetic-lm", std::string("model.arch=") + arch, "model.tie_embeddings=true"});
     RunConfig untied = tied;
     untied.model.tie_embeddings = false;
     auto a = make_model(tied, 256, 256), b = make_model(untied, 256, 256);
@@ -334,8 +345,9 @@ TEST(TieEmbeddings, TheHeadHasNoWeightOfItsOwn) {
 TEST(ScaledResidualInit, OutAndFc2DividedBySqrtTwoN) {
   for (const char* arch : {"transformer", "encoder-decoder"}) {
     const bool encdec = std::string(arch) == "encoder-decoder";
-    RunConfig plain = load_config("{}", "t", {encdec ? "data.dataset=synthetic-seq2seq" : "data.dataset=synthetic-lm",
-                                              std::string("model.arch=") + arch, "model.n_layers=3"});
+    RunConfig plain = load_config("{}", "t",
+                                  {encdec ? "data.dataset=synthetic-seq2seq" : "data.dataset=synthetic-lm",
+                                   std::string("model.arch=") + arch, "model.n_layers=3"});
     RunConfig scaled = plain;
     scaled.model.scaled_residual_init = true;
     auto a = make_model(plain, 256, 256), b = make_model(scaled, 256, 256);

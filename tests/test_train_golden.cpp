@@ -35,12 +35,13 @@ RunConfig config_of(const nlohmann::json& g) {
   if (c.contains("grad_clip")) o.push_back("train.grad_clip=" + c["grad_clip"].dump());
   if (c.contains("warmup_steps")) o.push_back("train.warmup_steps=" + c["warmup_steps"].dump());
   if (c["arch"] == "transformer") {
-    for (const char* k : {"d_model", "n_layers", "n_heads", "d_ff"}) o.push_back(std::string("model.") + k + "=" + c[k].dump());
+    for (const char* k : {"d_model", "n_layers", "n_heads", "d_ff"})
+      o.push_back(std::string("model.") + k + "=" + c[k].dump());
     o.push_back("model.norm.placement=" + c["placement"].get<std::string>());
     o.push_back("data.seq_len=" + c["seq_len"].dump());
     o.push_back("model.activation=gelu");
     o.push_back("data.dataset=synthetic-lm");  // the batches come from the golden file
-    if (c.contains("model"))  // the case's other model keys, after the defaults above
+    if (c.contains("model"))                   // the case's other model keys, after the defaults above
       for (const auto& [k, v] : c["model"].items())
         o.push_back("model." + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
   } else {

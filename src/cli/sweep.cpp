@@ -92,12 +92,23 @@ int write_aggregate(const std::string& dir, const std::string& format) {
   return failed ? 1 : 0;
 }
 
-int run(const SweepOptions& o) {
+// Options that would be ignored beside others: errors naming them
+void check_options(const SweepOptions& o) {
   if (!o.status.empty() && !o.aggregate.empty())
     throw UsageError("sweep: --status and --aggregate each read one directory; give one of them");
   if ((!o.status.empty() || !o.aggregate.empty()) && !o.axes.empty())
     throw UsageError(fmt::format("sweep: --{} reads a sweep that ran; a grid ({}) starts one: give one of them",
                                  o.status.empty() ? "aggregate" : "status", o.axes.front()));
+  for (const std::string& set : o.sets)  // an axis's value would win over it in every job: it would say nothing
+    for (const std::string& a : o.axes)
+      if (const std::string key = set.substr(0, set.find('=')), axis = a.substr(0, a.find('='));
+          key == axis || axis.starts_with(key + ".") || key.starts_with(axis + "."))
+        throw UsageError(
+            fmt::format("--set {}: the grid's axis {} sets {} in every job; give one of them", set, axis, axis));
+}
+
+int run(const SweepOptions& o) {
+  check_options(o);
   if (!o.status.empty()) return show_status(o.status);
   if (!o.aggregate.empty()) return write_aggregate(o.aggregate, o.format);
   if (o.axes.empty()) throw UsageError("sweep: give the grid (key.path=v1,v2 ...), or --status DIR / --aggregate DIR");
@@ -108,11 +119,6 @@ int run(const SweepOptions& o) {
   spec.threads_per_job = o.threads;
   spec.replace_grid = o.force;
   for (const auto& a : o.axes) spec.axes.push_back(parse_axis(a));
-  for (const std::string& set : o.sets)  // an axis's value would win over it in every job: it would say nothing
-    for (const SweepAxis& axis : spec.axes)
-      if (set.starts_with(axis.key + "="))
-        throw UsageError(fmt::format("--set {}: the grid's axis {} sets {} in every job; give one of them", set,
-                                     axis.key, axis.key));
   spec.out = o.out.empty() ? "runs/sweep-" + timestamp() : o.out;
   const auto jobs = expand(spec);
   // Every job's config must be valid, and the parallel jobs must fit in memory, before anything runs.

@@ -84,8 +84,8 @@ void Parser::walk(const json& layer, const std::string& source) {
 void Parser::walk_object(const json& node, const std::string& prefix) {
   for (const auto& [key, value] : node.items()) {
     const std::string path = prefix.empty() ? key : prefix + "." + key;
-    if (key.find('.') !=
-        std::string::npos) {  // else {"model.norm.type": x} beside {"model": {"norm": ...}} sets it twice
+    // a known path as a dotted key: {"model.norm.type": x} beside {"model": {"norm": ...}} would set it twice
+    if (key.find('.') != std::string::npos && (leaves_.count(path) || objects_.count(path))) {
       problem(path, fmt::format("a key with a '.' in it: objects nest ({{\"{}\": {{...}}}}); the dotted path "
                                 "is for overrides",
                                 key.substr(0, key.find('.'))));

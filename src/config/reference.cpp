@@ -37,13 +37,15 @@ std::string config_reference() {
     md += fmt::format("| `{}` | {} | {} | `{}` | {} |\n", k.path, k.type, range.empty() ? "-" : cell(range),
                       cell(k.default_value), cell(k.meaning));
   }
-  md += "\nCombinations are checked too: a transformer needs a language-modelling dataset and an mlp a "
-        "classification one; `model.n_heads` divides `model.d_model`; deepnorm is for transformers and always "
-        "post (its alpha and beta are filled in); composite batchnorm is refused (it keeps no running statistics); "
-        "batchnorm needs at least 2 values per statistic (2 rows in an mlp). A key that the config does not "
-        "read (`train.momentum` beside adam, `model.cell` outside the rnn, `model.norm.p` without prmsnorm) is "
-        "refused when it was set after the key that decides it, or that key was left at its default; set before "
-        "it, the later choice supersedes it.\n";
+  md +=
+      "\nCombinations are checked too: a transformer needs a language-modelling dataset and an mlp a "
+      "classification one; `model.n_heads` divides `model.d_model`; deepnorm is for transformers and always "
+      "post (its alpha and beta are filled in); composite batchnorm is refused (it keeps no running statistics); "
+      "batchnorm in an mlp or a language model needs at least 2 values per statistic (2 rows in an mlp). A "
+      "key that the config does not read (`train.momentum` beside adam, `model.cell` outside the rnn, "
+      "`model.norm.p` without prmsnorm) is refused unless it was set in an earlier layer (a file before the "
+      "overrides, the overrides before --set, a sweep's --set before its axes) than the key that decides it: "
+      "then the later choice supersedes it.\n";
   return md;
 }
 

@@ -1,10 +1,9 @@
 // The keys only some configs read (train.momentum: sgd's; model.cell: the rnn's). Set where nothing
-// reads it, a key would be ignored without a word, so it is refused, naming what reads it, when it
-// was set after the key that decides (or that key was left at its default): `train.momentum=0.5`
-// beside a file's adam. Set before it, the later choice supersedes it: a file of sgd with its
-// momentum, run with `train.optimizer=adam`, or swept over optimizers; set in the same layer
-// (a sweep's --set beside its grid), it is read by the jobs that read it. At its default (every key
-// of a config.json) it says nothing and is accepted.
+// reads it, a key would be ignored without a word, so it is refused, naming what reads it, unless it
+// was set in an earlier layer than the key that decides: `train.momentum=0.5` beside adam in the
+// same file, or beside a file's adam, is refused; a file of sgd with its momentum, run with
+// `train.optimizer=adam` or swept over optimizers (a sweep's axes are a layer after its --set), is
+// the later choice superseding it. At its default (every key of a config.json) it says nothing.
 #include <algorithm>
 #include <fmt/format.h>
 #include <string>
@@ -97,7 +96,7 @@ void refuse_unread_keys(const RunConfig& c, Parser& p) {
     if (by_family && (!r.config || r.config(c))) continue;
     const nlohmann::json& value = set.at(pointer_of(r.key));
     const int decided = p.layer(by_family ? r.decides : "model.arch");
-    if (value == defaults.at(pointer_of(r.key)) || (decided >= 0 && p.layer(r.key) <= decided)) continue;
+    if (value == defaults.at(pointer_of(r.key)) || (decided >= 0 && p.layer(r.key) < decided)) continue;
     const std::string got = fmt::format("got {}: leave it out", describe_json(value));
     if (!by_family)
       p.problem(r.key, fmt::format("model.arch {} does not read it (model.arch {}{} does); {}", a.name,

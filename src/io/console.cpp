@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include "config/user_json.h"
@@ -129,14 +130,19 @@ std::string printable(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     const std::size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    const bool control = n == 1 && ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F);
-    if (n && i + n <= text.size() && !control && valid_utf8(text.substr(i, n))) {
-      out.append(text.substr(i, n));
-      i += n;
-    } else {
-      out += fmt::format("\\x{:02x}", c);
-      ++i;
+    if (!n || i + n > text.size() || !valid_utf8(text.substr(i, n))) {
+      out += fmt::format("\\x{:02x}", c), ++i;
+      continue;
     }
+    uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    // C0 but newline and tab, DEL, C1 (U+009B is a terminal's CSI), and the bidirectional overrides
+    // and isolates, which reorder what the terminal shows
+    const bool control = (cp < 0x20 && cp != '\n' && cp != '\t') || (cp >= 0x7F && cp <= 0x9F) ||
+                         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+    out += control ? (cp < 0x100 ? fmt::format("\\x{:02x}", cp) : fmt::format("\\u{{{:04x}}}", cp))
+                   : std::string(text.substr(i, n));
+    i += n;
   }
   return out;
 }

@@ -34,7 +34,8 @@ bool print_advice(std::string_view text) noexcept;
 // a run records it in summary.json ("console_lost": true) and goes on training.
 bool console_lost() noexcept;
 // `text` safe to print on a terminal: every byte that is not part of valid UTF-8, and every control
-// character but newline and tab, as \xNN (an error message quoting a user's file or argument)
+// character but newline and tab (C0, DEL, C1), as \xNN, the bidirectional overrides as \u{NNNN}
+// (an error message quoting a user's file or argument)
 std::string printable(std::string_view text);
 template <typename... T>
 void eprint(fmt::format_string<T...> format, T&&... args) {

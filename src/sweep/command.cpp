@@ -91,8 +91,10 @@ std::string read_output(pollfd (&fds)[2], CommandOutput& o, Clock::time_point de
       if (p.fd < 0 || !p.revents) continue;
       char buffer[65536];
       const ssize_t n = ::read(p.fd, buffer, sizeof buffer);
-      if (n > 0) into[&p - fds]->append(buffer, std::size_t(n));
-      else if (n == 0 || (errno != EINTR && errno != EAGAIN)) close_fd(p.fd);
+      if (n > 0)
+        into[&p - fds]->append(buffer, std::size_t(n));
+      else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+        close_fd(p.fd);
     }
     if (o.out.size() + o.err.size() > cap) stopped = fmt::format("printed more than {} bytes", cap);
   }
@@ -107,8 +109,10 @@ bool wait_exit(pid_t pid, int& status, Clock::time_point deadline, const std::st
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done < 0 && errno != EINTR) return false;  // not ours to wait for (SIGCHLD ignored): its status is not known
     if (done == pid) return true;
-    if (ms_until(deadline) <= 0) stopped = late;
-    else std::this_thread::sleep_for(std::chrono::milliseconds(std::min<long long>(ms_until(deadline), 10)));
+    if (ms_until(deadline) <= 0)
+      stopped = late;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<long long>(ms_until(deadline), 10)));
   }
   return false;
 }

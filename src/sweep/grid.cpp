@@ -41,11 +41,24 @@ SweepAxis parse_axis(const std::string& text) {
   return a;
 }
 
-std::vector<std::string> job_overrides(const SweepSpec& spec, const SweepJob& job) {
+std::vector<std::string> job_fixed(const SweepSpec& spec) {
   std::vector<std::string> o{fmt::format("train.threads={}", spec.threads_per_job)};
   o.insert(o.end(), spec.fixed.begin(), spec.fixed.end());
+  return o;
+}
+
+std::vector<std::string> job_axes(const SweepJob& job) {
+  std::vector<std::string> o;
   for (const auto& [k, v] : job.overrides) o.push_back(k + "=" + v);
   return o;
+}
+
+std::vector<std::string> job_run_args(const SweepSpec& spec, const SweepJob& job) {
+  std::vector<std::string> args;
+  if (!spec.config.empty()) args.insert(args.end(), {"--config", spec.config});
+  for (const std::string& o : job_fixed(spec)) args.push_back(o);
+  for (const std::string& o : job_axes(job)) args.insert(args.end(), {"--set", o});
+  return args;
 }
 
 std::vector<SweepJob> expand(const SweepSpec& spec) {
@@ -84,7 +97,9 @@ std::vector<SweepJob> expand(const SweepSpec& spec) {
     jobs[i].index = int(i);
     jobs[i].dir = (fs::path(spec.out) / std::to_string(i)).string();
     try {  // derived once, here: checking, planning, ordering and comparing read it
-      jobs[i].config = std::make_shared<const RunConfig>(load_config_file(spec.config, job_overrides(spec, jobs[i])));
+      ConfigInputs in{{}, job_fixed(spec), job_axes(jobs[i])};  // as job_run_args gives them to `run`
+      if (!spec.config.empty()) in.files.push_back(spec.config);
+      jobs[i].config = std::make_shared<const RunConfig>(load_configs(in));
     } catch (const InputError& e) {
       jobs[i].config_error = e.what();
     }

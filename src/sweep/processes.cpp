@@ -48,8 +48,7 @@ pid_t launch(const SweepSpec& spec, const SweepJob& job, bool resume, const std:
   if (resume) {
     args.insert(args.end(), {"--resume", job.dir});
   } else {
-    if (!spec.config.empty()) args.insert(args.end(), {"--config", spec.config});
-    for (const auto& o : job_overrides(spec, job)) args.insert(args.end(), {"--set", o});
+    for (std::string& a : job_run_args(spec, job)) args.push_back(std::move(a));
     args.insert(args.end(), {"--out", job.dir});
   }
   std::vector<char*> argv;  // built before the fork: the child of a threaded parent only execs

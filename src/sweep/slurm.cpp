@@ -3,6 +3,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -42,9 +43,10 @@ std::string escaped(const std::string& text) {
 void check_directive(const std::string& option, const std::string& value) {
   for (unsigned char c : value)
     if (c < 0x20 || c == 0x7f)
-      throw UsageError(fmt::format("{} \"{}\": holds a newline or another control character (byte 0x{:02x}), which "
-                                   "would end sbatch's directives and run the rest as a command", option,
-                                   escaped(value), int(c)));
+      throw UsageError(
+          fmt::format("{} \"{}\": holds a newline or another control character (byte 0x{:02x}), which "
+                      "would end sbatch's directives and run the rest as a command",
+                      option, escaped(value), int(c)));
 }
 
 // A path written into an #SBATCH line: no control character, and (sbatch splits a directive's
@@ -52,8 +54,8 @@ void check_directive(const std::string& option, const std::string& value) {
 void check_directive_path(const std::string& option, const std::string& path) {
   check_directive(option, path);
   if (path.find_first_of(" \t\"'%\\") != std::string::npos)
-    throw UsageError(fmt::format("{} \"{}\": a path in a Slurm script may not hold blanks, quotes, backslashes or %",
-                                 option, path));
+    throw UsageError(
+        fmt::format("{} \"{}\": a path in a Slurm script may not hold blanks, quotes, backslashes or %", option, path));
 }
 
 // "#SBATCH --chdir=<dir>" when sbatch can read <dir> as one word; the script's `cd` does it
@@ -65,8 +67,9 @@ std::string chdir_directive(const std::string& dir) {
 }  // namespace
 
 nlohmann::json slurm_options_json(const SlurmOptions& s) {
-  return {{"partition", s.partition}, {"time", s.time}, {"cpus_per_task", s.cpus_per_task},
-          {"max_parallel", s.max_parallel}, {"signal_lead_s", s.signal_lead_s}, {"extra", s.extra}};
+  return {{"partition", s.partition},         {"time", s.time},
+          {"cpus_per_task", s.cpus_per_task}, {"max_parallel", s.max_parallel},
+          {"signal_lead_s", s.signal_lead_s}, {"extra", s.extra}};
 }
 
 SlurmOptions slurm_options_of(const nlohmann::json& j) {
@@ -95,9 +98,12 @@ std::string script_word(const std::string& text) {
   if (!control) return shell_quote(text);
   std::string q = "$'";  // bash's ANSI-C quoting: the script stays one command a line
   for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) q += fmt::format("\\x{:02x}", int(c));
-    else if (c == '\\' || c == '\'') q += std::string("\\") + char(c);
-    else q += char(c);
+    if (c < 0x20 || c == 0x7f)
+      q += fmt::format("\\x{:02x}", int(c));
+    else if (c == '\\' || c == '\'')
+      q += std::string("\\") + char(c);
+    else
+      q += char(c);
   }
   return q + "'";
 }
@@ -136,11 +142,12 @@ std::string write_sbatch(const SweepSpec& spec, const std::vector<SweepJob>& job
   s += fmt::format("normtool={}\n", script_word(absolute(binary)));
   s += fmt::format("dir={}/\"$SLURM_ARRAY_TASK_ID\"\n", script_word(out));
   s += "case \"$SLURM_ARRAY_TASK_ID\" in\n";
+  SweepSpec here = spec;  // the config's path as the task sees it, from the working directory
+  if (!here.config.empty()) here.config = absolute(spec.config);
   for (const SweepJob& j : jobs) {
-    std::string args;
-    if (!spec.config.empty()) args += " --config " + script_word(absolute(spec.config));
-    for (const std::string& v : job_overrides(spec, j)) args += " --set " + script_word(v);
-    s += fmt::format("  {}) args=({}) ;;\n", j.index, args.substr(1));  // no raw label: every user string is quoted
+    std::vector<std::string> words;  // no raw label: every user string is quoted
+    for (const std::string& a : job_run_args(here, j)) words.push_back(script_word(a));
+    s += fmt::format("  {}) args=({}) ;;\n", j.index, fmt::join(words, " "));
   }
   s += "  *) echo \"no job $SLURM_ARRAY_TASK_ID in this sweep\" >&2; exit 2 ;;\nesac\n";
   s += R"(echo "task $SLURM_ARRAY_TASK_ID of job ${SLURM_ARRAY_JOB_ID:-?} on $(hostname), )"
@@ -230,12 +237,16 @@ std::string submit_sbatch(const std::string& script, std::chrono::milliseconds l
   try {
     o = run_command({"sbatch", "--parsable", script}, limit, kSlurmOutputCap);
   } catch (const TryAgainError& e) {
-    throw TryAgainError(fmt::format("{}; it may have submitted the job before that: look with squeue --me before "
-                                    "submitting again", e.what()));
+    throw TryAgainError(
+        fmt::format("{}; it may have submitted the job before that: look with squeue --me before "
+                    "submitting again",
+                    e.what()));
   }
   if (!o)
-    throw std::runtime_error(fmt::format("cannot submit {}: sbatch is not on this machine's PATH (--launcher print "
-                                         "writes the script without submitting it)", script));
+    throw std::runtime_error(
+        fmt::format("cannot submit {}: sbatch is not on this machine's PATH (--launcher print "
+                    "writes the script without submitting it)",
+                    script));
   // --parsable: the job id alone on stdout, or "<id>;<cluster>"; warnings go to stderr
   const std::string job = trimmed(o->out), why = trimmed(o->err);
   if (o->status != 0)
@@ -252,8 +263,10 @@ SlurmTasks slurm_task_states(const std::string& job, std::chrono::milliseconds l
   if (job.empty()) return tasks;
   const auto parsed = parse_job(job);
   if (!parsed)
-    throw InputError(fmt::format("Slurm job \"{}\" (as recorded): not a job id as sbatch --parsable prints it (digits, "
-                                 "or digits;cluster)", quoted_excerpt(job)));
+    throw InputError(
+        fmt::format("Slurm job \"{}\" (as recorded): not a job id as sbatch --parsable prints it (digits, "
+                    "or digits;cluster)",
+                    quoted_excerpt(job)));
   const auto& [id, cluster] = *parsed;
   std::vector<std::string> argv{"squeue", "--noheader", "--array", "--format=%i %T", "--jobs=" + id};
   if (!cluster.empty()) argv.push_back("--clusters=" + cluster);
@@ -289,7 +302,7 @@ SlurmTasks slurm_task_states(const std::string& job, std::chrono::milliseconds l
     const auto [end, ec] = std::from_chars(index.data(), index.data() + index.size(), task);
     if (state.empty() || !more.empty() || index.empty() || index.find_first_not_of("0123456789") != std::string::npos ||
         ec != std::errc() || end != index.data() + index.size())
-      throw TryAgainError(fmt::format("squeue printed \"{}\" for Slurm job {}: not \"<job>_<task index> <state>\"", 
+      throw TryAgainError(fmt::format("squeue printed \"{}\" for Slurm job {}: not \"<job>_<task index> <state>\"",
                                       quoted_excerpt(trimmed(line)), job));
     tasks.states[task] = state;
   }

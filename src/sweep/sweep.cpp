@@ -39,8 +39,10 @@ std::string status_of(const fs::path& dir) {
 
 // The part of sweep.json that says which grid a directory holds.
 json grid_of(const json& sweep) {
-  return {{"config", sweep.value("config", json())}, {"fixed", sweep.value("fixed", json())},
-          {"grid", sweep.value("grid", json())}, {"threads_per_job", sweep.value("threads_per_job", json())}};
+  return {{"config", sweep.value("config", json())},
+          {"fixed", sweep.value("fixed", json())},
+          {"grid", sweep.value("grid", json())},
+          {"threads_per_job", sweep.value("threads_per_job", json())}};
 }
 
 // Whether the job's directory holds a run of exactly this job's config.
@@ -79,24 +81,30 @@ std::unique_ptr<DirectoryLock> claim_directory(const SweepSpec& spec, const std:
     for (const auto& entry : fs::directory_iterator(out, ec)) {
       const std::string name = entry.path().filename().string();
       if (name != ".lock" && name != "logs")
-        throw UsageError(fmt::format("--out {}: holds {} but no readable sweep.json, so not a sweep of this grid; "
-                                     "choose another --out, or pass --force to rerun every job there", spec.out, name));
+        throw UsageError(
+            fmt::format("--out {}: holds {} but no readable sweep.json, so not a sweep of this grid; "
+                        "choose another --out, or pass --force to rerun every job there",
+                        spec.out, name));
     }
   if (before.is_object() && grid_of(before) != grid_of(sweep_json(spec, jobs)) && !spec.replace_grid)
-    throw UsageError(fmt::format("--out {}: holds a sweep of another grid or config (its sweep.json); choose another "
-                                 "--out, or pass --force to rerun every job whose config differs", spec.out));
+    throw UsageError(
+        fmt::format("--out {}: holds a sweep of another grid or config (its sweep.json); choose another "
+                    "--out, or pass --force to rerun every job whose config differs",
+                    spec.out));
   if (before.is_object() && before.value("launcher", "") == "slurm") {
     const std::string job_id = before.value("slurm_job_id", "");
     const SlurmTasks active = slurm_task_states(job_id);
     if (!active.states.empty())
-      throw UsageError(fmt::format("--out {}: Slurm job {} of this sweep still has {} task(s) queued or running; wait "
-                                   "for it (normtool sweep --status {}), or scancel it", spec.out, job_id,
-                                   active.states.size(), spec.out));
+      throw UsageError(
+          fmt::format("--out {}: Slurm job {} of this sweep still has {} task(s) queued or running; wait "
+                      "for it (normtool sweep --status {}), or scancel it",
+                      spec.out, job_id, active.states.size(), spec.out));
     for (const SweepJob& j : jobs)  // a job without a final result may still be Slurm's to run
       if (const std::string s = status_of(j.dir); !active.known && s != "completed" && s != "diverged" && s != "failed")
-        throw UsageError(fmt::format("--out {}: squeue is not on this machine's PATH, so whether Slurm job {} of this "
-                                     "sweep still runs job #{} cannot be told; run this where Slurm's commands are",
-                                     spec.out, job_id, j.index));
+        throw UsageError(
+            fmt::format("--out {}: squeue is not on this machine's PATH, so whether Slurm job {} of this "
+                        "sweep still runs job #{} cannot be told; run this where Slurm's commands are",
+                        spec.out, job_id, j.index));
   }
   return lock;
 }
@@ -107,8 +115,10 @@ void refuse_busy_jobs(const std::vector<SweepSpec>& specs, const std::vector<std
   for (std::size_t s = 0; s < specs.size(); ++s)
     for (const SweepJob& j : jobs[s])
       if (j.status != "completed" && j.status != "diverged" && DirectoryLock::held(j.dir))
-        throw UsageError(fmt::format("--out {}: job #{} ({}) is in use by another normtool (its {}/.lock is held); "
-                                     "wait for it", specs[s].out, j.index, j.label(), j.dir));
+        throw UsageError(
+            fmt::format("--out {}: job #{} ({}) is in use by another normtool (its {}/.lock is held); "
+                        "wait for it",
+                        specs[s].out, j.index, j.label(), j.dir));
 }
 
 }  // namespace
@@ -286,13 +296,17 @@ std::vector<SweepJob> sweep_status(const std::string& dir, std::string* slurm_jo
     const std::string recorded = status_of(j.dir);
     const auto it = slurm.states.find(j.index);
     const std::string state = it == slurm.states.end() ? "" : it->second;
-    if (state == "RUNNING" || state == "COMPLETING") j.status = "running";
-    else if (!state.empty()) j.status = "pending";  // PENDING, REQUEUED, CONFIGURING, ...
+    if (state == "RUNNING" || state == "COMPLETING")
+      j.status = "running";
+    else if (!state.empty())
+      j.status = "pending";  // PENDING, REQUEUED, CONFIGURING, ...
     // no squeue here: a task without a final result may be queued, running or requeued (interrupted)
     else if (!slurm.known && recorded != "completed" && recorded != "diverged" && recorded != "failed")
       j.status = "unknown";
-    else if (!recorded.empty()) j.status = recorded == "running" ? "stopped" : recorded;
-    else j.status = doc.value("launcher", "") == "slurm" && !job_id.empty() ? "failed" : "not run";
+    else if (!recorded.empty())
+      j.status = recorded == "running" ? "stopped" : recorded;
+    else
+      j.status = doc.value("launcher", "") == "slurm" && !job_id.empty() ? "failed" : "not run";
   }
   return jobs;
 }

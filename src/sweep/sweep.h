@@ -39,24 +39,24 @@ struct SweepJob {
   std::vector<std::pair<std::string, std::string>> overrides;  // (key, value), grid order
   std::string dir;
   std::string status;  // completed, diverged, interrupted, failed, skipped-... after running
-  // The job's resolved config (the base file with job_overrides), derived once by expand; null
+  // The job's resolved config (the base file, job_fixed, then job_axes), derived once by expand; null
   // when the overrides make it invalid, and config_error then says why.
   std::shared_ptr<const RunConfig> config;
   std::string config_error;
-  std::string label() const;          // "key=v1 other=a seed=1"
-  std::string group_label() const;    // the same without seed: one grid point
+  std::string label() const;        // "key=v1 other=a seed=1"
+  std::string group_label() const;  // the same without seed: one grid point
 };
 
 inline constexpr int64_t kMaxSweepJobs = 10000;
 
 struct SweepSpec {
-  std::string config;                  // the base config file ("" = defaults)
-  std::vector<std::string> fixed;      // overrides for every job (key=value)
+  std::string config;              // the base config file ("" = defaults)
+  std::vector<std::string> fixed;  // overrides for every job (key=value)
   std::vector<SweepAxis> axes;
   std::string out;
-  int jobs = 1;                        // parallel processes
-  int threads_per_job = 1;             // train.threads for each job unless fixed sets it
-  bool replace_grid = false;           // run in a directory that holds another grid's sweep
+  int jobs = 1;               // parallel processes
+  int threads_per_job = 1;    // train.threads for each job unless fixed sets it
+  bool replace_grid = false;  // run in a directory that holds another grid's sweep
 };
 
 // "key=v1,v2" -> axis; throws std::invalid_argument naming the bad argument.
@@ -67,8 +67,14 @@ std::vector<SweepJob> expand(const SweepSpec& spec);
 // A job's resolved config, or the InputError that says why its overrides make it invalid.
 const RunConfig& resolved_config(const SweepJob& job);
 
-// The overrides a job runs with: train.threads, the fixed ones, then the job's.
-std::vector<std::string> job_overrides(const SweepSpec& spec, const SweepJob& job);
+// What a job's config is made of: train.threads and the fixed overrides, then, a later layer, its
+// axes' values (so that a fixed key the job does not read, p beside a grid of norms, is superseded
+// by the axis that decides it: config/unread_keys.cpp).
+std::vector<std::string> job_fixed(const SweepSpec& spec);
+std::vector<std::string> job_axes(const SweepJob& job);
+// `normtool run`'s arguments for it, before --out: --config, the fixed ones as positional overrides,
+// the axes as --set.
+std::vector<std::string> job_run_args(const SweepSpec& spec, const SweepJob& job);
 
 // Runs the jobs not done yet (binary: the normtool executable); returns them with their status.
 // Stops launching on SIGINT and returns what ran.

@@ -64,8 +64,8 @@ json sweep_json(const SweepSpec& spec, const std::vector<SweepJob>& jobs) {
     for (const auto& [k, v] : j.overrides) o[k] = v;
     list.push_back({{"index", j.index}, {"overrides", o}, {"dir", j.dir}, {"status", j.status}});
   }
-  return {{"config", spec.config}, {"fixed", spec.fixed}, {"grid", grid}, {"jobs", list},
-          {"parallel_jobs", spec.jobs}, {"threads_per_job", spec.threads_per_job}};
+  return {{"config", spec.config}, {"fixed", spec.fixed},        {"grid", grid},
+          {"jobs", list},          {"parallel_jobs", spec.jobs}, {"threads_per_job", spec.threads_per_job}};
 }
 
 }  // namespace nt
