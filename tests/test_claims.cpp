@@ -2,6 +2,8 @@
 // registry's (regenerate with `normtool reproduce --sync-readmes`).
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -176,12 +178,13 @@ TEST(Claims, TheHeadlineIsTheMeasureThatMadeTheVerdict) {
   const Claim* c10 = find_claim("C10");
   ASSERT_NE(c10, nullptr);
   const auto dir = std::filesystem::temp_directory_path() / ("normtool-headline-" + std::to_string(::getpid()));
-  const auto value_of = [&](std::vector<Measure> measures) {
+  // the verdict the runner gives: verdict_of's, or INCONCLUSIVE when a precondition is not met
+  const auto value_of = [&](std::vector<Measure> measures, std::optional<ClaimVerdict> verdict = {}) {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir / (c10->id + "-" + c10->slug));
     ClaimResult r;
     r.measures = std::move(measures);
-    r.verdict = verdict_of(r.measures);
+    r.verdict = verdict.value_or(verdict_of(r.measures));
     r.seeds = {1, 2, 3, 4};
     save_result((dir / (c10->id + "-" + c10->slug)).string(), r);
     write_report(dir.string(), load_results(dir.string()));
@@ -204,16 +207,7 @@ TEST(Claims, TheHeadlineIsTheMeasureThatMadeTheVerdict) {
   Measure unmet = measure_of("precondition", {0, 1, 0, 1}, AtLeast{1});
   unmet.precondition = true;
   ASSERT_NE(unmet.verdict, ClaimVerdict::pass);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir / (c10->id + "-" + c10->slug));
-  ClaimResult r;
-  r.measures = {unmet, pass};
-  r.verdict = ClaimVerdict::inconclusive;  // as the runner gives it when a precondition is not met
-  r.seeds = {1, 2, 3, 4};
-  save_result((dir / (c10->id + "-" + c10->slug)).string(), r);
-  write_report(dir.string(), load_results(dir.string()));
-  std::ifstream in(dir / "verdicts.json");
-  const std::string value = nlohmann::json::parse(in).at(0).at("value");
+  const std::string value = value_of({unmet, pass}, ClaimVerdict::inconclusive);
   EXPECT_TRUE(value.ends_with(": precondition")) << value;
   std::filesystem::remove_all(dir);
 }

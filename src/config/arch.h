@@ -8,6 +8,8 @@
 // <id>_shape(config, inputs, outputs) (model/shape.h), and one line in NT_FAMILIES.
 #pragma once
 #include <span>
+#include <string>
+#include <vector>
 
 #include "config/config.h"
 
@@ -55,17 +57,17 @@ inline constexpr Allows kNematus{bits(Placement::pre), bits(Precision::fp32), fa
 
 // X(id, spelling, task, stacks, allows, about): one line per family, in the order messages and
 // docs/config.md list them; `about` is the family in model.arch's text (normtool config).
-#define NT_FAMILIES(X)                                                                                          \
-  X(transformer, "transformer", Task::causal_lm, Stacks::decoder, kStacked, "decoder-only and causal")          \
-  X(mlp, "mlp", Task::classify, Stacks::none, kEverything, "hidden layers Linear -> norm -> activation")        \
-  X(encoder, "encoder", Task::masked_lm, Stacks::encoder, kStacked, "bidirectional, a BERT-style masked LM")    \
-  X(encoder_decoder, "encoder-decoder", Task::seq2seq, Stacks::encoder_decoder, kStacked,                       \
-    "an encoder over the source and a causal decoder with cross-attention (seq2seq datasets)")                  \
-  X(rnn, "rnn", Task::causal_lm, Stacks::none, kNematus,                                                        \
-    "a recurrent LM of model.n_layers stacked cells (model.cell)")                                              \
-  X(rnnsearch, "rnnsearch", Task::seq2seq, Stacks::none, kNematus,                                              \
-    "the GRU encoder-decoder with attention of the RMSNorm paper, in Nematus's layout (seq2seq datasets; "      \
-    "one GRU each way in the encoder, two in the decoder: model.n_layers is not read)")                         \
+#define NT_FAMILIES(X)                                                                                       \
+  X(transformer, "transformer", Task::causal_lm, Stacks::decoder, kStacked, "decoder-only and causal")       \
+  X(mlp, "mlp", Task::classify, Stacks::none, kEverything, "hidden layers Linear -> norm -> activation")     \
+  X(encoder, "encoder", Task::masked_lm, Stacks::encoder, kStacked, "bidirectional, a BERT-style masked LM") \
+  X(encoder_decoder, "encoder-decoder", Task::seq2seq, Stacks::encoder_decoder, kStacked,                    \
+    "an encoder over the source and a causal decoder with cross-attention (seq2seq datasets)")               \
+  X(rnn, "rnn", Task::causal_lm, Stacks::none, kNematus,                                                     \
+    "a recurrent LM of model.n_layers stacked cells (model.cell)")                                           \
+  X(rnnsearch, "rnnsearch", Task::seq2seq, Stacks::none, kNematus,                                           \
+    "the GRU encoder-decoder with attention of the RMSNorm paper, in Nematus's layout (seq2seq datasets; "   \
+    "one GRU each way in the encoder, two in the decoder: model.n_layers is not read)")                      \
   /* a new family: one line above */
 
 #define NT_ARCH_ID(id, ...) id,
@@ -92,5 +94,14 @@ inline constexpr ArchDesc kArchDescs[] = {NT_FAMILIES(NT_ARCH_DESC)};
 
 constexpr const ArchDesc& arch_desc(Arch a) { return kArchDescs[int(a)]; }
 constexpr std::span<const ArchDesc> all_archs() { return kArchDescs; }
+
+// The families whose description satisfies `has`, as "rnn|rnnsearch" (for messages).
+template <class F>
+std::string families_where(F has) {
+  std::vector<const char*> names;
+  for (const ArchDesc& a : all_archs())
+    if (has(a)) names.push_back(a.name);
+  return join_names(names);
+}
 
 }  // namespace nt

@@ -72,14 +72,6 @@ const ReadOnlyBy kReadOnlyBy[] = {
     {"train.adam_eps", nullptr, adam, kAdam, "train.optimizer"},
 };
 
-// The families `has` holds, as "rnn|rnnsearch".
-std::string families(bool (*has)(const ArchDesc&)) {
-  std::vector<const char*> names;
-  for (const ArchDesc& a : all_archs())
-    if (has(a)) names.push_back(a.name);
-  return join_names(names);
-}
-
 nlohmann::json::json_pointer pointer_of(const char* key) {
   std::string p = std::string("/") + key;
   std::replace(p.begin(), p.end(), '.', '/');
@@ -100,7 +92,7 @@ void refuse_unread_keys(const RunConfig& c, Parser& p) {
     const std::string got = fmt::format("got {}: leave it out", describe_json(value));
     if (!by_family)
       p.problem(r.key, fmt::format("model.arch {} does not read it (model.arch {}{} does); {}", a.name,
-                                   families(r.family), r.config ? std::string(" with ") + r.when : "", got));
+                                   families_where(r.family), r.config ? std::string(" with ") + r.when : "", got));
     else
       p.problem(r.key, fmt::format("read only with {}, which this config is not; {}", r.when, got));
   }

@@ -26,15 +26,6 @@ std::string names_in(unsigned set, std::span<const char* const> names) {
   return join_names(in);
 }
 
-// The families whose description satisfies `has`, as "rnn|rnnsearch".
-template <class F>
-std::string families_where(F has) {
-  std::vector<const char*> names;
-  for (const ArchDesc& a : all_archs())
-    if (has(a)) names.push_back(a.name);
-  return join_names(names);
-}
-
 // `value` of `key` against the values the family allows.
 template <class E>
 void check_allowed(Parser& p, const char* key, E value, unsigned allowed, std::span<const char* const> names,
