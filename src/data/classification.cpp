@@ -64,14 +64,14 @@ void check_training_targets(const Dataset& data, const RunConfig& c) {
   const int B = c.train.batch_size;
   const double row = data.train_row_without_target(0), q = std::pow(row, B);
   if (q < kMaxBatchWithoutTarget) return;
-  const std::string source =
-      fmt::format("{}{}", to_string(c.data.dataset), c.data.path.empty() ? "" : " at " + c.data.path);
+  const std::string source = data_source(c.data);
   if (c.model.arch == Arch::encoder)
-    throw DataError(fmt::format("{}: with data.mask_prob = {} a training row (data.layout = {}, data.seq_len = {}) "
-                                "holds no chosen position with probability {:.3g}, so a batch of train.batch_size = {} "
-                                "rows holds none with probability {:.3g}, {} or more: raise data.mask_prob or "
-                                "train.batch_size", source, c.data.mask_prob, to_string(c.data.layout), c.data.seq_len,
-                                row, B, q, kMaxBatchWithoutTarget));
+    throw DataError(fmt::format(
+        "{}: with data.mask_prob = {} a training row (data.layout = {}, data.seq_len = {}) "
+        "holds no chosen position with probability {:.3g}, so a batch of train.batch_size = {} "
+        "rows holds none with probability {:.3g}, {} or more: raise data.mask_prob or "
+        "train.batch_size",
+        source, c.data.mask_prob, to_string(c.data.layout), c.data.seq_len, row, B, q, kMaxBatchWithoutTarget));
   const int64_t n = data.train_rows(), without = std::llround(row * double(n));  // padded: a row a document
   throw DataError(
       fmt::format("{}: {} of the {} training documents have 2 bytes or more (a target), so with "
@@ -89,13 +89,21 @@ std::unique_ptr<Dataset> make_classification_dataset(ClassificationData data) {
 DataSizes data_sizes(const DataConfig& c) {
   switch (c.dataset) {
     case DatasetKind::fortunes:
-    case DatasetKind::synthetic_lm: return {kByteVocabulary, kByteVocabulary, int64_t(8) << 20};
-    case DatasetKind::fashion_mnist: return {kFashionMnistPixels, kFashionMnistClasses, int64_t(220) << 20};
-    case DatasetKind::synthetic_classify: return {kSyntheticClassifyDim, kSyntheticClassifyClasses, int64_t(8) << 20};
+    case DatasetKind::synthetic_lm:
+      return {kByteVocabulary, kByteVocabulary, int64_t(8) << 20};
+    case DatasetKind::fashion_mnist:
+      return {kFashionMnistPixels, kFashionMnistClasses, int64_t(220) << 20};
+    case DatasetKind::synthetic_classify:
+      return {kSyntheticClassifyDim, kSyntheticClassifyClasses, int64_t(8) << 20};
     case DatasetKind::gettext_de:
-    case DatasetKind::synthetic_seq2seq: return {kByteVocabulary, kByteVocabulary, int64_t(8) << 20};
+    case DatasetKind::synthetic_seq2seq:
+      return {kByteVocabulary, kByteVocabulary, int64_t(8) << 20};
   }
   throw std::logic_error("data_sizes: unknown dataset");
+}
+
+std::string data_source(const DataConfig& c) {
+  return fmt::format("{}{}", to_string(c.dataset), c.path.empty() ? "" : " at " + c.path);
 }
 
 std::unique_ptr<Dataset> make_dataset(const RunConfig& c) {

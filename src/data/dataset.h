@@ -90,7 +90,7 @@ class Dataset {
 // A dataset's sizes, known from the config alone (before any file is read): what the model is
 // built for and what the memory estimate counts. The readers below produce data of these sizes.
 inline constexpr int kByteVocabulary = 256;  // fortunes, synthetic-lm, gettext-de, synthetic-seq2seq
-inline constexpr int kFashionMnistPixels = 784, kFashionMnistClasses = 10;    // 28 x 28 images
+inline constexpr int kFashionMnistPixels = 784, kFashionMnistClasses = 10;  // 28 x 28 images
 inline constexpr int kSyntheticClassifyDim = 64, kSyntheticClassifyClasses = 10;
 struct DataSizes {
   int inputs;     // lm: the vocabulary; classification: the features
@@ -107,6 +107,8 @@ uint64_t fnv1a_bytes(const void* bytes, std::size_t n, uint64_t hash = 0xcbf29ce
 // train.batch_size rows holds no target with probability kMaxBatchWithoutTarget or more, naming
 // the corpus and its figures.
 std::unique_ptr<Dataset> make_dataset(const RunConfig& config);
+// The data in messages: "fortunes", or "fortunes at <data.path>"
+std::string data_source(const DataConfig& config);
 
 // A missing or corrupt data file, or data that cannot serve the config: bad input (exit 2).
 class DataError : public InputError {

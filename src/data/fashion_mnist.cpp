@@ -42,6 +42,8 @@ std::size_t read_some(gzFile f, std::vector<uint8_t>& out, std::size_t n) {
 std::vector<uint8_t> read_idx(const std::string& path, uint32_t magic, std::vector<uint32_t>& dims) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    throw DataError(fmt::format("{}: cannot read: {}", path, ec.message()));
   if (!std::filesystem::exists(status)) throw DataError(fmt::format("{}: missing ({})", path, kPackage));
   if (!std::filesystem::is_regular_file(status))  // a FIFO would hang, /dev/zero never end
     throw DataError(fmt::format("{}: not a regular file (a FIFO, a device or a directory) ({})", path, kPackage));
@@ -86,8 +88,8 @@ void load_split(const std::string& dir, const char* prefix, std::vector<float>& 
   const auto images = read_idx(fmt::format("{}/{}-images-idx3-ubyte.gz", dir, prefix), 0x803, idims);
   const auto labels = read_idx(fmt::format("{}/{}-labels-idx1-ubyte.gz", dir, prefix), 0x801, ldims);
   if (idims[0] != ldims[0] || uint64_t(idims[1]) * idims[2] != kFashionMnistPixels)
-    throw DataError(fmt::format("{}/{}-*: {} images of {}x{} but {} labels", dir, prefix, idims[0], idims[1],
-                                idims[2], ldims[0]));
+    throw DataError(
+        fmt::format("{}/{}-*: {} images of {}x{} but {} labels", dir, prefix, idims[0], idims[1], idims[2], ldims[0]));
   x.resize(images.size());
   for (std::size_t i = 0; i < images.size(); ++i) x[i] = float(images[i]) / 255.0f;
   y.assign(labels.begin(), labels.end());

@@ -16,25 +16,32 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> fortunes_documents(const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw DataError(fmt::format("{}: no fortunes folder here (install the Debian package 'fortunes', "
-                                "or set data.path)", dir));
+  const bool is_dir = fs::is_directory(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    throw DataError(fmt::format("{}: cannot read the fortunes folder: {}", dir, ec.message()));
+  if (!is_dir)
+    throw DataError(
+        fmt::format("{}: no fortunes folder here (install the Debian package 'fortunes', "
+                    "or set data.path)",
+                    dir));
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && !entry.is_symlink() && name.find('.') == std::string::npos) names.push_back(name);
+  fs::directory_iterator entries(dir, ec);
+  for (; !ec && entries != fs::directory_iterator(); entries.increment(ec)) {
+    const std::string name = entries->path().filename().string();
+    if (entries->is_regular_file() && !entries->is_symlink() && name.find('.') == std::string::npos)
+      names.push_back(name);
   }
+  if (ec) throw DataError(fmt::format("{}: cannot read the fortunes folder: {}", dir, ec.message()));
   std::sort(names.begin(), names.end());
-  if (names.empty())
-    throw DataError(fmt::format("{}: no fortune files (install the Debian package 'fortunes')", dir));
+  if (names.empty()) throw DataError(fmt::format("{}: no fortune files (install the Debian package 'fortunes')", dir));
 
   std::vector<std::string> docs;
   for (const auto& name : names) {
     // a fortune file is text of some kilobytes: one beyond this is not one (and is not read whole)
     constexpr std::uintmax_t kMaxFileBytes = 64u << 20;
     if (const std::uintmax_t size = fs::file_size(fs::path(dir) / name, ec); !ec && size > kMaxFileBytes)
-      throw DataError(fmt::format("{}/{}: {} bytes, more than the {} a fortune file may hold", dir, name, size,
-                                  kMaxFileBytes));
+      throw DataError(
+          fmt::format("{}/{}: {} bytes, more than the {} a fortune file may hold", dir, name, size, kMaxFileBytes));
     std::ifstream in(fs::path(dir) / name, std::ios::binary);
     if (!in) throw DataError(fmt::format("{}/{}: cannot read (Debian package 'fortunes')", dir, name));
     std::stringstream ss;

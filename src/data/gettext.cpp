@@ -41,8 +41,8 @@ std::string read_regular_file(const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw DataError(fmt::format("{}: not a regular file", path));
   if (st.st_size > kMaxMoBytes)
-    throw DataError(fmt::format("{}: {} bytes, more than a catalog may hold ({} bytes)", path, int64_t(st.st_size),
-                                kMaxMoBytes));
+    throw DataError(
+        fmt::format("{}: {} bytes, more than a catalog may hold ({} bytes)", path, int64_t(st.st_size), kMaxMoBytes));
   std::string bytes(std::size_t(st.st_size), '\0');
   std::size_t got = 0;
   while (got < bytes.size()) {
@@ -108,11 +108,13 @@ std::vector<Seq2SeqPair> gettext_pairs(const std::string& dir, const std::vector
   for (const std::string& name : files) {
     const std::string path = dir + "/" + name;
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
+    const int err = ::stat(path.c_str(), &st) == 0 ? 0 : errno;
+    if (err && err != ENOENT && err != ENOTDIR)  // EACCES: not "no such catalog"
+      throw DataError(fmt::format("{}: cannot read: {}", path, std::strerror(err)));
+    if (err) {
       const std::string stem = name.substr(0, name.size() - 3);
       const std::string package = gettext_catalog_package(stem);
-      throw DataError(fmt::format("{}: no such catalog ({}; or leave it out of data.catalogs, or set data.path)",
-                                  path,
+      throw DataError(fmt::format("{}: no such catalog ({}; or leave it out of data.catalogs, or set data.path)", path,
                                   package.empty() ? "it is not in the default list: no known Debian package"
                                                   : fmt::format("install the Debian package '{}'", package)));
     }

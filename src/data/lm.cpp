@@ -37,8 +37,7 @@ class LmDataset final : public Dataset {
  public:
   LmDataset(std::vector<std::string> docs, const DataConfig& c, bool shift)
       : T_(c.seq_len), L_(c.seq_len + shift), shift_(shift), layout_(c.layout) {
-    const std::string source =
-        fmt::format("{}{}", kDatasetNames[int(c.dataset)], c.path.empty() ? "" : " at " + c.path);
+    const std::string source = data_source(c);
     if (docs.size() < 2)
       throw DataError(
           fmt::format("{}: the corpus has {} document(s), fewer than the 2 a training and a validation "

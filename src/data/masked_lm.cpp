@@ -51,16 +51,20 @@ class MaskedLmDataset final : public Dataset {
   // token_mask = the real bytes
   void mask(Rng& rng, Batch& out) const {
     const bool padding = out.padded;
-    if (padding) out.token_mask = out.mask;
-    else out.token_mask.assign(out.tokens.size(), 1.0f);
+    if (padding)
+      out.token_mask = out.mask;
+    else
+      out.token_mask.assign(out.tokens.size(), 1.0f);
     for (std::size_t i = 0; i < out.tokens.size(); ++i) {
       const bool real = !padding || out.mask[i] != 0.0f;
       const bool chosen = real && rng.uniform() < p_;
       out.mask[i] = chosen ? 1.0f : 0.0f;
       if (!chosen) continue;
       const double v = rng.uniform();
-      if (v < 0.8) out.tokens[i] = kMaskByte;
-      else if (v < 0.9) out.tokens[i] = int32_t(rng.below(256));
+      if (v < 0.8)
+        out.tokens[i] = kMaskByte;
+      else if (v < 0.9)
+        out.tokens[i] = int32_t(rng.below(256));
     }
     out.padded = true;  // the loss counts the chosen positions only
   }

@@ -68,8 +68,10 @@ class Seq2SeqDataset final : public Dataset {
     if (!pairs.empty()) f.mean_source_bytes = src_bytes / double(pairs.size());
     if (!pairs.empty()) f.mean_target_bytes = tgt_bytes / double(pairs.size());
     if (train_.empty() || val_.empty())
-      throw DataError(fmt::format("{}: {} training and {} validation pairs; both splits need one (data.val_fraction "
-                                  "= {})", to_string(c.dataset), train_.size(), val_.size(), c.val_fraction));
+      throw DataError(
+          fmt::format("{}: {} training and {} validation pairs; both splits need one (data.val_fraction "
+                      "= {})",
+                      to_string(c.dataset), train_.size(), val_.size(), c.val_fraction));
   }
 
   bool is_lm() const override { return false; }

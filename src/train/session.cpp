@@ -56,23 +56,23 @@ Session::Session(const RunConfig& c, std::shared_ptr<const Dataset> data)
       optimizer_(c.train, model_->params().numel()),
       scaler_(c.train.precision),
       rng_(uint64_t(c.seed), 2) {
-  if (shards_apply(c, threads_))
-    shards_ = std::make_unique<Shards>(c, *data_, std::min(threads_, c.train.batch_size));
+  if (shards_apply(c, threads_)) shards_ = std::make_unique<Shards>(c, *data_, std::min(threads_, c.train.batch_size));
   if (eval_batches_ < 1)
-    throw DataError(fmt::format("the validation split has {} rows, fewer than train.batch_size = {}",
-                                data_->val_rows(), c.train.batch_size));
+    throw DataError(fmt::format("{}: the validation split has {} rows, fewer than train.batch_size = {}",
+                                data_source(c.data), data_->val_rows(), c.train.batch_size));
   int64_t eval_targets = 0;
   for (int i = 0; i < eval_batches_; ++i) {
     data_->val_batch(i, c.train.batch_size, eval_batch_);
     eval_targets += counted_targets(eval_batch_);
   }
   if (eval_targets == 0)
-    throw DataError(fmt::format("the first {} validation rows, which every evaluation reads ({} batches of "
-                                "train.batch_size = {}; train.eval_batches = {}), hold no target, so no evaluation "
-                                "could measure the model (data.layout = padded: a document of one byte has none; "
-                                "model.arch encoder: data.mask_prob chose no position)",
-                                int64_t(eval_batches_) * c.train.batch_size, eval_batches_, c.train.batch_size,
-                                c.train.eval_batches));
+    throw DataError(
+        fmt::format("{}: the first {} validation rows, which every evaluation reads ({} batches of "
+                    "train.batch_size = {}; train.eval_batches = {}), hold no target, so no evaluation "
+                    "could measure the model (data.layout = padded: a document of one byte has none; "
+                    "model.arch encoder: data.mask_prob chose no position)",
+                    data_source(c.data), int64_t(eval_batches_) * c.train.batch_size, eval_batches_, c.train.batch_size,
+                    c.train.eval_batches));
 }
 
 void Session::next_batch() {
@@ -83,8 +83,7 @@ void Session::next_batch() {
     data_->train_batch(rng_, config_.train.batch_size, batch_);
     if (counted_targets(batch_) > 0) return;
     ++batches_without_target_;
-    if (draw == kMaxDraws)
-      throw DataError(fmt::format("{} training batches in a row held no target", kMaxDraws));
+    if (draw == kMaxDraws) throw DataError(fmt::format("{} training batches in a row held no target", kMaxDraws));
   }
 }
 
