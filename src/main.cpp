@@ -28,6 +28,7 @@
 #include "cli/run.h"
 #include "cli/runs.h"
 #include "cli/sweep.h"
+#include "config/config.h"
 #include "core/errors.h"
 #include "core/threads.h"
 #include "normtool_commit.h"  // NORMTOOL_COMMIT, written at build time (cmake/commit.cmake)
@@ -80,12 +81,18 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {  // its message may quote an argument: through printable
+  } catch (const CLI::ParseError& e) {  // its message may quote an argument: that through printable
     std::ostringstream out, err;
     const int code = app.exit(e, out, err);
     fmt::print("{}", out.str());
-    nt::print_err(nt::printable(err.str()));
+    std::string text = err.str();
+    if (const std::size_t at = text.find(e.what()); at != std::string::npos)
+      text.replace(at, std::string_view(e.what()).size(), nt::printable(e.what()));
+    nt::print_err(text);
     return finish(code == 0 ? 0 : 2);
+  } catch (const nt::ConfigError& e) {  // a line a problem, each through printable
+    nt::eprint("error: {}\n", e.text(nt::printable));
+    return finish(2);
   } catch (const nt::InputError& e) {  // a message may quote a user's bytes: shown, never sent to the terminal
     nt::eprint("error: {}\n", nt::printable(e.what()));
     return finish(2);

@@ -88,6 +88,22 @@ TEST(HostileInput, InvalidUtf8IsRefusedBeforeTheRunDirectory) {
   expect_refused(c1, "unknown subcommand \"x\\x9b2J\\u{202e}\"");
 }
 
+// A newline in a name cannot start a line of its own (a forged "error:"): the message is one line,
+// and a config's problems one line each
+TEST(HostileInput, ANewlineInANameDoesNotStartALine) {
+  const CommandResult resume = run_normtool("run --resume \"$(printf 'ghost\\nerror: forged')\"");
+  EXPECT_EQ(resume.exit_code, 2) << resume.output;
+  EXPECT_EQ(resume.output, "error: --resume ghost\\x0aerror: forged: no such run directory\n");
+  const CommandResult option = run_normtool("run \"$(printf -- '--x\\ny')\"");
+  EXPECT_EQ(option.output,
+            "The following argument was not expected: --x\\x0ay\nRun with --help for more information.\n");
+  const CommandResult config = run_normtool("run --set \"$(printf 'train.lr=1\\terror')\" --set train.steps=0");
+  EXPECT_EQ(config.output,
+            "error: config is invalid (2 problems):\n"
+            "  train.lr: expected a number >= 0, got \"1\\terror\" (--set)\n"
+            "  train.steps: expected an integer >= 1 and <= 2147483647, got 0 (--set)\n");
+}
+
 // ---- 3. silent wrong values --------------------------------------------------------------------
 
 TEST(HostileInput, IntegersBeyondIntAreRefusedNotWrapped) {

@@ -60,7 +60,8 @@ void advise(const std::string& line) { print_advice(line); }
 int report(const RunConfig& config, const RunFiles& files, const TrainOutcome& r) {
   const auto& s = r.summary;
   if (!r.error.empty()) {
-    eprint("error: {}: run failed at step {}: {}\n", files.dir(), s["steps_completed"].get<int>(), r.error);
+    eprint("error: {}: run failed at step {}: {}\n", printable(files.dir()), s["steps_completed"].get<int>(),
+           printable(r.error));
     return r.exit_code;
   }
   auto num = [&](const char* k) { return s[k].is_number() ? fmt::format("{:.4f}", s[k].get<double>()) : "n/a"; };
@@ -95,7 +96,7 @@ nlohmann::json with_derived(const RunConfig& c) {
 
 // A SIGINT or SIGTERM while the data and the model were made: nothing was written (or changed)
 int stopped_before_start(const std::string& run) {
-  eprint("{}: stopped before training (SIGINT or SIGTERM); nothing written\n", run);
+  eprint("{}: stopped before training (SIGINT or SIGTERM); nothing written\n", printable(run));
   return 130;
 }
 
@@ -147,7 +148,7 @@ int resume(const RunOptions& o) {
     throw UsageError(fmt::format("--resume {}: cannot write the run directory: {}", dir, e.what()));
   }
   RunFiles& files = *opened;
-  eprint("{}: resuming at step {} of {}\n", dir, session.steps_done(), config.train.steps);
+  eprint("{}: resuming at step {} of {}\n", printable(dir), session.steps_done(), config.train.steps);
   Progress progress(config.name, config.train.steps, config.train.log_every);
   return report(config, files, train(config, session, files, progress, std::move(records)));
 }

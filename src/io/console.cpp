@@ -136,10 +136,10 @@ std::string printable(std::string_view text) {
     }
     uint32_t cp = n == 1 ? c : c & (0x7F >> n);
     for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
-    // C0 but newline and tab, DEL, C1 (U+009B is a terminal's CSI), and the bidirectional overrides
-    // and isolates, which reorder what the terminal shows
-    const bool control = (cp < 0x20 && cp != '\n' && cp != '\t') || (cp >= 0x7F && cp <= 0x9F) ||
-                         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+    // C0, DEL, C1 (U+009B is a terminal's CSI), and the bidirectional overrides and isolates, which
+    // reorder what the terminal shows
+    const bool control =
+        cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
     out += control ? (cp < 0x100 ? fmt::format("\\x{:02x}", cp) : fmt::format("\\u{{{:04x}}}", cp))
                    : std::string(text.substr(i, n));
     i += n;

@@ -33,9 +33,9 @@ bool print_advice(std::string_view text) noexcept;
 // Whether a line to the console (print_err, print_advice) could not be written since start-up:
 // a run records it in summary.json ("console_lost": true) and goes on training.
 bool console_lost() noexcept;
-// `text` safe to print on a terminal: every byte that is not part of valid UTF-8, and every control
-// character but newline and tab (C0, DEL, C1), as \xNN, the bidirectional overrides as \u{NNNN}
-// (an error message quoting a user's file or argument)
+// `text` safe to print on a terminal as one line: every byte that is not part of valid UTF-8, and
+// every control character (C0 with newline and tab, DEL, C1), as \xNN, the bidirectional overrides as
+// \u{NNNN} (an error message quoting a user's file or argument: a name cannot start a line of its own)
 std::string printable(std::string_view text);
 template <typename... T>
 void eprint(fmt::format_string<T...> format, T&&... args) {
