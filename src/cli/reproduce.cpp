@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -106,27 +107,44 @@ void check_report_dir(const std::string& out, const std::string& flag = "--out")
 }
 
 // --seeds; empty when not given (each claim's own)
+// C7 and C16 draw their inits from seeds 1000 s + k: within a config's seed range up to this
+constexpr int kMaxSeed = 2000000;
+constexpr std::size_t kMaxSeeds = 1000;  // a claim's runs over more would not end
+
+// A seed of --seeds: an integer from 0 to kMaxSeed, or -1 when `v` is not one
+int seed_of(const std::string& v) {
+  std::size_t used = 0;
+  int s = -1;
+  try {
+    s = std::stoi(v, &used);
+  } catch (const std::exception&) {
+  }
+  return v.empty() || used != v.size() || !std::isdigit(static_cast<unsigned char>(v[0])) || s > kMaxSeed ? -1 : s;
+}
+
+// --seeds "1,2,3" or "11-30" (both ends included), or both: "1-3,7"
 std::vector<int> parse_seeds(const std::optional<std::string>& given) {
   if (!given) return {};
   const std::string& text = *given;
-  // C7 and C16 draw their inits from seeds 1000 s + k: within a config's seed range up to this
-  constexpr int kMaxSeed = 2000000;
-  if (text.empty())
-    throw UsageError(fmt::format("--seeds: an empty list (expected integers from 0 to {} such as 1,2,3)", kMaxSeed));
+  if (text.empty() || text.back() == ',')
+    throw UsageError(fmt::format(
+        "--seeds \"{}\": an empty seed (expected integers from 0 to {} such as 1,2,3 or 11-30)", text, kMaxSeed));
   std::vector<int> seeds;
   std::stringstream list(text);
   for (std::string v; std::getline(list, v, ',');) {
-    std::size_t used = 0;
-    int s = -1;
-    try {
-      s = std::stoi(v, &used);
-    } catch (const std::exception&) {
+    const std::size_t dash = v.find('-', 1);
+    const int first = seed_of(v.substr(0, dash)),
+              last = dash == std::string::npos ? first : seed_of(v.substr(dash + 1));
+    if (first < 0 || last < first)
+      throw UsageError(fmt::format(
+          "--seeds \"{}\": expected integers from 0 to {} or ranges a-b with a <= b, got \"{}\"", text, kMaxSeed, v));
+    if (seeds.size() + std::size_t(last - first) + 1 > kMaxSeeds)
+      throw UsageError(fmt::format("--seeds \"{}\": more than {} seeds", text, kMaxSeeds));
+    for (int s = first; s <= last; ++s) {
+      if (std::find(seeds.begin(), seeds.end(), s) != seeds.end())  // a repeated seed is no new evidence
+        throw UsageError(fmt::format("--seeds \"{}\": seed {} is given twice", text, s));
+      seeds.push_back(s);
     }
-    if (v.empty() || used != v.size() || s < 0 || s > kMaxSeed)
-      throw UsageError(fmt::format("--seeds \"{}\": expected integers from 0 to {}, got \"{}\"", text, kMaxSeed, v));
-    if (std::find(seeds.begin(), seeds.end(), s) != seeds.end())  // a repeated seed is no new evidence
-      throw UsageError(fmt::format("--seeds \"{}\": seed {} is given twice", text, s));
-    seeds.push_back(s);
   }
   if (seeds.size() < 3) throw UsageError(fmt::format("--seeds: a verdict needs at least 3 seeds, got \"{}\"", text));
   return seeds;
@@ -242,6 +260,7 @@ int run(const ReproduceOptions& o) {
     check_slurm_path("--out", out);
   }
   make_output_directory(out, "--out " + out);
+  load_results(out, chosen);  // an earlier claim's result.json that cannot be read fails now, not after the runs
   if (o.launcher == "slurm") return on_slurm(chosen, out, how, o.slurm, /*collecting=*/false);
   return run_here(chosen, out, how);
 }
@@ -259,10 +278,11 @@ void setup_reproduce(CLI::App& app, int& exit_code) {
                 "also the settings kept beside the papers' as ablations (the decoder-only transformer, other inits, "
                 "the MLP); every verdict is decided without them");
   sub->add_option("-j,--jobs", o->jobs, "parallel training runs")->capture_default_str()->check(CLI::Range(1, 64));
-  sub->add_option("-o,--out", o->out, "report directory (default runs/reproduce-<YYYYmmdd-HHMMSS>)");
+  sub->add_option("-o,--out", o->out, "report directory (default runs/reproduce-<YYYYmmdd-HHMMSS>)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("an empty directory name") : std::string(); });
   sub->add_option("--seeds", o->seeds,
-                  "the training claims' seeds, at least 3, looked at in this order (default: each claim's own list, "
-                  "in quick mode its first look)");
+                  "the training claims' seeds, at least 3, looked at in this order: 1,2,3 or 11-30 (default: each "
+                  "claim's own list, in quick mode its first look)");
   sub->add_flag("--list", o->list, "list the claims and where their experiments are, and exit");
   sub->add_flag("--sync-readmes", o->sync_readmes,
                 "rewrite the generated header of every experiments/*/README.md and the generated part of "

@@ -173,7 +173,8 @@ void setup_sweep(CLI::App& app, int& exit_code) {
   sub->add_option("--threads", o->threads, "math threads per job (train.threads)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  sub->add_option("-o,--out", o->out, "sweep directory (default runs/sweep-<YYYYmmdd-HHMMSS>)");
+  sub->add_option("-o,--out", o->out, "sweep directory (default runs/sweep-<YYYYmmdd-HHMMSS>)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("an empty directory name") : std::string(); });
   sub->add_flag("--dry-run", o->dry_run, "list the jobs and exit");
   sub->add_flag("--force", o->force,
                 "run in a directory that holds another grid's sweep: jobs whose config differs are run again");

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "report/report_html.h"
@@ -239,17 +240,61 @@ ClaimResult read_result(const JsonDoc& j) {
   return r;
 }
 
+// A measure of a result.json as its claim's runner wrote it: a known kind of interval, its values one
+// per seed (or label; none where the measure is not defined), and its interval the one they give
+void check_measure(const JsonDoc& m, const Measure& x, std::size_t seeds) {
+  const std::size_t expected = x.labels.empty() ? seeds : x.labels.size();
+  if (!x.values.empty() && x.values.size() != expected)
+    m.fail(fmt::format("values: {} of them, expected {} (one per {})", x.values.size(), expected,
+                       x.labels.empty() ? "seed" : "label"));
+  if ((x.scale != "linear" && x.scale != "log") || (x.sides != 1 && x.sides != 2) ||
+      !(x.confidence > 0 && x.confidence < 1))
+    m.fail(
+        fmt::format("interval: scale \"{}\", sides {}, confidence {}: expected linear or log, 1 or 2, and "
+                    "within (0, 1)",
+                    x.scale, x.sides, x.confidence));
+  const auto finite = std::count_if(x.values.begin(), x.values.end(), [](double v) { return std::isfinite(v); });
+  if (x.interval.n != finite) m.fail(fmt::format("interval: n is {}, but {} values are numbers", x.interval.n, finite));
+  if (finite < 2 || std::isnan(x.interval.lo)) return;
+  const Interval e = estimate(x.values, x.scale == "log" ? Scale::log : Scale::linear, x.confidence, x.sides).interval;
+  auto near = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)) || a == b; };
+  if (!near(x.interval.mean, e.mean) || !near(x.interval.lo, e.lo) || !near(x.interval.hi, e.hi))
+    m.fail(fmt::format("interval: {} [{}, {}] does not follow from the values, which give {} [{}, {}]", x.interval.mean,
+                       x.interval.lo, x.interval.hi, e.mean, e.lo, e.hi));
+}
+
+// A result.json edited by hand into one that contradicts itself is refused, as a file that cannot be
+// used: its seeds each once, every measure as check_measure reads it, and a training claim's verdict
+// its measures' (claims/runner.cpp: an unmet precondition INCONCLUSIVE, else verdict_of)
+void check_result(const Claim& c, const JsonDoc& j, const ClaimResult& r) {
+  if (std::set<int>(r.seeds.begin(), r.seeds.end()).size() != r.seeds.size()) j.fail("seeds: a seed given twice");
+  const auto measures = j.get<JsonDoc>("measures").elements();
+  for (std::size_t i = 0; i < measures.size(); ++i) check_measure(measures[i], r.measures[i], r.seeds.size());
+  ClaimVerdict expected = c.report ? ClaimVerdict::report : verdict_of(r.measures);
+  for (const Measure& m : r.measures)
+    if (m.precondition && m.verdict != ClaimVerdict::pass && !c.report) expected = ClaimVerdict::inconclusive;
+  if (!r.ran) expected = ClaimVerdict::inconclusive;
+  if ((!c.run || !r.ran) && r.verdict != expected)
+    j.fail(fmt::format("verdict: is {}, but {} {}", to_string(r.verdict),
+                       r.ran ? "its measures give" : "a claim that failed to run (ran: false) is",
+                       to_string(expected)));
+}
+
 }  // namespace
 
-std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string& report_dir) {
+std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string& report_dir,
+                                                               const std::vector<const Claim*>& skip) {
   std::vector<std::pair<const Claim*, ClaimResult>> results;
   for (const Claim& c : all_claims()) {
+    if (std::find(skip.begin(), skip.end(), &c) != skip.end()) continue;
     const std::string path = (fs::path(report_dir) / dir_name(c) / "result.json").string();
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(path, ec))) continue;  // this claim did not run here
     const JsonDoc j = read_json_file(path);
     if (!j.has("measures")) continue;  // an older version's result: run the claim again
-    results.emplace_back(&c, read_result(j));
+    ClaimResult r = read_result(j);
+    check_result(c, j, r);
+    results.emplace_back(&c, std::move(r));
   }
   return results;
 }

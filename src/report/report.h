@@ -16,8 +16,12 @@
 namespace nt {
 
 void save_result(const std::string& claim_dir, const ClaimResult& result);
-// The results found in the report directory, in the order of all_claims().
-std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string& report_dir);
+// The results found in the report directory, in the order of all_claims(), but those of `skip`
+// (claims about to run again). An InputError naming the file and the key when one cannot be used:
+// a key missing or of another type, or a result that contradicts itself (a seed twice, an interval
+// its values do not give, a verdict its measures do not give).
+std::vector<std::pair<const Claim*, ClaimResult>> load_results(const std::string& report_dir,
+                                                               const std::vector<const Claim*>& skip = {});
 void write_report(const std::string& dir, const std::vector<std::pair<const Claim*, ClaimResult>>& results);
 
 // The generated header of a claim's experiment README, marker lines included.
