@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "config/config.h"
 #include "data/dataset.h"
@@ -64,6 +65,45 @@ TEST(Data, FashionMnistAsTheSpecDefinesIt) {
   std::array<int, 10> counts{};
   for (int y : d.val_y) ++counts[y];
   for (int n : counts) EXPECT_EQ(n, 1000);
+}
+
+// An IDX pair of `n` images of rows x cols and `labels` labels (plain files: gzip is optional)
+void write_idx_pair(const std::filesystem::path& dir, const char* prefix, uint32_t n, uint32_t rows, uint32_t cols,
+                    uint32_t labels) {
+  auto be = [](std::string& s, uint32_t v) {
+    for (int shift : {24, 16, 8, 0}) s += char((v >> shift) & 0xff);
+  };
+  std::string images, ys;
+  for (uint32_t v : {0x803u, n, rows, cols}) be(images, v);
+  images.append(std::size_t(n) * rows * cols, '\x7f');
+  for (uint32_t v : {0x801u, labels}) be(ys, v);
+  ys.append(labels, '\x03');
+  std::ofstream(dir / (std::string(prefix) + "-images-idx3-ubyte.gz"), std::ios::binary) << images;
+  std::ofstream(dir / (std::string(prefix) + "-labels-idx1-ubyte.gz"), std::ios::binary) << ys;
+}
+
+// Images that are not 28 x 28 are named as such (they were "N images of 28x27 but N labels"), and
+// so are counts that differ; 784 pixels in another shape are not Fashion-MNIST's either
+TEST(Data, FashionMnistImagesAre28By28) {
+  TempDir d;
+  std::filesystem::create_directories(d.path);
+  write_idx_pair(d.path, "t10k", 3, 28, 28, 3);
+  auto refused = [&](const std::string& what) {
+    try {
+      fashion_mnist(d.str());
+      ADD_FAILURE() << "accepted";
+    } catch (const DataError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("data: " + (d / what), 0), 0u) << e.what();
+    }
+  };
+  write_idx_pair(d.path, "train", 4, 28, 27, 4);
+  refused("train-images-idx3-ubyte.gz: images of 28x27, expected 28x28");
+  write_idx_pair(d.path, "train", 4, 56, 14, 4);
+  refused("train-images-idx3-ubyte.gz: images of 56x14, expected 28x28");
+  write_idx_pair(d.path, "train", 4, 28, 28, 5);
+  refused("train-*: 4 images but 5 labels");
+  write_idx_pair(d.path, "train", 4, 28, 28, 4);
+  EXPECT_EQ(fashion_mnist(d.str()).train_y.size(), 4u);
 }
 
 TEST(Data, SyntheticSetsDependOnlyOnTheSeed) {
