@@ -76,6 +76,31 @@ TEST(ReportInput, AResultThatContradictsItselfIsRefused) {
                  file + "verdict: is PASS, but a claim that failed to run (ran: false) is INCONCLUSIVE");
 }
 
+// A REPORT.md that is a link (even to a real report) is named as one: writing would go through it
+TEST(ReportInput, ALinkedReportIsNamedAsALink) {
+  TempDir d;
+  ASSERT_EQ(run_normtool("reproduce E4 --out " + (d / "real")).exit_code, 0);
+  fs::create_directories(d.path / "linked");
+  fs::create_symlink(d.path / "real/REPORT.md", d.path / "linked/REPORT.md");
+  expect_refused(run_normtool("reproduce E4 --out " + (d / "linked")), "its REPORT.md is a symbolic link");
+}
+
+// A figure's text with a newline stays in its row of the results table
+TEST(ReportInput, ANewlineInAFigureDoesNotEndItsRow) {
+  TempDir d;
+  ASSERT_EQ(run_normtool("reproduce E4 --out " + (d / "r")).exit_code, 0);
+  const std::string file = d / "r/E4-layernorm-standardizes/result.json";
+  json result = read_json(file);
+  result["measured"] = "one\ntwo | three";
+  std::ofstream(file) << result.dump(2);
+  ASSERT_EQ(run_normtool("reproduce --write-report " + (d / "r")).exit_code, 0);
+  const std::string report = read_text(d / "r/REPORT.md");
+  const std::size_t row = report.find("| [E4]");
+  ASSERT_NE(row, std::string::npos) << report;
+  const std::string line = report.substr(row, report.find('\n', row) - row);
+  EXPECT_NE(line.find("one two \\| three"), std::string::npos) << line;
+}
+
 // A report directory whose other claim's result cannot be used is refused before E4 runs, not after
 TEST(ReportInput, AnUnusableResultBesideTheClaimsIsFoundBeforeTheyRun) {
   TempDir d;

@@ -99,9 +99,11 @@ void check_report_dir(const std::string& out, const std::string& flag = "--out")
     throw UsageError(fmt::format("{} {}: exists and is not a directory (choose another)", flag, out));
   const fs::path report = fs::path(out) / "REPORT.md";
   if (!fs::exists(fs::symlink_status(report, ec))) return;
-  const bool ours = fs::is_regular_file(fs::symlink_status(report, ec)) &&
-                    read_file(report.string(), kMaxLogBytes).rfind("# normtool:", 0) == 0;
-  if (!ours)
+  if (!fs::is_regular_file(fs::symlink_status(report, ec)))  // a link would be written through
+    throw UsageError(fmt::format("{} {}: its REPORT.md is a symbolic link or not a regular file; choose another "
+                                 "directory (or remove it)",
+                                 flag, out));
+  if (read_file(report.string(), kMaxLogBytes).rfind("# normtool:", 0) != 0)
     throw UsageError(fmt::format(
         "{} {}: holds a REPORT.md that is not a normtool report; choose another (or remove it)", flag, out));
 }

@@ -63,12 +63,13 @@ std::string other_seeds(const Claim& c) {
   return fmt::format(" (seeds {}-{}, looked at after {}{}; other seeds: `--seeds a,b,c`)", c.seeds.front(),
                      c.seeds.back(), fmt::join(looks, ", "), why.empty() ? "" : ": " + why);
 }
-// Text in a table cell with its own | escaped, so that it does not end the cell (E2's "max |ratio - 1|")
+// Text in a table cell with its own | escaped, so that it does not end the cell (E2's "max |ratio - 1|"),
+// and a control character (a newline would end the row) as a space
 std::string cell(const std::string& text) {
   std::string out;
   for (char ch : text) {
     if (ch == '|') out += '\\';
-    out += ch;
+    out += static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f ? ' ' : ch;
   }
   return out;
 }
