@@ -141,6 +141,12 @@ TEST(DataLoss, ACheckpointWhoseLogSizesAreNotLineEndsIsRefused) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("metrics.jsonl: the checkpoint records"), std::string::npos) << r.output;
   EXPECT_EQ(read_text(out + "/metrics.jsonl"), "{}" + metrics) << "nothing cut";
+  // a log replaced by a directory is named as such (it read "holds 0 bytes")
+  spit(out + "/metrics.jsonl", metrics);
+  fs::remove(out + "/layers.jsonl");
+  fs::create_directory(out + "/layers.jsonl");
+  const CommandResult dir = run_normtool("run --resume " + out);
+  EXPECT_NE(dir.output.find("layers.jsonl: not a regular file"), std::string::npos) << dir.output;
 }
 
 TEST(DataLoss, ResumeOnChangedDataIsRefusedNamingIt) {

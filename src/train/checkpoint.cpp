@@ -97,8 +97,8 @@ bool has_checkpoint(const std::string& dir) {
   return fs::exists(fs::symlink_status(fs::path(dir) / kCheckpointFile, ec));
 }
 
-CheckpointWrite save_checkpoint(const std::string& dir, const json& config, Session& session,
-                                const RunRecords& records, const LogSizes& sizes) {
+CheckpointWrite save_checkpoint(const std::string& dir, const json& config, Session& session, const RunRecords& records,
+                                const LogSizes& sizes) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string text = config.dump();
   ByteWriter w;
@@ -123,9 +123,10 @@ LogSizes parse_checkpoint(const std::string& bytes, const std::string& path, con
   ByteReader header(std::string_view(bytes).substr(sizeof kMagic));
   const uint32_t format = header.get<uint32_t>();
   if (format != kCheckpointFormat)
-    throw InputError(fmt::format("{}: checkpoint format version {}, this normtool reads version {} (resume it with "
-                                 "the normtool that wrote it, or start the run again)",
-                                 path, format, kCheckpointFormat));
+    throw InputError(
+        fmt::format("{}: checkpoint format version {}, this normtool reads version {} (resume it with "
+                    "the normtool that wrote it, or start the run again)",
+                    path, format, kCheckpointFormat));
   uint32_t stored_crc;
   std::memcpy(&stored_crc, bytes.data() + bytes.size() - 4, 4);
   if (crc_of(bytes.data(), bytes.size() - 4) != stored_crc)
@@ -144,10 +145,10 @@ LogSizes parse_checkpoint(const std::string& bytes, const std::string& path, con
     const uint64_t data_print = r.get<uint64_t>();
     if (data_print != session.data().data_hash()) {
       const json& d = config.contains("data") ? config["data"] : json::object();
-      throw InputError(fmt::format("{}: written for other data: the dataset {}{} has changed since the checkpoint "
-                                   "(a file added, removed or edited); start the run again", path,
-                                   d.value("dataset", "?"),
-                                   d.value("path", "").empty() ? "" : " at " + d.value("path", "")));
+      throw InputError(
+          fmt::format("{}: written for other data: the dataset {}{} has changed since the checkpoint "
+                      "(a file added, removed or edited); start the run again",
+                      path, d.value("dataset", "?"), d.value("path", "").empty() ? "" : " at " + d.value("path", "")));
     }
     session.load_state(r);
     if (session.steps_done() < 0 || session.steps_done() > session.config().train.steps)
@@ -179,10 +180,17 @@ LogSizes load_checkpoint(const std::string& dir, const json& config, Session& se
                                    std::pair{"stats.csv", sizes.stats}, std::pair{"ranges.csv", sizes.ranges}}) {
     const std::string log = (fs::path(dir) / name).string();
     std::error_code ec;
+    if (const auto st = fs::symlink_status(log, ec); fs::exists(st) && !fs::is_regular_file(st))
+      throw InputError(
+          fmt::format("{}: not a regular file (a directory, a link or a device): the run directory was "
+                      "changed after the checkpoint",
+                      log));
     const auto actual = fs::file_size(log, ec);
     if (ec || size < 0 || int64_t(actual) < size)
-      throw InputError(fmt::format("{}: holds {} bytes where the checkpoint records {}: the run directory was "
-                                   "changed after the checkpoint", log, ec ? 0 : int64_t(actual), size));
+      throw InputError(
+          fmt::format("{}: holds {} bytes where the checkpoint records {}: the run directory was "
+                      "changed after the checkpoint",
+                      log, ec ? 0 : int64_t(actual), size));
     char last = '\n';
     if (size > 0) {
       std::ifstream f(log, std::ios::binary);
@@ -190,8 +198,10 @@ LogSizes load_checkpoint(const std::string& dir, const json& config, Session& se
       if (!f.get(last)) last = 0;
     }
     if (last != '\n')  // a donor's checkpoint: cutting there would leave half a line
-      throw InputError(fmt::format("{}: the checkpoint records {} bytes, which is not the end of a line there: the "
-                                   "checkpoint is not this run directory's", log, size));
+      throw InputError(
+          fmt::format("{}: the checkpoint records {} bytes, which is not the end of a line there: the "
+                      "checkpoint is not this run directory's",
+                      log, size));
   }
   return sizes;
 }
