@@ -40,8 +40,8 @@ Outcome run_claim(const Claim& c, const std::string& out, const std::string& bin
                   const SlurmOptions* slurm, Slots* slots, int priority) {
   Outcome o;
   const auto t0 = std::chrono::steady_clock::now();
-  ClaimContext ctx{(std::filesystem::path(out) / (c.id + "-" + c.slug)).string(), binary,       how.quick, how.jobs,
-                   how.seeds.empty() ? claim_seeds(c, how.quick) : how.seeds,     how.ablations};
+  ClaimContext ctx{(std::filesystem::path(out) / dir_name(c)).string(),       binary,       how.quick, how.jobs,
+                   how.seeds.empty() ? claim_seeds(c, how.quick) : how.seeds, how.ablations};
   ctx.slurm = slurm;
   ctx.pending = &o.pending;
   ctx.slots = slots;
@@ -100,9 +100,10 @@ void check_report_dir(const std::string& out, const std::string& flag = "--out")
   const fs::path report = fs::path(out) / "REPORT.md";
   if (!fs::exists(fs::symlink_status(report, ec))) return;
   if (!fs::is_regular_file(fs::symlink_status(report, ec)))  // a link would be written through
-    throw UsageError(fmt::format("{} {}: its REPORT.md is a symbolic link or not a regular file; choose another "
-                                 "directory (or remove it)",
-                                 flag, out));
+    throw UsageError(
+        fmt::format("{} {}: its REPORT.md is a symbolic link or not a regular file; choose another "
+                    "directory (or remove it)",
+                    flag, out));
   if (read_file(report.string(), kMaxLogBytes).rfind("# normtool:", 0) != 0)
     throw UsageError(fmt::format(
         "{} {}: holds a REPORT.md that is not a normtool report; choose another (or remove it)", flag, out));

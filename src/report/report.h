@@ -15,6 +15,10 @@
 
 namespace nt {
 
+// A claim's directory in a report: <id>-<slug>
+std::string dir_name(const Claim& c);
+
+// <claim_dir>/result.json (report/result_file.cpp)
 void save_result(const std::string& claim_dir, const ClaimResult& result);
 // The results found in the report directory, in the order of all_claims(), but those of `skip`
 // (claims about to run again). An InputError naming the file and the key when one cannot be used:
