@@ -69,7 +69,7 @@ int report(const RunConfig& config, const RunFiles& files, const TrainOutcome& r
                      s["status"].get<std::string>(), s["steps_completed"].get<int>(), num("final_train_loss"),
                      num("final_val_loss"), s.contains("final_val_acc") ? ", val acc " + num("final_val_acc") : "",
                      s["steps_per_s"].is_number() ? fmt::format("{:.1f}", s["steps_per_s"].get<double>()) : "n/a",
-                     files.dir()));
+                     printable(files.dir())));
   return r.exit_code;
 }
 
