@@ -28,7 +28,6 @@
 #include "cli/run.h"
 #include "cli/runs.h"
 #include "cli/sweep.h"
-#include "config/config.h"
 #include "core/errors.h"
 #include "core/threads.h"
 #include "normtool_commit.h"  // NORMTOOL_COMMIT, written at build time (cmake/commit.cmake)
@@ -90,11 +89,8 @@ int main(int argc, char** argv) {
       text.replace(at, std::string_view(e.what()).size(), nt::printable(e.what()));
     nt::print_err(text);
     return finish(code == 0 ? 0 : 2);
-  } catch (const nt::ConfigError& e) {  // a line a problem, each through printable
-    nt::eprint("error: {}\n", e.text(nt::printable));
-    return finish(2);
   } catch (const nt::InputError& e) {  // a message may quote a user's bytes: shown, never sent to the terminal
-    nt::eprint("error: {}\n", nt::printable(e.what()));
+    nt::eprint("error: {}\n", nt::printable_message(e.what()));
     return finish(2);
   } catch (const nt::TryAgainError& e) {
     nt::eprint("error: {} (try again later)\n", nt::printable(e.what()));

@@ -102,6 +102,11 @@ TEST(HostileInput, ANewlineInANameDoesNotStartALine) {
             "error: config is invalid (2 problems):\n"
             "  train.lr: expected a number >= 0, got \"1\\terror\" (--set)\n"
             "  train.steps: expected an integer >= 1 and <= 2147483647, got 0 (--set)\n");
+  // the same list inside a sweep job's error keeps its lines
+  const CommandResult job =
+      run_normtool("sweep --dry-run --config " + smoke_config() + " train.lr=-1,0.1 --set train.steps=0");
+  EXPECT_EQ(job.output.rfind("error: job #0 (train.lr=-1): config is invalid (2 problems):\n  train.steps: ", 0), 0u)
+      << job.output;
 }
 
 // ---- 3. silent wrong values --------------------------------------------------------------------

@@ -329,20 +329,15 @@ std::vector<Field> fields_of(RunConfig& c) {
 }
 
 
-namespace {
-std::string error_text(const std::vector<std::string>& problems, std::string (*shown)(std::string_view)) {
-  if (problems.size() == 1) return "config is invalid: " + shown(problems[0]);
-  std::string s = fmt::format("config is invalid ({} problems):", problems.size());
-  for (const auto& p : problems) s += "\n  " + shown(p);
-  return s;
-}
-std::string as_is(std::string_view p) { return std::string(p); }
-}  // namespace
-
 ConfigError::ConfigError(std::vector<std::string> problems)
-    : InputError(error_text(problems, as_is)), problems_(std::move(problems)) {}
-
-std::string ConfigError::text(std::string (*shown)(std::string_view)) const { return error_text(problems_, shown); }
+    : InputError([&] {
+        std::string s = problems.size() == 1 ? "config is invalid: " + problems[0]
+                                             : fmt::format("config is invalid ({} problems):", problems.size());
+        if (problems.size() > 1)
+          for (const auto& p : problems) s += "\n  " + p;
+        return s;
+      }()),
+      problems_(std::move(problems)) {}
 
 json config_to_json(const RunConfig& config) {
   RunConfig copy = config;

@@ -9,7 +9,6 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -208,9 +207,6 @@ class ConfigError : public InputError {
  public:
   explicit ConfigError(std::vector<std::string> problems);
   const std::vector<std::string>& problems() const { return problems_; }
-  // "config is invalid: P", or "config is invalid (N problems):" and a line "  P" a problem; each P
-  // through `shown` (what(): as it is)
-  std::string text(std::string (*shown)(std::string_view)) const;
 
  private:
   std::vector<std::string> problems_;

@@ -125,7 +125,8 @@ void WorkProgress::finish() {
   drawn_ = false;
 }
 
-std::string printable(std::string_view text) {
+namespace {
+std::string escaped(std::string_view text, bool keep_list_lines) {
   std::string out;
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -138,13 +139,18 @@ std::string printable(std::string_view text) {
     for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
     // C0, DEL, C1 (U+009B is a terminal's CSI), and the bidirectional overrides and isolates, which
     // reorder what the terminal shows
-    const bool control =
-        cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+    const bool list_line = keep_list_lines && cp == '\n' && text.substr(i + 1, 2) == "  ";
+    const bool control = (cp < 0x20 && !list_line) || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+                         (cp >= 0x2066 && cp <= 0x2069);
     out += control ? (cp < 0x100 ? fmt::format("\\x{:02x}", cp) : fmt::format("\\u{{{:04x}}}", cp))
                    : std::string(text.substr(i, n));
     i += n;
   }
   return out;
 }
+}  // namespace
+
+std::string printable(std::string_view text) { return escaped(text, false); }
+std::string printable_message(std::string_view text) { return escaped(text, true); }
 
 }  // namespace nt

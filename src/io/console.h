@@ -37,6 +37,10 @@ bool console_lost() noexcept;
 // every control character (C0 with newline and tab, DEL, C1), as \xNN, the bidirectional overrides as
 // \u{NNNN} (an error message quoting a user's file or argument: a name cannot start a line of its own)
 std::string printable(std::string_view text);
+// An error message as printable shows it, but for a newline followed by two spaces, which starts
+// the next line of a list normtool wrote (a config's problems, also inside a sweep job's error): a
+// user's name can then at most add an indented line under the message, never a line of its own.
+std::string printable_message(std::string_view text);
 template <typename... T>
 void eprint(fmt::format_string<T...> format, T&&... args) {
   print_err(fmt::format(format, std::forward<T>(args)...));
