@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 
 #include "helpers.h"
@@ -48,6 +49,13 @@ TEST(ReportInput, AnEmptyOutIsRefused) {
   expect_refused(run_normtool("reproduce E4 --out ''"), "--out: an empty directory name");
   expect_refused(run_normtool("sweep --dry-run --config " + smoke_config() + " seed=1,2 --out ''"),
                  "--out: an empty directory name");
+  // they ran as if not given: --write-report '' a whole reproduction
+  for (const auto& [command, option] : {std::pair{"reproduce", "--write-report"},
+                                        {"reproduce E4", "--collect"},
+                                        {"sweep", "--status"},
+                                        {"sweep", "--aggregate"}})
+    expect_refused(run_normtool(fmt::format("{} {} ''", command, option)),
+                   fmt::format("{}: an empty directory name", option));
 }
 
 // The committed C4 as it is rebuilds; each edit that makes it contradict itself is named

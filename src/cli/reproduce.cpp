@@ -5,6 +5,7 @@
 // submitted); 1 when an experiment failed to run; 2 on bad usage; 75 (--collect) while pending;
 // 130 when a SIGINT or SIGTERM stopped it (stop_here).
 #include "cli/reproduce.h"
+#include "cli/directory_option.h"
 #include "cli/reproduce_claims.h"
 
 #include <fmt/core.h>
@@ -282,7 +283,7 @@ void setup_reproduce(CLI::App& app, int& exit_code) {
                 "the MLP); every verdict is decided without them");
   sub->add_option("-j,--jobs", o->jobs, "parallel training runs")->capture_default_str()->check(CLI::Range(1, 64));
   sub->add_option("-o,--out", o->out, "report directory (default runs/reproduce-<YYYYmmdd-HHMMSS>)")
-      ->check([](const std::string& v) { return v.empty() ? std::string("an empty directory name") : std::string(); });
+      ->check(non_empty_directory);
   sub->add_option("--seeds", o->seeds,
                   "the training claims' seeds, at least 3, looked at in this order: 1,2,3 or 11-30 (default: each "
                   "claim's own list, in quick mode its first look)");
@@ -297,10 +298,12 @@ void setup_reproduce(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"local", "slurm"}));
   sub->add_option("--collect", o->collect,
                   "assemble the report of a reproduce --launcher slurm in this directory (submitting what is not yet); "
-                  "exit 75 while claims are pending");
+                  "exit 75 while claims are pending")
+      ->check(non_empty_directory);
   sub->add_option("--write-report", o->write_report,
                   "write the report of the claims already in this directory again (REPORT.md, REPORT.html, "
                   "verdicts.json) from their result.json, with this version's texts, and exit; runs nothing")
+      ->check(non_empty_directory)
       ->excludes("--collect")
       ->excludes("ids");  // it reports every claim there; naming some would run nothing either
   sub->add_option("--partition", o->slurm.partition, "Slurm: the partition");

@@ -4,6 +4,7 @@
 // result), or the array was submitted; 1 when a job failed; 2 on bad usage or a bad config; 75
 // (--aggregate) when jobs are still pending or running; 130 when interrupted.
 #include "cli/sweep.h"
+#include "cli/directory_option.h"
 
 #include <fmt/core.h>
 #include <unistd.h>
@@ -174,7 +175,7 @@ void setup_sweep(CLI::App& app, int& exit_code) {
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   sub->add_option("-o,--out", o->out, "sweep directory (default runs/sweep-<YYYYmmdd-HHMMSS>)")
-      ->check([](const std::string& v) { return v.empty() ? std::string("an empty directory name") : std::string(); });
+      ->check(non_empty_directory);
   sub->add_flag("--dry-run", o->dry_run, "list the jobs and exit");
   sub->add_flag("--force", o->force,
                 "run in a directory that holds another grid's sweep: jobs whose config differs are run again");
@@ -196,9 +197,11 @@ void setup_sweep(CLI::App& app, int& exit_code) {
                   "Slurm: a further sbatch argument, e.g. --sbatch-arg=--account=ml "
                   "(repeatable)")
       ->allow_extra_args(false);
-  sub->add_option("--status", o->status, "show each job's state in this sweep directory, and exit");
+  sub->add_option("--status", o->status, "show each job's state in this sweep directory, and exit")
+      ->check(non_empty_directory);
   sub->add_option("--aggregate", o->aggregate,
-                  "write aggregate.md and aggregate.csv of this sweep directory once its jobs are done");
+                  "write aggregate.md and aggregate.csv of this sweep directory once its jobs are done")
+      ->check(non_empty_directory);
   sub->add_option("-f,--format", o->format, "what --aggregate prints: text (the markdown table), csv or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"text", "csv", "json"}));
