@@ -77,9 +77,19 @@ TEST(ReportInput, AResultThatContradictsItselfIsRefused) {
   expect_refused(run_normtool("reproduce --write-report " +
                               edited_c4(d, "kind", [](json& r) { r["measures"][0]["interval"]["confidence"] = 7; })),
                  "expected linear or log, 1 or 2, and within (0, 1)");
+  expect_refused(
+      run_normtool("reproduce --write-report " + edited_c4(d, "verdict", [](json& r) { r["verdict"] = "FAIL"; })),
+      file + "verdict: is FAIL, but its measures give PASS");
+  // a measure's verdict is its criterion's on its interval; a nulled interval is not one its values give
+  expect_refused(run_normtool("reproduce --write-report " + edited_c4(d, "measure",
+                                                                      [](json& r) {
+                                                                        r["measures"][0]["verdict"] = "FAIL";
+                                                                        r["verdict"] = "FAIL";
+                                                                      })),
+                 file + "measures[0]: verdict: is FAIL, but its interval 51.7448 [28.1080, 75.3815] gives PASS");
   expect_refused(run_normtool("reproduce --write-report " +
-                              edited_c4(d, "verdict", [](json& r) { r["measures"][0]["verdict"] = "FAIL"; })),
-                 file + "verdict: is PASS, but its measures give FAIL");
+                              edited_c4(d, "null", [](json& r) { r["measures"][0]["interval"]["lo"] = nullptr; })),
+                 file + "measures[0]: interval: ");
   expect_refused(run_normtool("reproduce --write-report " + edited_c4(d, "ran", [](json& r) { r["ran"] = false; })),
                  file + "verdict: is PASS, but a claim that failed to run (ran: false) is INCONCLUSIVE");
 }

@@ -264,7 +264,11 @@ int run(const ReproduceOptions& o) {
     check_slurm_path("--out", out);
   }
   make_output_directory(out, "--out " + out);
-  load_results(out, chosen);  // an earlier claim's result.json that cannot be read fails now, not after the runs
+  try {  // an earlier claim's result.json that cannot be used fails now, not after the runs
+    load_results(out, chosen);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{} (rerun that claim into this directory, or remove its directory)", e.what()));
+  }
   if (o.launcher == "slurm") return on_slurm(chosen, out, how, o.slurm, /*collecting=*/false);
   return run_here(chosen, out, how);
 }

@@ -121,9 +121,11 @@ void check_measure(const JsonDoc& m, const Measure& x, std::size_t seeds) {
                     x.scale, x.sides, x.confidence));
   if (x.interval.n != int(x.values.size()))
     m.fail(fmt::format("interval: n is {}, but there are {} values", x.interval.n, x.values.size()));
-  if (x.values.size() < 2 || std::isnan(x.interval.lo)) return;
+  if (x.values.empty()) return;
   const Interval e = estimate(x.values, x.scale == "log" ? Scale::log : Scale::linear, x.confidence, x.sides).interval;
-  auto near = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)) || a == b; };
+  auto near = [](double a, double b) {
+    return std::isnan(a) ? std::isnan(b) : std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)) || a == b;
+  };
   if (!near(x.interval.mean, e.mean) || !near(x.interval.lo, e.lo) || !near(x.interval.hi, e.hi))
     m.fail(fmt::format("interval: {} [{}, {}] does not follow from the values, which give {} [{}, {}]", x.interval.mean,
                        x.interval.lo, x.interval.hi, e.mean, e.lo, e.hi));
@@ -135,7 +137,16 @@ void check_measure(const JsonDoc& m, const Measure& x, std::size_t seeds) {
 void check_result(const Claim& c, const JsonDoc& j, const ClaimResult& r) {
   if (std::set<int>(r.seeds.begin(), r.seeds.end()).size() != r.seeds.size()) j.fail("seeds: a seed given twice");
   const auto measures = j.get<JsonDoc>("measures").elements();
-  for (std::size_t i = 0; i < measures.size(); ++i) check_measure(measures[i], r.measures[i], r.seeds.size());
+  for (std::size_t i = 0; i < measures.size(); ++i) {
+    const Measure& x = r.measures[i];
+    check_measure(measures[i], x, r.seeds.size());
+    // held to this version's criterion of that name (a result of an older criterion is read as it is)
+    for (const MeasureSpec& spec : c.measures)
+      if (spec.name == x.name && spec.group == x.group && text(spec.criterion) == x.criterion &&
+          decide(spec.criterion, x.interval) != x.verdict)
+        measures[i].fail(fmt::format("verdict: is {}, but its interval {} gives {} for {}", to_string(x.verdict),
+                                     show(x.interval, 4), to_string(decide(spec.criterion, x.interval)), x.criterion));
+  }
   ClaimVerdict expected = c.report ? ClaimVerdict::report : verdict_of(r.measures);
   for (const Measure& m : r.measures)
     if (m.precondition && m.verdict != ClaimVerdict::pass && !c.report) expected = ClaimVerdict::inconclusive;
