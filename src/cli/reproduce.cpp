@@ -130,12 +130,12 @@ int seed_of(const std::string& v) {
 std::vector<int> parse_seeds(const std::optional<std::string>& given) {
   if (!given) return {};
   const std::string& text = *given;
-  if (text.empty() || text.back() == ',')
-    throw UsageError(fmt::format(
-        "--seeds \"{}\": an empty seed (expected integers from 0 to {} such as 1,2,3 or 11-30)", text, kMaxSeed));
   std::vector<int> seeds;
-  std::stringstream list(text);
+  std::stringstream list(text + ",");  // so that a last empty seed ("1,2,") is one
   for (std::string v; std::getline(list, v, ',');) {
+    if (v.empty())
+      throw UsageError(fmt::format(
+          "--seeds \"{}\": an empty seed (expected integers from 0 to {} such as 1,2,3 or 11-30)", text, kMaxSeed));
     const std::size_t dash = v.find('-', 1);
     const int first = seed_of(v.substr(0, dash)),
               last = dash == std::string::npos ? first : seed_of(v.substr(dash + 1));

@@ -49,7 +49,7 @@ std::vector<uint8_t> read_idx(const std::string& path, uint32_t magic, std::vect
   if (!std::filesystem::is_regular_file(status))  // a FIFO would hang, /dev/zero never end
     throw DataError(fmt::format("{}: not a regular file (a FIFO, a device or a directory) ({})", path, kPackage));
   gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw DataError(fmt::format("{}: cannot open ({})", path, kPackage));
+  if (!f) throw DataError(fmt::format("{}: cannot read: {}", path, std::generic_category().message(errno)));
   const uint32_t ndim = magic & 0xff;
   const std::size_t header = 4 + 4 * ndim;
   std::vector<uint8_t> bytes;

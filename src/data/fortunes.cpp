@@ -18,7 +18,7 @@ std::vector<std::string> fortunes_documents(const std::string& dir) {
   std::error_code ec;
   const bool is_dir = fs::is_directory(dir, ec);
   if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
-    throw DataError(fmt::format("{}: cannot read the fortunes folder: {}", dir, ec.message()));
+    throw DataError(fmt::format("{}: cannot read: {}", dir, ec.message()));
   if (!is_dir)
     throw DataError(
         fmt::format("{}: no fortunes folder here (install the Debian package 'fortunes', "
@@ -31,7 +31,7 @@ std::vector<std::string> fortunes_documents(const std::string& dir) {
     if (entries->is_regular_file() && !entries->is_symlink() && name.find('.') == std::string::npos)
       names.push_back(name);
   }
-  if (ec) throw DataError(fmt::format("{}: cannot read the fortunes folder: {}", dir, ec.message()));
+  if (ec) throw DataError(fmt::format("{}: cannot read: {}", dir, ec.message()));
   std::sort(names.begin(), names.end());
   if (names.empty()) throw DataError(fmt::format("{}: no fortune files (install the Debian package 'fortunes')", dir));
 
@@ -43,7 +43,7 @@ std::vector<std::string> fortunes_documents(const std::string& dir) {
       throw DataError(
           fmt::format("{}/{}: {} bytes, more than the {} a fortune file may hold", dir, name, size, kMaxFileBytes));
     std::ifstream in(fs::path(dir) / name, std::ios::binary);
-    if (!in) throw DataError(fmt::format("{}/{}: cannot read (Debian package 'fortunes')", dir, name));
+    if (!in) throw DataError(fmt::format("{}/{}: cannot read: {}", dir, name, std::generic_category().message(errno)));
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string text = ss.str();

@@ -33,7 +33,7 @@ namespace {
 // opening a FIFO does not wait for a writer; fstat on the open descriptor decides.
 std::string read_regular_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw DataError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+  if (fd < 0) throw DataError(fmt::format("{}: cannot read: {}", path, std::generic_category().message(errno)));
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
@@ -110,7 +110,7 @@ std::vector<Seq2SeqPair> gettext_pairs(const std::string& dir, const std::vector
     struct stat st {};
     const int err = ::stat(path.c_str(), &st) == 0 ? 0 : errno;
     if (err && err != ENOENT && err != ENOTDIR)  // EACCES: not "no such catalog"
-      throw DataError(fmt::format("{}: cannot read: {}", path, std::strerror(err)));
+      throw DataError(fmt::format("{}: cannot read: {}", path, std::generic_category().message(err)));
     if (err) {
       const std::string stem = name.substr(0, name.size() - 3);
       const std::string package = gettext_catalog_package(stem);

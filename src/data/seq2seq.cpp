@@ -71,7 +71,7 @@ class Seq2SeqDataset final : public Dataset {
       throw DataError(
           fmt::format("{}: {} training and {} validation pairs; both splits need one (data.val_fraction "
                       "= {})",
-                      to_string(c.dataset), train_.size(), val_.size(), c.val_fraction));
+                      data_source(c), train_.size(), val_.size(), c.val_fraction));
   }
 
   bool is_lm() const override { return false; }

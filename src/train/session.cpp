@@ -83,7 +83,9 @@ void Session::next_batch() {
     data_->train_batch(rng_, config_.train.batch_size, batch_);
     if (counted_targets(batch_) > 0) return;
     ++batches_without_target_;
-    if (draw == kMaxDraws) throw DataError(fmt::format("{} training batches in a row held no target", kMaxDraws));
+    if (draw == kMaxDraws)
+      throw DataError(
+          fmt::format("{}: {} training batches in a row held no target", data_source(config_.data), kMaxDraws));
   }
 }
 
