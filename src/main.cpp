@@ -45,6 +45,22 @@ bool stdout_written() {
 
 int finish(int code) { return stdout_written() || code != 0 ? code : 1; }
 
+// CLI11's output for a parse error (or --help), its exit code. The message may quote an argument:
+// that through printable, CLI11's own lines ("Run with --help ...") kept; a message not found in
+// its output escapes all of it.
+int print_parse_error(CLI::App& app, const CLI::ParseError& e) {
+  std::ostringstream out, err;
+  const int code = app.exit(e, out, err);
+  fmt::print("{}", out.str());
+  std::string text = err.str();
+  if (const std::size_t at = text.find(e.what()); at != std::string::npos)
+    text.replace(at, std::string_view(e.what()).size(), nt::printable(e.what()));
+  else if (!text.empty())
+    text = nt::printable(text) + "\n";
+  nt::print_err(text);
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,15 +96,8 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {  // its message may quote an argument: that through printable
-    std::ostringstream out, err;
-    const int code = app.exit(e, out, err);
-    fmt::print("{}", out.str());
-    std::string text = err.str();
-    if (const std::size_t at = text.find(e.what()); at != std::string::npos)
-      text.replace(at, std::string_view(e.what()).size(), nt::printable(e.what()));
-    nt::print_err(text);
-    return finish(code == 0 ? 0 : 2);
+  } catch (const CLI::ParseError& e) {
+    return finish(print_parse_error(app, e) == 0 ? 0 : 2);
   } catch (const nt::InputError& e) {  // a message may quote a user's bytes: shown, never sent to the terminal
     nt::eprint("error: {}\n", nt::printable_message(e.what()));
     return finish(2);
