@@ -192,7 +192,7 @@ int rewrite_report(const std::string& dir) {
   eprint(
       "\nreproduce: interrupted; the runs in progress checkpointed and the claims that ended are saved: run the "
       "same command again to resume, or normtool reproduce --write-report {} for their report now\n",
-      out);
+      printable(out));
   std::fflush(stdout);
   std::_Exit(130);
 }

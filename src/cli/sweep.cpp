@@ -77,8 +77,8 @@ int write_aggregate(const std::string& dir, const std::string& format) {
   for (const SweepJob& j : jobs)
     unfinished += j.status == "running" || j.status == "pending" || j.status == "unknown" || j.status == "not run";
   if (unfinished) {
-    eprint("sweep {}: {} of {} jobs are not finished (normtool sweep --status {}); aggregate.md not written\n", dir,
-           unfinished, jobs.size(), dir);
+    eprint("sweep {}: {} of {} jobs are not finished (normtool sweep --status {}); aggregate.md not written\n",
+           printable(dir), unfinished, jobs.size(), printable(dir));
     return 75;  // EX_TEMPFAIL: try again later
   }
   write_aggregate(dir, jobs);
@@ -86,7 +86,7 @@ int write_aggregate(const std::string& dir, const std::string& format) {
     fmt::print("{}sweep: {} jobs -> {}/aggregate.md\n", aggregate_table(jobs), jobs.size(), dir);
   } else {
     fmt::print("{}", format_table(aggregate_rows(jobs), format));
-    eprint("sweep: {} jobs -> {}/aggregate.md, aggregate.csv\n", jobs.size(), dir);
+    eprint("sweep: {} jobs -> {}/aggregate.md, aggregate.csv\n", jobs.size(), printable(dir));
   }
   int failed = 0;
   for (const SweepJob& j : jobs) failed += j.status != "completed" && j.status != "diverged";

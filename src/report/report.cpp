@@ -60,16 +60,6 @@ std::string other_seeds(const Claim& c) {
   return fmt::format(" (seeds {}-{}, looked at after {}{}; other seeds: `--seeds a,b,c`)", c.seeds.front(),
                      c.seeds.back(), fmt::join(looks, ", "), why.empty() ? "" : ": " + why);
 }
-// Text in a table cell with its own | escaped, so that it does not end the cell (E2's "max |ratio - 1|"),
-// and a control character (a newline would end the row) as a space
-std::string cell(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    if (ch == '|') out += '\\';
-    out += static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f ? ' ' : ch;
-  }
-  return out;
-}
 int look_of(const ClaimResult& r) { return r.look ? r.look : int(r.seeds.size()); }
 bool quick_run(const ClaimResult& r) { return r.setting.starts_with("quick"); }
 
@@ -143,10 +133,10 @@ std::string measures_table(const ClaimResult& r) {
     for (const Measure& m : r.measures)
       if (m.group == g)
         // a measure without values (not defined for that system, e.g. P1's rnnsearch) shows "-"
-        t += fmt::format("| {}{} | {} | {} | {} | {} | {} |\n", m.precondition ? "precondition: " : "", cell(m.name),
-                         m.values.empty() ? "-" : cell(values_text(m, r.seeds)),
+        t += fmt::format("| {}{} | {} | {} | {} | {} | {} |\n", m.precondition ? "precondition: " : "",
+                         markdown_cell(m.name), m.values.empty() ? "-" : markdown_cell(values_text(m, r.seeds)),
                          m.values.empty() ? "-" : show(m.interval, 4), m.values.empty() ? "-" : interval_kind(m),
-                         cell(m.criterion), m.criterion == "-" ? "-" : to_string(m.verdict));
+                         markdown_cell(m.criterion), m.criterion == "-" ? "-" : to_string(m.verdict));
     t += "\n";
   }
   return t;
@@ -231,8 +221,8 @@ void write_report(const std::string& dir, const std::vector<std::pair<const Clai
   json verdicts = json::array();
   for (const auto& [c, r] : results) {
     md += fmt::format("| [{}](#{}-{}) {} | **{}**{} | {} | {} | `normtool reproduce {}` |\n", c->id, c->id, c->slug,
-                      cell(c->title), to_string(r.verdict), quick_run(r) ? " (quick)" : "", seeds_text(r),
-                      cell(r.ran ? headline_figure(r) : r.measured), c->id);
+                      markdown_cell(c->title), to_string(r.verdict), quick_run(r) ? " (quick)" : "", seeds_text(r),
+                      markdown_cell(r.ran ? headline_figure(r) : r.measured), c->id);
     verdicts.push_back(verdict_entry(*c, r));
   }
   for (const auto& [c, r] : results) md += claim_section(*c, r);

@@ -29,9 +29,7 @@ std::string figure_of(const nlohmann::json& v) {
   if (f.empty()) f = v.value("measured", "");
   if (const auto cut = f.find("; "); cut != std::string::npos && !v.contains("figure")) f.resize(cut);
   if (f.size() > 56) f = f.substr(0, 53) + "...";
-  std::string cell;
-  for (char ch : f) cell += ch == '|' ? std::string("\\|") : ch == '\n' ? std::string(" ") : std::string(1, ch);
-  return cell;
+  return markdown_cell(f);
 }
 
 // A claim's title up to its first clause, and at most 40 characters
@@ -44,6 +42,15 @@ std::string short_title(std::string t) {
 
 }  // namespace
 
+std::string markdown_cell(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '|') out += '\\';
+    out += static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f ? ' ' : ch;
+  }
+  return out;
+}
+
 std::string results_table(const nlohmann::json& verdicts, const std::string& report_link) {
   std::map<std::string, int> count;
   for (const auto& v : verdicts) ++count[v.value("verdict", "?")];
@@ -55,9 +62,8 @@ std::string results_table(const nlohmann::json& verdicts, const std::string& rep
       kBegin, verdicts.size(), counts, report_link, report_link);
   for (const auto& v : verdicts) {
     const std::string id = v.value("id", "?");
-    t += fmt::format("| [{}]({}#{}) {} | **{}**{} | {} |\n", id, report_link, id,
-                     short_title(v.value("title", "")), v.value("verdict", "?"),
-                     v.value("quick", false) ? " (quick)" : "", figure_of(v));
+    t += fmt::format("| [{}]({}#{}) {} | **{}**{} | {} |\n", id, report_link, id, short_title(v.value("title", "")),
+                     v.value("verdict", "?"), v.value("quick", false) ? " (quick)" : "", figure_of(v));
   }
   std::vector<std::string> missing;  // claims of the registry the report has not run
   for (const Claim& c : all_claims())

@@ -9,6 +9,10 @@
 
 namespace nt {
 
+// Text in a markdown table cell: its own | escaped, so that it does not end the cell (E2's
+// "max |ratio - 1|"), and a control character (a newline would end the row) as a space
+std::string markdown_cell(const std::string& text);
+
 // The table, marker lines included, of verdicts.json's claims; links go to `report_link`'s anchors.
 std::string results_table(const nlohmann::json& verdicts, const std::string& report_link);
 // The README with its results replaced (unchanged when it has no markers).
