@@ -1,5 +1,7 @@
 #include "cli/compare_runs.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
@@ -46,6 +48,23 @@ Run read_run(const std::string& dir) {
   return r;
 }
 
+// Two arguments (or a sweep and one of its runs) that name one directory, by identity (device and
+// inode: a link, a bind mount or `dir/.` is caught too): a UsageError naming both, since the run
+// would count twice in every mean and interval.
+void refuse_a_run_twice(const std::vector<Run>& runs) {
+  std::map<std::pair<dev_t, ino_t>, std::string> seen;
+  for (const Run& r : runs) {
+    struct stat st {};
+    if (::stat(r.dir.c_str(), &st) != 0) continue;
+    const auto [it, fresh] = seen.emplace(std::pair{st.st_dev, st.st_ino}, r.dir);
+    if (!fresh)
+      throw UsageError(
+          fmt::format("{}: the same run directory given twice{} (it would count as two runs, two "
+                      "seeds of its grid point); give each run once",
+                      r.dir, it->second == r.dir ? "" : fmt::format(" (as {} too)", it->second)));
+  }
+}
+
 }  // namespace
 
 // The runs the arguments name: a run directory is one; any other directory (a sweep's, a folder of
@@ -69,6 +88,7 @@ std::vector<Run> read_runs(const std::vector<std::string>& args, bool& grouped) 
     for (const std::string& d : found) runs.push_back(read_run(d));
     grouped = true;
   }
+  refuse_a_run_twice(runs);
   return runs;
 }
 
@@ -81,6 +101,23 @@ std::vector<std::string> label_keys(const std::vector<RunEntry>& records) {
     return std::any_of(records.begin(), records.end(), [&](const RunEntry& r) { return !r.config.count(k); });
   });
   return keys;
+}
+
+// Two runs of one grid point with one seed (a run directory copied, a job run twice): a UsageError
+// naming both, since an interval over them would take one seed's curve for two.
+void refuse_a_seed_twice(const Group& g, const std::vector<Run>& runs) {
+  std::vector<std::pair<nlohmann::json, std::string>> seen;  // seed, the first run with it
+  for (std::size_t i : g.runs) {
+    const auto seed = runs[i].record.config.find("seed");
+    if (seed == runs[i].record.config.end()) continue;  // a foreign tool's run: no seed to tell
+    const auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == seed->second; });
+    if (it != seen.end())
+      throw UsageError(
+          fmt::format("{} and {}: two runs of grid point \"{}\" with seed {}: an interval over them "
+                      "would count seed {} twice; leave one out",
+                      it->second, runs[i].dir, g.label, config_text(seed->second), config_text(seed->second)));
+    seen.emplace_back(seed->second, runs[i].dir);
+  }
 }
 
 }  // namespace
@@ -112,6 +149,7 @@ std::vector<Group> make_groups(const std::vector<Run>& runs) {
     it->runs.push_back(i);
   }
   for (Group& g : groups) {
+    refuse_a_seed_twice(g, runs);
     std::vector<std::vector<std::pair<double, double>>> train, val;
     for (std::size_t i : g.runs) train.push_back(runs[i].train), val.push_back(runs[i].val);
     g.train = seed_band(train);

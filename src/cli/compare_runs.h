@@ -30,13 +30,15 @@ struct Group {
 
 // The runs the arguments name: a run directory is one; any other directory (a sweep's, a folder of
 // runs) stands for the run directories under it (io/run_index.h) and makes `grouped` true. A
-// missing directory, or one without runs, is a UsageError naming it.
+// missing directory, or one without runs, is a UsageError naming it; so is a run directory named
+// twice (by device and inode).
 std::vector<Run> read_runs(const std::vector<std::string>& args, bool& grouped);
 // Each run's label: the values of the keys in which the runs differ and that every run has (a
 // foreign tool's run may lack most), under their shortest unambiguous names; the folder's name
 // when there is no such key or more than four; numbered when two agree.
 void label_runs(std::vector<Run>& runs);
 // The grid points: runs equal in every differing key but seed, in the order of their first run.
+// Two runs of one point with the same seed are a UsageError naming both.
 std::vector<Group> make_groups(const std::vector<Run>& runs);
 
 }  // namespace nt::cli

