@@ -67,5 +67,32 @@ TEST(CompareInputs, ARunGivenTwiceOrCopiedIsRefusedNotCountedAsAnotherSeed) {
   EXPECT_TRUE(has(ok.output, "\nall runs,2,10,4.5,")) << ok.output;
 }
 
+TEST(CompareInputs, AGridPointOfOneSeedHasNoIntervalAndNoBand) {
+  TempDir d;
+  write_run(d / "g/1", 1, 0.001, 4.0);
+  write_run(d / "g/2", 2, 0.001, 5.0);
+  write_run(d / "g/3", 1, 0.01, 3.0);
+  const CommandResult csv = product_of("compare " + (d / "g") + " --format csv --out " + (d / "c"));
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_TRUE(has(csv.output, "\nlr=0.01,1,10,3.0,,,10,3.5,,\n")) << csv.output;  // no lo, no hi: not the mean twice
+  const CommandResult js = product_of("compare " + (d / "g") + " --format json --out " + (d / "c"));
+  const json groups = json::parse(js.output)["groups"];
+  ASSERT_EQ(groups.size(), 2u) << js.output;
+  const double half = 12.706204736174698 * std::sqrt(0.5) / std::sqrt(2.0);  // t_{0.975, 1} sd / sqrt(n)
+  EXPECT_NEAR(groups[0]["train_lo"].get<double>(), 4.5 - half, 1e-9);
+  EXPECT_NEAR(groups[0]["val_hi"].get<double>(), 5.0 + half, 1e-9);
+  EXPECT_TRUE(groups[1]["train_lo"].is_null() && groups[1]["train_hi"].is_null()) << groups[1];
+  EXPECT_TRUE(groups[1]["val_lo"].is_null() && groups[1]["val_hi"].is_null()) << groups[1];
+  EXPECT_EQ(groups[1]["val_mean"], 3.5);
+  const std::string md = read_text(d / "c/compare.md");
+  EXPECT_TRUE(has(md, "| lr=0.01 | 1 | 3.0000 [-] (step 10) | 3.5000 [-] (step 10) |")) << md;
+  const std::string tsv = read_text(d / "c/loss.tsv");  // the mean of one seed: x and y, no band's low and high
+  EXPECT_TRUE(has(tsv, "# train loss: lr=0.01 (mean of 1)\n0\t4\n10\t3\n")) << tsv;
+  EXPECT_TRUE(has(tsv, "# train loss: lr=0.001 (mean of 2)\n0\t5.5\t")) << tsv;
+  fs::remove_all(d / "g/2");
+  const json one = json::parse(product_of("compare " + (d / "g") + " --format json --out " + (d / "c")).output);
+  EXPECT_EQ(one["band"], "no band: one seed per grid point");
+}
+
 }  // namespace by_hand
 }  // namespace nt::test

@@ -54,13 +54,17 @@ void check_out(const std::string& out, const std::vector<std::string>& runs) {
   for (fs::path p = fs::weakly_canonical(fs::absolute(out), ec);; p = p.parent_path()) {
     struct stat st {};
     if (::stat(p.c_str(), &st) == 0 && std::count(inputs.begin(), inputs.end(), std::pair{st.st_dev, st.st_ino}))
-      throw UsageError(fmt::format("--out {}: is, or is inside, one of the runs compared ({}), whose files compare "
-                                   "would overwrite; choose a directory outside the runs", out, p.string()));
+      throw UsageError(
+          fmt::format("--out {}: is, or is inside, one of the runs compared ({}), whose files compare "
+                      "would overwrite; choose a directory outside the runs",
+                      out, p.string()));
     if (p == p.parent_path()) break;
   }
   if (fs::is_directory(out, ec) && !fs::is_empty(out, ec) && !fs::exists(fs::path(out) / "compare.md", ec))
-    throw UsageError(fmt::format("--out {}: holds files but no compare.md (another run's or tool's directory); "
-                                 "choose a new or empty directory", out));
+    throw UsageError(
+        fmt::format("--out {}: holds files but no compare.md (another run's or tool's directory); "
+                    "choose a new or empty directory",
+                    out));
 }
 
 void flatten(const json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
@@ -145,10 +149,15 @@ Panel std_panel(const std::vector<Run>& runs, int layer, std::string& site, std:
   return stdp;
 }
 
+// Whether a grid point has a 95% t interval: with one seed there is no spread to know (t has no
+// degrees of freedom), so no interval is shown and no band drawn, rather than one of width zero.
+bool has_interval(const SeedBand& b) { return b.n >= 2; }
+
 // "band: 95% interval over 3 seeds" (or "2-3 seeds" when the grid points have different numbers)
 std::string band_caption(const std::vector<Group>& groups) {
   std::size_t lo = SIZE_MAX, hi = 0;
   for (const Group& g : groups) lo = std::min(lo, g.runs.size()), hi = std::max(hi, g.runs.size());
+  if (hi < 2) return "no band: one seed per grid point";
   return lo == hi ? fmt::format("band: 95% t interval over {} seeds", hi)
                   : fmt::format("band: 95% t interval over {}-{} seeds", lo, hi);
 }
@@ -160,7 +169,7 @@ void add_group_curves(Panel& p, const Group& g, const std::vector<Run>& runs, bo
   Curve mean{fmt::format("{} (mean of {})", g.label, b.n), {}, {}, color, false};
   for (std::size_t k = 0; k < b.step.size(); ++k) {
     mean.points.emplace_back(b.step[k], b.mean[k]);
-    mean.band.emplace_back(b.lo[k], b.hi[k]);
+    if (has_interval(b)) mean.band.emplace_back(b.lo[k], b.hi[k]);
   }
   p.curves.push_back(std::move(mean));
 }
@@ -186,16 +195,21 @@ std::string loss_picture(const std::string& out, const std::vector<Run>& runs, c
 }
 
 json last_or_null(const std::vector<double>& v) { return v.empty() ? json() : json(v.back()); }
+json bound_or_null(const SeedBand& b, const std::vector<double>& v) {
+  return has_interval(b) ? last_or_null(v) : json();
+}
 json final_step(const SeedBand& b) { return b.step.empty() ? json() : json(int64_t(b.step.back())); }
 
-// The grid points at the last step all their seeds reached: mean and 95% interval of each loss.
+// The grid points at the last step all their seeds reached: mean and 95% interval of each loss (lo
+// and hi null for a point of one seed).
 Table group_table(const std::vector<Group>& groups) {
-  Table t{{"grid_point", "seeds", "train_step", "train_mean", "train_lo", "train_hi", "val_step", "val_mean",
-           "val_lo", "val_hi"}, {}};
+  Table t{{"grid_point", "seeds", "train_step", "train_mean", "train_lo", "train_hi", "val_step", "val_mean", "val_lo",
+           "val_hi"},
+          {}};
   for (const Group& g : groups)
     t.rows.push_back({g.label, g.runs.size(), final_step(g.train), last_or_null(g.train.mean),
-                      last_or_null(g.train.lo), last_or_null(g.train.hi), final_step(g.val),
-                      last_or_null(g.val.mean), last_or_null(g.val.lo), last_or_null(g.val.hi)});
+                      bound_or_null(g.train, g.train.lo), bound_or_null(g.train, g.train.hi), final_step(g.val),
+                      last_or_null(g.val.mean), bound_or_null(g.val, g.val.lo), bound_or_null(g.val, g.val.hi)});
   return t;
 }
 
@@ -243,9 +257,9 @@ std::string group_markdown(const std::vector<Group>& groups) {
       fmt::format("\n## By grid point (mean over seeds at the last common step; {})\n\n", band_caption(groups));
   md += "| grid point | seeds | train loss [95% interval] | val loss [95% interval] |\n|---|---|---|---|\n";
   auto cell = [](const SeedBand& b) {
-    return b.step.empty() ? std::string("-")
-                          : fmt::format("{:.4f} [{:.4f}, {:.4f}] (step {})", b.mean.back(), b.lo.back(), b.hi.back(),
-                                        b.step.back());
+    if (b.step.empty()) return std::string("-");
+    if (!has_interval(b)) return fmt::format("{:.4f} [-] (step {})", b.mean.back(), b.step.back());
+    return fmt::format("{:.4f} [{:.4f}, {:.4f}] (step {})", b.mean.back(), b.lo.back(), b.hi.back(), b.step.back());
   };
   for (const Group& g : groups)
     md += fmt::format("| {} | {} | {} | {} |\n", g.label, g.runs.size(), cell(g.train), cell(g.val));
@@ -290,8 +304,10 @@ int run_compare(const CompareOptions& o) {
   const std::string done = fmt::format("compare: {} runs{} -> {} (compare.md, loss.png{})\n", runs.size(),
                                        groups.empty() ? "" : fmt::format(" in {} grid points", groups.size()), out,
                                        stdp.curves.empty() ? "" : ", std.png");
-  if (o.format == "text") fmt::print("{}", done);
-  else eprint("{}", done);
+  if (o.format == "text")
+    fmt::print("{}", done);
+  else
+    eprint("{}", done);
   return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
 }
 
