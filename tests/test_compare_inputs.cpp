@@ -94,5 +94,30 @@ TEST(CompareInputs, AGridPointOfOneSeedHasNoIntervalAndNoBand) {
   EXPECT_EQ(one["band"], "no band: one seed per grid point");
 }
 
+TEST(CompareInputs, NumbersAreComparedByValueSoAConfigRewrittenByJqIsTheSame) {
+  TempDir d;
+  write_run(d / "g/1", 1, 0.001, 4.0);
+  write_run(d / "g/2", 2, 0.001, 5.0);
+  for (const std::string run : {"g/1/", "g/2/"}) {  // 0.0 and 10000.0 as normtool writes them, 0 and 10000 as jq
+    json c = read_json(d / (run + "config.json"));
+    c["model"] = run == "g/1/" ? json{{"eps", 0.0}, {"base", 10000.0}} : json{{"eps", 0}, {"base", 10000}};
+    std::ofstream(d / (run + "config.json")) << c.dump();
+  }
+  ASSERT_TRUE(has(read_text(d / "g/1/config.json"), "\"base\":10000.0,\"eps\":0.0}"));
+  ASSERT_TRUE(has(read_text(d / "g/2/config.json"), "\"base\":10000,\"eps\":0}"));
+  const CommandResult runs = product_of("runs " + (d / "g") + " --format csv");
+  ASSERT_EQ(runs.exit_code, 0) << runs.output;
+  EXPECT_EQ(runs.output.substr(0, runs.output.find('\n')),
+            "path,status,steps_done,steps_total,final_train_loss,final_val_loss,seed");
+  const CommandResult csv = product_of("compare " + (d / "g") + " --format csv --out " + (d / "c"));
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_TRUE(has(csv.output, "\nall runs,2,10,4.5,")) << csv.output;  // one grid point of two seeds, not two of one
+  const std::string md = read_text(d / "c/compare.md");
+  EXPECT_TRUE(has(md, "| run | seed | status |")) << md;
+  const json j = json::parse(
+      product_of("compare " + (d / "g/1") + " " + (d / "g/2") + " --format json --out " + (d / "c2")).output);
+  EXPECT_EQ(j["runs"][0].size(), 9u) << j;  // run, label, seed, then the six figures: no model.eps, no model.base
+}
+
 }  // namespace by_hand
 }  // namespace nt::test

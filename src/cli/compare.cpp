@@ -8,10 +8,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "analysis/seed_band.h"
 #include "io/palette.h"
@@ -67,33 +65,21 @@ void check_out(const std::string& out, const std::vector<std::string>& runs) {
                     out));
 }
 
-void flatten(const json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
-  if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
-  } else {
-    out[prefix] = j.is_string() ? j.get<std::string>() : j.dump();
-  }
-}
-
 std::string figure(const json& s, const char* key, int digits = 4) {
   if (!s.contains(key) || !s[key].is_number()) return "-";
   return fmt::format("{:.{}f}", s[key].get<double>(), digits);
 }
 
+// The config keys in which the runs differ (by value: 0 and 0.0 alike; io/run_index.h), "name" left
+// out (train.threads stays: a data-parallel step's last bits depend on it).
+std::vector<std::string> differing_config_keys(const std::vector<Run>& runs) {
+  std::vector<RunEntry> records;
+  for (const Run& r : runs) records.push_back(r.record);
+  return differing_keys(records);
+}
+
 std::string table(const std::vector<Run>& runs) {
-  std::vector<std::map<std::string, std::string>> flat(runs.size());
-  std::set<std::string> keys;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    flatten(runs[i].config, "", flat[i]);
-    for (const auto& [k, v] : flat[i]) keys.insert(k);
-  }
-  std::vector<std::string> differing;
-  for (const std::string& k : keys) {
-    if (k == "name") continue;  // names the run (train.threads stays: a data-parallel step's last bits depend on it)
-    std::set<std::string> values;
-    for (const auto& f : flat) values.insert(f.count(k) ? f.at(k) : "-");
-    if (values.size() > 1) differing.push_back(k);
-  }
+  const std::vector<std::string> differing = differing_config_keys(runs);
   std::string t = "| run |";
   for (const auto& k : differing) t += fmt::format(" {} |", k);
   t += " status | steps | final train loss | final val loss | best val loss | steps/s |\n|---|";
@@ -102,7 +88,10 @@ std::string table(const std::vector<Run>& runs) {
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const json& s = runs[i].summary;
     t += fmt::format("| {} |", runs[i].name);
-    for (const auto& k : differing) t += fmt::format(" {} |", flat[i].count(k) ? flat[i].at(k) : "-");
+    for (const auto& k : differing) {
+      const auto it = runs[i].record.config.find(k);
+      t += fmt::format(" {} |", it == runs[i].record.config.end() ? "-" : config_text(it->second));
+    }
     t += fmt::format(" {} | {} | {} | {} | {} | {} |\n", s.value("status", "-"),
                      s.contains("steps_completed") ? s["steps_completed"].dump() : "-", figure(s, "final_train_loss"),
                      figure(s, "final_val_loss"), figure(s, "best_val_loss"), figure(s, "steps_per_s", 1));
@@ -215,9 +204,7 @@ Table group_table(const std::vector<Group>& groups) {
 
 // The runs' table for --format csv|json: the label, the differing keys, the final figures.
 Table runs_table(const std::vector<Run>& runs) {
-  std::vector<RunEntry> records;
-  for (const Run& r : runs) records.push_back(r.record);
-  const std::vector<std::string> keys = differing_keys(records);
+  const std::vector<std::string> keys = differing_config_keys(runs);
   Table t{{"run", "label"}, {}};  // the directory as given
   t.columns.insert(t.columns.end(), keys.begin(), keys.end());
   for (const char* c : {"status", "steps_done", "final_train_loss", "final_val_loss", "best_val_loss", "steps_per_s"})

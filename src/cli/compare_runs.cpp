@@ -142,10 +142,14 @@ std::vector<Group> make_groups(const std::vector<Run>& runs) {
   const std::vector<std::string> all = all_config_keys(records);
   std::erase(keys, std::string("seed"));
   std::vector<Group> groups;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const std::string label = keys.empty() ? "all runs" : one_cell(run_label(records[i], keys, all));
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.label == label; });
-    if (it == groups.end()) it = groups.insert(groups.end(), Group{label, {}, {}, {}});
+  for (std::size_t i = 0; i < runs.size(); ++i) {  // equal by value (0 and 0.0 alike), not by the label's text
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return std::all_of(keys.begin(), keys.end(),
+                         [&](const std::string& k) { return same_config_value(records[g.runs[0]], records[i], k); });
+    });
+    if (it == groups.end())
+      it = groups.insert(groups.end(),
+                         Group{keys.empty() ? "all runs" : one_cell(run_label(records[i], keys, all)), {}, {}, {}});
     it->runs.push_back(i);
   }
   for (Group& g : groups) {

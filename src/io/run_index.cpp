@@ -110,16 +110,18 @@ std::vector<std::string> all_config_keys(const std::vector<RunEntry>& runs) {
   return {keys.begin(), keys.end()};
 }
 
+bool same_config_value(const RunEntry& a, const RunEntry& b, const std::string& key) {
+  const auto x = a.config.find(key), y = b.config.find(key);
+  if (x == a.config.end() || y == b.config.end()) return x == a.config.end() && y == b.config.end();
+  return x->second == y->second;  // nlohmann's ==: an integer and a float compared as doubles, arrays element-wise
+}
+
 std::vector<std::string> differing_keys(const std::vector<RunEntry>& runs) {
   std::vector<std::string> out;
   for (const std::string& k : all_config_keys(runs)) {
     if (k == "name") continue;
-    std::set<std::string> values;
-    for (const RunEntry& r : runs) {
-      const auto it = r.config.find(k);
-      values.insert(it == r.config.end() ? "\x01missing" : it->second.dump());
-    }
-    if (values.size() > 1) out.push_back(k);
+    if (std::any_of(runs.begin(), runs.end(), [&](const RunEntry& r) { return !same_config_value(runs[0], r, k); }))
+      out.push_back(k);
   }
   return out;
 }

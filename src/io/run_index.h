@@ -35,8 +35,11 @@ RunEntry read_run_entry(const std::string& dir);
 bool natural_less(const std::string& a, const std::string& b);
 // A flattened config value as text: a string as is, anything else as JSON ("0.003", "true", "null").
 std::string config_text(const nlohmann::json& value);
-// The config keys whose values differ among the runs (a key missing from a run counts as a value),
-// sorted; "name", which names a run rather than configures it, left out.
+// Whether two runs have the same value of `key` (both missing counts as the same): numbers by value,
+// so 0 and 0.0, or 10000 and 10000.0 (a config.json rewritten by jq), are the same.
+bool same_config_value(const RunEntry& a, const RunEntry& b, const std::string& key);
+// The config keys whose values differ among the runs (same_config_value; a key missing from a run
+// counts as a value), sorted; "name", which names a run rather than configures it, left out.
 std::vector<std::string> differing_keys(const std::vector<RunEntry>& runs);
 // The shortest dotted suffix of `key` that no other key of `all` ends with ("norm.type" for
 // "model.norm.type" when "train.optimizer.type" exists too).
