@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "helpers.h"
@@ -117,6 +118,54 @@ TEST(CompareInputs, NumbersAreComparedByValueSoAConfigRewrittenByJqIsTheSame) {
   const json j = json::parse(
       product_of("compare " + (d / "g/1") + " " + (d / "g/2") + " --format json --out " + (d / "c2")).output);
   EXPECT_EQ(j["runs"][0].size(), 9u) << j;  // run, label, seed, then the six figures: no model.eps, no model.base
+}
+
+// How to run normtool as someone a directory's permissions stop: as root (whom they do not stop),
+// through setpriv as nobody; "" when this user is not root; nullopt when root cannot drop its
+// privileges here (no setpriv, or nobody cannot reach the build or list `runs`).
+std::optional<std::string> unprivileged(const std::string& runs) {
+  if (::geteuid() != 0) return "";
+  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  if (run_shell(as_nobody + binary() + " runs " + runs + " >/dev/null").exit_code != 0) return std::nullopt;
+  return as_nobody;
+}
+
+TEST(RunsInputs, ADirectoryThatCannotBeReadIsANoteOrAnErrorNamingIt) {
+  TempDir d;
+  write_run(d / "p/a", 1, 0.001, 4.0);
+  write_run(d / "p/sub/b", 2, 0.001, 5.0);
+  fs::permissions(d.path, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+  const std::optional<std::string> as = unprivileged(d / "p");
+  if (!as) GTEST_SKIP() << "running as root, and setpriv cannot run normtool as nobody: permissions stop no one";
+  fs::permissions(d / "p/sub", fs::perms::owner_all);  // no one but its owner (and root) may list it
+  const CommandResult r = run_shell(*as + binary() + " runs " + (d / "p") + " --format csv");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "note: " + (d / "p/sub") +
+                                ": cannot read the directory (Permission denied); the runs "
+                                "under it, if any, are not listed\n"))
+      << r.output;
+  EXPECT_TRUE(has(r.output, "\na,completed,10,10,4.0,4.5\n")) << r.output;
+  const CommandResult top = run_shell(*as + binary() + " runs " + (d / "p/sub"));
+  EXPECT_EQ(top.exit_code, 2) << top.output;
+  EXPECT_EQ(top.output, "error: " + (d / "p/sub") + ": cannot read the directory: Permission denied\n");
+  const CommandResult swept = run_shell(*as + binary() + " compare " + (d / "p/sub") + " --out " + (d / "p/c"));
+  EXPECT_EQ(swept.exit_code, 2) << swept.output;
+  EXPECT_TRUE(has(swept.output, "error: " + (d / "p/sub") + ": cannot read the directory: Permission denied\n"))
+      << swept.output;
+  fs::permissions(d / "p/sub", fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+}
+
+TEST(RunsInputs, AFileOrAnEmptyNameIsNotCalledMissing) {
+  TempDir d;
+  write_run(d / "a", 1, 0.001, 4.0);
+  const std::string file = d / "a/summary.json";
+  EXPECT_EQ(run_normtool("runs " + file).output, "error: " + file + ": not a directory\n");
+  EXPECT_EQ(run_normtool("runs ''").output, "error: DIR \"\": an empty directory name\n");
+  EXPECT_EQ(run_normtool("runs " + (d / "none")).output, "error: " + (d / "none") + ": no such directory\n");
+  const CommandResult c = run_normtool("compare " + file + " --out " + (d / "c"));
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_EQ(c.output, "error: " + file + ": not a directory (give a run or sweep directory)\n");
+  EXPECT_EQ(run_normtool("compare '' --out " + (d / "c")).output, "error: RUN_DIR \"\": an empty directory name\n");
 }
 
 }  // namespace by_hand

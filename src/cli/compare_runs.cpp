@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/errors.h"
+#include "io/console.h"
 #include "io/json_file.h"
 #include "io/run_files.h"
 
@@ -30,7 +31,10 @@ std::string one_cell(std::string s) {
 // a key of the wrong type is an InputError naming the file and the key.
 Run read_run(const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("{}: no such run directory", dir));
+  if (dir.empty()) throw UsageError("RUN_DIR \"\": an empty directory name");
+  if (!fs::exists(dir, ec)) throw UsageError(fmt::format("{}: no such run directory", dir));
+  if (!fs::is_directory(dir, ec))
+    throw UsageError(fmt::format("{}: not a directory (give a run or sweep directory)", dir));
   Run r;
   r.dir = dir;
   r.name = fs::path(dir).lexically_normal().filename().string();
@@ -79,7 +83,9 @@ std::vector<Run> read_runs(const std::vector<std::string>& args, bool& grouped) 
       runs.push_back(read_run(a));
       continue;
     }
-    const std::vector<std::string> found = find_run_directories(a);
+    std::vector<std::string> notes;
+    const std::vector<std::string> found = find_run_directories(a, notes);
+    for (const std::string& n : notes) eprint("note: {}\n", printable(n));
     if (found.empty())
       throw UsageError(
           fmt::format("{}: not a run directory (no config.json and summary.json there), nor a sweep "

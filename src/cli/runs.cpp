@@ -28,13 +28,16 @@ struct RunsOptions {
 std::vector<std::pair<std::string, RunEntry>> collect(const std::vector<std::string>& dirs) {
   std::vector<std::pair<std::string, RunEntry>> out;
   for (const std::string& root : dirs) {
-    for (const std::string& dir : find_run_directories(root)) {
+    std::vector<std::string> notes;
+    const std::vector<std::string> found = find_run_directories(root, notes);
+    for (const std::string& n : notes) eprint("note: {}\n", printable(n));
+    for (const std::string& dir : found) {
       std::string shown = fs::path(dir).lexically_relative(root).lexically_normal().string();
       if (dirs.size() > 1) shown = (fs::path(root) / shown).lexically_normal().string();
       try {
         out.emplace_back(shown, read_run_entry(dir));
       } catch (const InputError& e) {
-        eprint("note: {}\n", e.what());
+        eprint("note: {}\n", printable(e.what()));
         RunEntry bad;
         bad.dir = dir;
         bad.status = "unreadable";

@@ -7,7 +7,8 @@
 //   steps_done, steps_total, final_train_loss, final_val_loss
 //   then one column per config key (dotted) whose value differs among the runs listed
 // --format: table (aligned text; the default on a terminal), csv (RFC 4180; the default
-// otherwise), json (an array of objects). A DIR that is not a directory is exit 2 naming it.
+// otherwise), json (an array of objects). A DIR that is missing, not a directory or unreadable is exit
+// 2 naming it; a directory under it that cannot be read is a note on stderr naming it.
 #pragma once
 #include <CLI/CLI.hpp>
 

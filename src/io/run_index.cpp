@@ -61,19 +61,43 @@ bool natural_less(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
-std::vector<std::string> find_run_directories(const std::string& root) {
-  std::error_code ec;
-  if (!fs::is_directory(root, ec)) throw UsageError(fmt::format("{}: no such directory", root));
-  if (is_run_directory(root)) return {root};
-  std::vector<std::string> found;
-  // directory_options::none: a link to a directory is listed, never entered
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+namespace {
+
+// The directories right under `dir` that are not links: run directories into `found`, the others into
+// `pending`. False when `dir` cannot be opened (its error in `ec`); a read that fails part way is
+// a note naming `dir`.
+bool list_directory(const std::string& dir, std::vector<std::string>& found, std::vector<std::string>& pending,
+                    std::vector<std::string>& notes, std::error_code& ec) {
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) return false;
   for (; !ec && it != end; it.increment(ec)) {
-    if (!it->is_directory(ec) || it->is_symlink(ec)) continue;
-    if (is_run_directory(it->path().string())) {
-      found.push_back(it->path().string());
-      it.disable_recursion_pending();
-    }
+    std::error_code ignored;  // a link to a directory is never entered: nothing outside is listed
+    if (!fs::is_directory(it->symlink_status(ignored))) continue;
+    (is_run_directory(it->path().string()) ? found : pending).push_back(it->path().string());
+  }
+  if (ec)
+    notes.push_back(
+        fmt::format("{}: cannot read all of it ({}); the runs under it may not all be listed", dir, ec.message()));
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> find_run_directories(const std::string& root, std::vector<std::string>& notes) {
+  if (root.empty()) throw UsageError("DIR \"\": an empty directory name");
+  std::error_code ec;
+  const fs::file_status st = fs::status(root, ec);
+  if (!fs::exists(st)) throw UsageError(fmt::format("{}: no such directory", root));
+  if (!fs::is_directory(st)) throw UsageError(fmt::format("{}: not a directory", root));
+  if (is_run_directory(root)) return {root};
+  std::vector<std::string> found, pending{root};
+  while (!pending.empty()) {
+    const std::string dir = std::move(pending.back());
+    pending.pop_back();
+    if (list_directory(dir, found, pending, notes, ec)) continue;
+    if (dir == root) throw UsageError(fmt::format("{}: cannot read the directory: {}", root, ec.message()));
+    notes.push_back(fmt::format("{}: cannot read the directory ({}); the runs under it, if any, are not listed", dir,
+                                ec.message()));
   }
   std::sort(found.begin(), found.end(), natural_less);
   return found;

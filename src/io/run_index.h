@@ -26,8 +26,10 @@ struct RunEntry {
 
 bool is_run_directory(const std::string& dir);
 // The run directories under `root` (root itself when it is one), in natural order of their paths
-// ("2" before "10"); a UsageError naming `root` when it is not a directory.
-std::vector<std::string> find_run_directories(const std::string& root);
+// ("2" before "10"); a directory under it that cannot be read (permission denied) is left out with
+// a note in `notes` naming it and why. A UsageError naming `root` when it is empty, missing, not a
+// directory, or cannot be read.
+std::vector<std::string> find_run_directories(const std::string& root, std::vector<std::string>& notes);
 // A run's record; an InputError naming the file when config.json or summary.json cannot be read.
 RunEntry read_run_entry(const std::string& dir);
 
