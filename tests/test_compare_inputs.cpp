@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -166,6 +167,52 @@ TEST(RunsInputs, AFileOrAnEmptyNameIsNotCalledMissing) {
   EXPECT_EQ(c.exit_code, 2);
   EXPECT_EQ(c.output, "error: " + file + ": not a directory (give a run or sweep directory)\n");
   EXPECT_EQ(run_normtool("compare '' --out " + (d / "c")).output, "error: RUN_DIR \"\": an empty directory name\n");
+}
+
+// The default output directories runs/<name>-<YYYYmmdd-HHMMSS> of the coming `seconds` seconds,
+// each made already and holding a file, as an earlier command of the same second leaves it.
+std::vector<std::string> take_default_names(const TempDir& d, const std::string& name, int seconds) {
+  std::vector<std::string> taken;
+  const std::time_t now = std::time(nullptr);
+  for (std::time_t t = now; t < now + seconds; ++t) {
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
+    taken.push_back(d / ("runs/" + name + "-" + stamp));
+    fs::create_directories(taken.back());
+    std::ofstream(taken.back() + "/compare.md") << "an earlier command's\n";
+  }
+  return taken;
+}
+
+TEST(CompareInputs, TwoCommandsInOneSecondGetTwoDefaultDirectories) {
+  TempDir d;
+  write_run(d / "g/1", 1, 0.001, 4.0);
+  const std::vector<std::string> taken = take_default_names(d, "compare", 20);
+  const CommandResult c = run_shell("cd " + d.str() + " && " + binary() + " compare g/1");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  std::size_t fresh = 0;
+  for (const std::string& dir : taken) {
+    EXPECT_EQ(read_text(dir + "/compare.md"), "an earlier command's\n") << dir;  // never written over
+    if (fs::exists(dir + "-2/compare.md") && has(c.output, "-> runs/" + fs::path(dir).filename().string() + "-2 ("))
+      ++fresh;
+  }
+  EXPECT_EQ(fresh, 1u) << c.output;
+  // a run of that second: -2 too, where it failed naming a directory no one gave
+  const CommandResult name = run_normtool("run" + four_step_run() + " --print-config");
+  const std::string run_name = json::parse(name.output)["name"];
+  const std::vector<std::string> runs = take_default_names(d, run_name, 60);
+  const CommandResult r = run_shell("cd " + d.str() + " && " + binary() + " run" + four_step_run());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::size_t made = 0;
+  for (const std::string& dir : runs) made += fs::exists(dir + "-2/summary.json") && !fs::exists(dir + "/summary.json");
+  EXPECT_EQ(made, 1u) << r.output;
+  // three at once: three directories, whatever their seconds
+  const CommandResult three = run_shell("cd " + d.str() + " && rm -rf runs && for i in 1 2 3; do " + binary() +
+                                        " compare g/1 >/dev/null & done; wait");
+  ASSERT_EQ(three.exit_code, 0) << three.output;
+  std::size_t written = 0;
+  for (const auto& entry : fs::directory_iterator(d / "runs")) written += fs::exists(entry.path() / "compare.md");
+  EXPECT_EQ(written, 3u);
 }
 
 }  // namespace by_hand

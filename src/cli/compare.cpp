@@ -258,11 +258,18 @@ int run_compare(const CompareOptions& o) {
   std::vector<Run> runs = read_runs(o.runs, grouped);
   label_runs(runs);
   const std::vector<Group> groups = grouped ? make_groups(runs) : std::vector<Group>{};
-  const std::string out = o.out.empty() ? default_run_dir("compare") : o.out;
   std::vector<std::string> dirs;
   for (const Run& r : runs) dirs.push_back(r.dir);
   dirs.insert(dirs.end(), o.runs.begin(), o.runs.end());
-  check_out(out, dirs);
+  // the default: a new directory, never an earlier compare's of the same second
+  const std::string out = o.out.empty() ? make_new_directory(default_run_dir("compare")) : o.out;
+  try {
+    check_out(out, dirs);
+  } catch (const UsageError&) {
+    std::error_code ec;
+    if (o.out.empty()) fs::remove(out, ec);  // the default, made just now (inside a run: run from a run's folder)
+    throw;
+  }
   make_output_directory(out, "--out " + out);
 
   const std::string text = table(runs) + group_markdown(groups);
@@ -311,7 +318,8 @@ void setup_compare(CLI::App& app, int& exit_code) {
       ->required()
       ->expected(1, -1);
   sub->add_option("-o,--out", o->out,
-                  "where to write compare.md, loss.png, std.png (default runs/compare-<YYYYmmdd-HHMMSS>)");
+                  "where to write compare.md, loss.png, std.png (default runs/compare-<YYYYmmdd-HHMMSS>, with -2, "
+                  "-3, ... when that is taken)");
   sub->add_option("--site", o->site, "the norm site of the std overlay, e.g. attn.out (default: the first .out site)");
   sub->add_option("-f,--format", o->format,
                   "text (the table), csv (the runs' table, or a sweep's grid points: mean, lo, hi at the last "

@@ -170,7 +170,7 @@ int run(const RunOptions& o) {
   install_interrupt_handlers();  // from here a SIGINT or SIGTERM is exit 130, whenever it comes
   Session session(config);       // the data and the model, before anything is written
   if (interrupt_requested()) return stopped_before_start(o.out.empty() ? config.name : o.out);
-  RunFiles files(o.out.empty() ? default_run_dir(config.name) : o.out);
+  RunFiles files(o.out.empty() ? make_new_directory(default_run_dir(config.name)) : o.out);  // never an earlier's
   files.write_config(config_to_json(config));
   Progress progress(config.name, config.train.steps, config.train.log_every);
   return report(config, files, train(config, session, files, progress));
@@ -193,7 +193,8 @@ void setup_run(CLI::App& app, int& exit_code) {
                   "over the files and the positional overrides")
       ->allow_extra_args(false);
   sub->add_option("overrides", o->positional, "overrides as key.path=value (Hydra style), over the files");
-  sub->add_option("-o,--out", o->out, "run directory (default runs/<name>-<YYYYmmdd-HHMMSS>)")
+  sub->add_option("-o,--out", o->out,
+                  "run directory (default runs/<name>-<YYYYmmdd-HHMMSS>, with -2, -3, ... when that is taken)")
       ->check([](const std::string& v) { return v.empty() ? std::string("an empty directory name") : std::string(); });
   CLI::Option* resume_option = sub->add_option(
       "--resume", o->resume, "continue the stopped run in this directory from its checkpoint (train.checkpoint_every)");

@@ -1,6 +1,7 @@
 #include "io/run_files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,11 +43,15 @@ nlohmann::json read_summary(const std::string& dir) {
     if (s.contains(key) && !ok(s.at(key)))
       throw InputError(fmt::format("{}: \"{}\" is {}, expected {}", path, key, describe_json(s.at(key)), expected));
   };
-  check("status", [](const nlohmann::json& v) { return v.is_string(); }, "a string");
-  check("steps_completed", [](const nlohmann::json& v) { return v.is_number_integer(); }, "an integer");
-  check("diverged", [](const nlohmann::json& v) { return v.is_boolean(); }, "true or false");
+  check(
+      "status", [](const nlohmann::json& v) { return v.is_string(); }, "a string");
+  check(
+      "steps_completed", [](const nlohmann::json& v) { return v.is_number_integer(); }, "an integer");
+  check(
+      "diverged", [](const nlohmann::json& v) { return v.is_boolean(); }, "true or false");
   for (const char* k : {"final_train_loss", "final_val_loss", "final_val_acc", "steps_per_s"})
-    check(k, [](const nlohmann::json& v) { return v.is_number() || v.is_null(); }, "a number or null");
+    check(
+        k, [](const nlohmann::json& v) { return v.is_number() || v.is_null(); }, "a number or null");
   return s;
 }
 
@@ -60,8 +65,8 @@ std::vector<LossPoint> read_losses(const std::string& dir) {
     const bool val = m.get_or<std::string>("split", "train") == "val";
     if (!m.has("loss") || m.value()["loss"].is_null()) continue;
     const bool grad = m.has("grad_norm") && m.value()["grad_norm"].is_number();
-    points.push_back({step, val, m.get<double>("loss"), m.get_or<double>("acc", NAN),
-                      grad ? m.get<double>("grad_norm") : NAN});
+    points.push_back(
+        {step, val, m.get<double>("loss"), m.get_or<double>("acc", NAN), grad ? m.get<double>("grad_norm") : NAN});
   }
   return points;
 }
@@ -139,8 +144,8 @@ std::map<std::pair<int, std::string>, PositionStats> last_stats(const std::strin
 std::map<std::pair<int, std::string>, PositionRanges> ranges_at(const std::string& dir, int step) {
   const std::string file = (fs::path(dir) / "ranges.csv").string();
   const CsvTable t = read_csv(file);
-  const std::vector<int> c = csv_columns(t, file, {"step", "layer", "site", "position", "max_abs", "fp16_outside",
-                                                   "int8_snr_db", "int8_tensor_snr_db"});
+  const std::vector<int> c = csv_columns(
+      t, file, {"step", "layer", "site", "position", "max_abs", "fp16_outside", "int8_snr_db", "int8_tensor_snr_db"});
   int last = -1;
   for (std::size_t i = 0; i < t.rows.size(); ++i) last = std::max(last, csv_index(t, file, i, c[0]));
   const int wanted = step < 0 ? last : step;
@@ -159,12 +164,29 @@ std::map<std::pair<int, std::string>, PositionRanges> ranges_at(const std::strin
   return out;
 }
 
+std::string make_new_directory(const std::string& base) {
+  std::error_code ec;
+  if (const fs::path parent = fs::path(base).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
+  if (ec) throw UsageError(fmt::format("{}: cannot create its parent directory: {}", base, ec.message()));
+  constexpr int kTries = 1000;
+  for (int n = 1; n <= kTries; ++n) {
+    const std::string dir = n == 1 ? base : fmt::format("{}-{}", base, n);
+    if (::mkdir(dir.c_str(), 0777) == 0) return dir;
+    if (errno != EEXIST)
+      throw UsageError(fmt::format("{}: cannot create the directory: {}", dir, std::strerror(errno)));
+  }
+  throw UsageError(
+      fmt::format("{}: it and {} more names after it (-2, -3, ...) are taken; give --out", base, kTries - 1));
+}
+
 RunFiles::RunFiles(std::string dir) : dir_(std::move(dir)) {
   std::error_code ec;
   const bool existed = fs::exists(dir_, ec);
   if (existed && !(fs::is_directory(dir_, ec) && fs::is_empty(dir_, ec)))
-    throw UsageError(fmt::format("--out {}: already exists and is not an empty directory "
-                                 "(choose another --out, or remove it)", dir_));
+    throw UsageError(
+        fmt::format("--out {}: already exists and is not an empty directory "
+                    "(choose another --out, or remove it)",
+                    dir_));
   fs::create_directories(dir_, ec);
   if (ec) throw UsageError(fmt::format("--out {}: cannot create the run directory: {}", dir_, ec.message()));
   try {

@@ -80,6 +80,13 @@ struct PositionRanges {
 };
 std::map<std::pair<int, std::string>, PositionRanges> ranges_at(const std::string& dir, int step = -1);
 
+// A new directory for a command's default output (`run`, `compare` without --out): `base`
+// (runs/<name>-<YYYYmmdd-HHMMSS>, io/paths.h), or when that name is taken `base`-2, -3, ..., each
+// tried with mkdir(2), which fails when the name exists: two commands started in the same second
+// never share one, and an earlier one's directory is never written into. Its parents are made
+// first. A UsageError naming `base` when none can be made.
+std::string make_new_directory(const std::string& base);
+
 class RunFiles {
  public:
   // Creates `dir`; an existing non-empty directory, or a path where no directory can be made or
@@ -100,9 +107,9 @@ class RunFiles {
   void stat(int step, int layer, const char* site, int position, double mean, double std);  // buffered
   void range(int step, int layer, const char* site, int position, double max_abs, double fp16_outside,
              double int8_snr_db, double int8_tensor_snr_db);  // buffered, like stat()
-  void flush_stats();           // stats.csv and ranges.csv
-  void write_summary(const nlohmann::json& summary);  // and index.html from it
-  LogSizes sizes();  // after flushing the statistics
+  void flush_stats();                                         // stats.csv and ranges.csv
+  void write_summary(const nlohmann::json& summary);          // and index.html from it
+  LogSizes sizes();                                           // after flushing the statistics
 
   void release_reserve();  // after a failed write: room for the last summary
 
