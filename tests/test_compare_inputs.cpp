@@ -167,6 +167,10 @@ TEST(RunsInputs, AFileOrAnEmptyNameIsNotCalledMissing) {
   EXPECT_EQ(c.exit_code, 2);
   EXPECT_EQ(c.output, "error: " + file + ": not a directory (give a run or sweep directory)\n");
   EXPECT_EQ(run_normtool("compare '' --out " + (d / "c")).output, "error: RUN_DIR \"\": an empty directory name\n");
+  const CommandResult out = run_shell("cd " + d.str() + " && " + binary() + " compare a -o ''");
+  EXPECT_EQ(out.exit_code, 2);  // as run -o '': not the default directory
+  EXPECT_TRUE(has(out.output, "--out: an empty directory name")) << out.output;
+  EXPECT_FALSE(fs::exists(d / "runs"));
 }
 
 // The default output directories runs/<name>-<YYYYmmdd-HHMMSS> of the coming `seconds` seconds,

@@ -319,7 +319,8 @@ void setup_compare(CLI::App& app, int& exit_code) {
       ->expected(1, -1);
   sub->add_option("-o,--out", o->out,
                   "where to write compare.md, loss.png, std.png (default runs/compare-<YYYYmmdd-HHMMSS>, with -2, "
-                  "-3, ... when that is taken)");
+                  "-3, ... when that is taken)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("an empty directory name") : std::string(); });
   sub->add_option("--site", o->site, "the norm site of the std overlay, e.g. attn.out (default: the first .out site)");
   sub->add_option("-f,--format", o->format,
                   "text (the table), csv (the runs' table, or a sweep's grid points: mean, lo, hi at the last "
