@@ -219,5 +219,20 @@ TEST(CompareInputs, TwoCommandsInOneSecondGetTwoDefaultDirectories) {
   EXPECT_EQ(written, 3u);
 }
 
+TEST(CompareInputs, AKilledRunIsStoppedInEveryFormatAsRunsSaysIt) {
+  TempDir d;
+  write_run(d / "kk", 1, 0.001, 4.0);
+  json s = read_json(d / "kk/summary.json");  // what SIGKILL leaves: "running", and no process holding .lock
+  s["status"] = "running";
+  std::ofstream(d / "kk/summary.json") << s.dump();
+  const CommandResult text = product_of("compare " + (d / "kk") + " --out " + (d / "c"));
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_TRUE(has(text.output, "| kk | stopped | 10 | 4.0000 | 4.5000 | - | - |\n")) << text.output;
+  EXPECT_TRUE(has(read_text(d / "c/compare.md"), "| kk | stopped | 10 |"));
+  const json j = json::parse(product_of("compare " + (d / "kk") + " --format json --out " + (d / "c")).output);
+  EXPECT_EQ(j["runs"][0]["status"], "stopped");
+  EXPECT_TRUE(has(product_of("runs " + (d / "kk") + " --format csv").output, "\n.,stopped,10,10,"));
+}
+
 }  // namespace by_hand
 }  // namespace nt::test

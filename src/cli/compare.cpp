@@ -92,7 +92,7 @@ std::string table(const std::vector<Run>& runs) {
       const auto it = runs[i].record.config.find(k);
       t += fmt::format(" {} |", it == runs[i].record.config.end() ? "-" : config_text(it->second));
     }
-    t += fmt::format(" {} | {} | {} | {} | {} | {} |\n", s.value("status", "-"),
+    t += fmt::format(" {} | {} | {} | {} | {} | {} |\n", runs[i].record.status,  // runs': stopped when no one holds it
                      s.contains("steps_completed") ? s["steps_completed"].dump() : "-", figure(s, "final_train_loss"),
                      figure(s, "final_val_loss"), figure(s, "best_val_loss"), figure(s, "steps_per_s", 1));
   }
