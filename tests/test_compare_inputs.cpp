@@ -234,5 +234,25 @@ TEST(CompareInputs, AKilledRunIsStoppedInEveryFormatAsRunsSaysIt) {
   EXPECT_TRUE(has(product_of("runs " + (d / "kk") + " --format csv").output, "\n.,stopped,10,10,"));
 }
 
+TEST(RunsInputs, ConfigValuesAreShownInFullAsCompareShowsThem) {
+  TempDir d;
+  write_run(d / "g/1", 1, 1e-5, 4.0);
+  write_run(d / "g/2", 1, 3e-5, 4.25);
+  write_run(d / "g/3", 1, 0.00012, 4.125);
+  const std::vector<std::string> rows = [&] {
+    std::vector<std::string> out;
+    std::istringstream in(product_of("runs " + (d / "g") + " --format table").output);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+  }();
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0], "path  status     steps_done  steps_total  final_train_loss  final_val_loss  train.lr");
+  EXPECT_EQ(rows[1], "1     completed  10          10           4.0000            4.5000          1e-05");
+  EXPECT_EQ(rows[2], "2     completed  10          10           4.2500            4.7500          3e-05");
+  EXPECT_EQ(rows[3], "3     completed  10          10           4.1250            4.6250          0.00012");
+  const CommandResult c = product_of("compare " + (d / "g/1") + " " + (d / "g/3") + " --out " + (d / "c"));
+  EXPECT_TRUE(has(c.output, "| 1 | 1e-05 | completed |") && has(c.output, "| 3 | 0.00012 | completed |")) << c.output;
+}
+
 }  // namespace by_hand
 }  // namespace nt::test

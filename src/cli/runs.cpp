@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
@@ -55,6 +56,8 @@ int run_runs(const RunsOptions& o) {
   const std::vector<std::string> keys = differing_keys(records);
   Table t{{"path", "status", "steps_done", "steps_total", "final_train_loss", "final_val_loss"}, {}};
   t.columns.insert(t.columns.end(), keys.begin(), keys.end());
+  t.exact.assign(t.columns.size(), true);  // config values in full (1e-05, 0.00012), the figures to 4 decimals
+  std::fill_n(t.exact.begin(), t.columns.size() - keys.size(), false);
   for (const auto& [shown, r] : runs) {
     std::vector<json> row{shown, r.status, r.steps_done, r.steps_total, r.final_train, r.final_val};
     for (const std::string& k : keys) {

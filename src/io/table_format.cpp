@@ -9,11 +9,11 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string cell_text(const json& v) {
-  std::string s = v.is_null()           ? "-"
-                  : v.is_number_float() ? fmt::format("{:.4f}", v.get<double>())
-                  : v.is_string()       ? v.get<std::string>()
-                                        : v.dump();
+std::string cell_text(const json& v, bool exact) {
+  std::string s = v.is_null()                     ? "-"
+                  : v.is_number_float() && !exact ? fmt::format("{:.4f}", v.get<double>())
+                  : v.is_string()                 ? v.get<std::string>()
+                                                  : v.dump();
   for (char& c : s)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   return s;
@@ -44,7 +44,7 @@ std::string table_text(const Table& t) {
   for (const auto& row : t.rows) {
     cells.emplace_back();
     for (std::size_t c = 0; c < row.size(); ++c) {
-      cells.back().push_back(cell_text(row[c]));
+      cells.back().push_back(cell_text(row[c], c < t.exact.size() && t.exact[c]));
       width[c] = std::max(width[c], cells.back().back().size());
     }
   }
