@@ -254,5 +254,34 @@ TEST(RunsInputs, ConfigValuesAreShownInFullAsCompareShowsThem) {
   EXPECT_TRUE(has(c.output, "| 1 | 1e-05 | completed |") && has(c.output, "| 3 | 0.00012 | completed |")) << c.output;
 }
 
+TEST(CompareInputs, ControlBytesAndBarsInValuesAreEscapedAndAnUnknownStatusIsRefused) {
+  TempDir d;
+  write_run(d / "a", 1, 0.001, 4.0);
+  write_run(d / "b", 2, 0.001, 5.0);
+  json c = read_json(d / "a/config.json");
+  c["data"] = {{"path", "x|y\nz\x1b[31m"}};
+  c["we|ird"] = 1;
+  std::ofstream(d / "a/config.json") << c.dump();
+  const CommandResult r = product_of("compare " + (d / "a") + " " + (d / "b") + " --out " + (d / "c"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "| run | data.path | seed | we\\|ird | status |")) << r.output;
+  EXPECT_TRUE(has(r.output, "\n| a | x\\|y\\nz\\x1b[31m | 1 | 1 | completed | 10 |")) << r.output;
+  EXPECT_TRUE(has(read_text(d / "c/compare.md"), "\n| a | x\\|y\\nz\\x1b[31m | 1 | 1 | completed | 10 |"));
+  EXPECT_FALSE(has(r.output, "\x1b"));
+  json s = read_json(d / "b/summary.json");
+  s["status"] = "weird\x1b[31m";
+  std::ofstream(d / "b/summary.json") << s.dump();
+  const std::string why =
+      "\"status\" is \"weird\\u001b[31m\", expected running, completed, diverged, interrupted or "
+      "failed\n";
+  const CommandResult refused = run_normtool("compare " + (d / "b") + " --out " + (d / "c2"));
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(refused.output, "error: " + (d / "b/summary.json") + ": " + why);
+  const CommandResult listed = run_normtool("runs " + d.str() + " --format csv");
+  EXPECT_EQ(listed.exit_code, 0);
+  EXPECT_TRUE(has(listed.output, "note: " + (d / "b/summary.json") + ": " + why)) << listed.output;
+  EXPECT_TRUE(has(listed.output, "\nb,unreadable,")) << listed.output;
+}
+
 }  // namespace by_hand
 }  // namespace nt::test

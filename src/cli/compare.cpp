@@ -78,21 +78,36 @@ std::vector<std::string> differing_config_keys(const std::vector<Run>& runs) {
   return differing_keys(records);
 }
 
+// A value as one cell of a markdown table on a terminal: control bytes as \xNN (io/console.h), a
+// newline as \n and '|' as \| (neither ends the cell or the row).
+std::string md_cell(const std::string& text) {
+  std::string out;
+  for (char c : printable(text)) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '|')
+      out += "\\|";
+    else
+      out.push_back(c);
+  }
+  return out;
+}
+
 std::string table(const std::vector<Run>& runs) {
   const std::vector<std::string> differing = differing_config_keys(runs);
   std::string t = "| run |";
-  for (const auto& k : differing) t += fmt::format(" {} |", k);
+  for (const auto& k : differing) t += fmt::format(" {} |", md_cell(k));
   t += " status | steps | final train loss | final val loss | best val loss | steps/s |\n|---|";
   for (std::size_t i = 0; i < differing.size() + 6; ++i) t += "---|";
   t += "\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const json& s = runs[i].summary;
-    t += fmt::format("| {} |", runs[i].name);
+    t += fmt::format("| {} |", md_cell(runs[i].name));
     for (const auto& k : differing) {
       const auto it = runs[i].record.config.find(k);
-      t += fmt::format(" {} |", it == runs[i].record.config.end() ? "-" : config_text(it->second));
+      t += fmt::format(" {} |", it == runs[i].record.config.end() ? "-" : md_cell(config_text(it->second)));
     }
-    t += fmt::format(" {} | {} | {} | {} | {} | {} |\n", runs[i].record.status,  // runs': stopped when no one holds it
+    t += fmt::format(" {} | {} | {} | {} | {} | {} |\n", md_cell(runs[i].record.status),  // runs': stopped if no lock
                      s.contains("steps_completed") ? s["steps_completed"].dump() : "-", figure(s, "final_train_loss"),
                      figure(s, "final_val_loss"), figure(s, "best_val_loss"), figure(s, "steps_per_s", 1));
   }
@@ -249,7 +264,7 @@ std::string group_markdown(const std::vector<Group>& groups) {
     return fmt::format("{:.4f} [{:.4f}, {:.4f}] (step {})", b.mean.back(), b.lo.back(), b.hi.back(), b.step.back());
   };
   for (const Group& g : groups)
-    md += fmt::format("| {} | {} | {} | {} |\n", g.label, g.runs.size(), cell(g.train), cell(g.val));
+    md += fmt::format("| {} | {} | {} | {} |\n", md_cell(g.label), g.runs.size(), cell(g.train), cell(g.val));
   return md;
 }
 
@@ -290,11 +305,11 @@ int run_compare(const CompareOptions& o) {
       notes.push_back(n);
     md += fmt::format("\n![std by position at layer {} {}](std.png)\n", o.layer, site);
   }
-  for (const auto& n : notes) md += "\n- " + n;
+  for (const auto& n : notes) md += "\n- " + md_cell(n);
   md += "\n";
   write_file_atomically((fs::path(out) / "compare.md").string(), md);
   fmt::print("{}", product(o, runs, groups, text));
-  for (const auto& n : notes) eprint("note: {}\n", n);
+  for (const auto& n : notes) eprint("note: {}\n", printable(n));
   const std::string done = fmt::format("compare: {} runs{} -> {} (compare.md, loss.png{})\n", runs.size(),
                                        groups.empty() ? "" : fmt::format(" in {} grid points", groups.size()), out,
                                        stdp.curves.empty() ? "" : ", std.png");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <set>
 
+#include "config/user_json.h"
 #include "core/errors.h"
 #include "io/files.h"
 #include "io/json_file.h"
@@ -111,6 +112,12 @@ RunEntry read_run_entry(const std::string& dir) {
   const bool live = DirectoryLock::held(dir);
   if (s.is_object() && s.contains("status")) {
     r.status = s["status"].get<std::string>();
+    static const std::set<std::string> known{"running", "completed", "diverged", "interrupted", "failed"};
+    if (!known.count(r.status))
+      throw InputError(
+          fmt::format("{}: \"status\" is {}, expected running, completed, diverged, interrupted or "
+                      "failed",
+                      (fs::path(dir) / "summary.json").string(), describe_json(s["status"])));
     if (r.status == "running" && !live) r.status = "stopped";
   } else {
     r.status = live ? "running" : "stopped";

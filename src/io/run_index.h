@@ -30,7 +30,9 @@ bool is_run_directory(const std::string& dir);
 // a note in `notes` naming it and why. A UsageError naming `root` when it is empty, missing, not a
 // directory, or cannot be read.
 std::vector<std::string> find_run_directories(const std::string& root, std::vector<std::string>& notes);
-// A run's record; an InputError naming the file when config.json or summary.json cannot be read.
+// A run's record; an InputError naming the file when config.json or summary.json cannot be read,
+// and naming the key when summary.json's status is none of running, completed, diverged,
+// interrupted, failed.
 RunEntry read_run_entry(const std::string& dir);
 
 // `a` before `b` with digit runs compared as numbers.
