@@ -212,7 +212,7 @@ TEST(CompareInputs, TwoCommandsInOneSecondGetTwoDefaultDirectories) {
   EXPECT_EQ(made, 1u) << r.output;
   // three at once: three directories, whatever their seconds
   const CommandResult three = run_shell("cd " + d.str() + " && rm -rf runs && for i in 1 2 3; do " + binary() +
-                                        " compare g/1 >/dev/null & done; wait");
+                                        " compare g/1 >/dev/null 2>&1 & done; wait");
   ASSERT_EQ(three.exit_code, 0) << three.output;
   std::size_t written = 0;
   for (const auto& entry : fs::directory_iterator(d / "runs")) written += fs::exists(entry.path() / "compare.md");
@@ -281,6 +281,24 @@ TEST(CompareInputs, ControlBytesAndBarsInValuesAreEscapedAndAnUnknownStatusIsRef
   EXPECT_EQ(listed.exit_code, 0);
   EXPECT_TRUE(has(listed.output, "note: " + (d / "b/summary.json") + ": " + why)) << listed.output;
   EXPECT_TRUE(has(listed.output, "\nb,unreadable,")) << listed.output;
+}
+
+TEST(RunsInputs, AWrongTypedStepsIsANoteAndAnUnreadableRunAddsNoColumns) {
+  TempDir d;
+  write_run(d / "g/1", 1, 0.001, 4.0);
+  write_run(d / "g/2", 2, 0.001, 5.0);
+  write_run(d / "g/3", 3, 0.001, 6.0);
+  json c = read_json(d / "g/3/config.json");
+  c["train"]["steps"] = "abc";
+  std::ofstream(d / "g/3/config.json") << c.dump();
+  const CommandResult r = run_normtool("runs " + (d / "g") + " --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "note: " + (d / "g/3/config.json") + ": \"train.steps\" is \"abc\", expected an integer\n"))
+      << r.output;
+  EXPECT_TRUE(has(r.output,
+                  "path,status,steps_done,steps_total,final_train_loss,final_val_loss,seed\n1,completed,"
+                  "10,10,4.0,4.5,1\n2,completed,10,10,5.0,5.5,2\n3,unreadable,,,,,\n"))
+      << r.output;
 }
 
 }  // namespace by_hand

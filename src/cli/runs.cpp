@@ -51,8 +51,9 @@ std::vector<std::pair<std::string, RunEntry>> collect(const std::vector<std::str
 
 int run_runs(const RunsOptions& o) {
   const auto runs = collect(o.dirs);
-  std::vector<RunEntry> records;
-  for (const auto& [shown, r] : runs) records.push_back(r);
+  std::vector<RunEntry> records;  // the readable runs: an unreadable one's missing values differ in nothing
+  for (const auto& [shown, r] : runs)
+    if (r.status != "unreadable") records.push_back(r);
   const std::vector<std::string> keys = differing_keys(records);
   Table t{{"path", "status", "steps_done", "steps_total", "final_train_loss", "final_val_loss"}, {}};
   t.columns.insert(t.columns.end(), keys.begin(), keys.end());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <set>
@@ -104,6 +105,23 @@ std::vector<std::string> find_run_directories(const std::string& root, std::vect
   return found;
 }
 
+namespace {
+
+// config.json's train.steps: null when absent (a foreign tool's run), an integer (10.0 taken as 10,
+// as the config loader takes it); anything else an InputError naming the file and the key.
+json steps_total(const std::map<std::string, json>& config, const std::string& dir) {
+  const auto it = config.find("train.steps");
+  if (it == config.end() || it->second.is_number_integer()) return it == config.end() ? json() : it->second;
+  const json& v = it->second;
+  if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()) &&
+      std::abs(v.get<double>()) < 9.0e15)
+    return json(int64_t(v.get<double>()));
+  throw InputError(fmt::format("{}: \"train.steps\" is {}, expected an integer",
+                               (fs::path(dir) / "config.json").string(), describe_json(v)));
+}
+
+}  // namespace
+
 RunEntry read_run_entry(const std::string& dir) {
   RunEntry r;
   r.dir = dir;
@@ -127,8 +145,7 @@ RunEntry read_run_entry(const std::string& dir) {
     r.final_train = number_or_null(s, "final_train_loss");
     r.final_val = number_or_null(s, "final_val_loss");
   }
-  if (auto it = r.config.find("train.steps"); it != r.config.end() && it->second.is_number_integer())
-    r.steps_total = it->second;
+  r.steps_total = steps_total(r.config, dir);
   return r;
 }
 

@@ -32,7 +32,7 @@ bool is_run_directory(const std::string& dir);
 std::vector<std::string> find_run_directories(const std::string& root, std::vector<std::string>& notes);
 // A run's record; an InputError naming the file when config.json or summary.json cannot be read,
 // and naming the key when summary.json's status is none of running, completed, diverged,
-// interrupted, failed.
+// interrupted, failed, or config.json's train.steps is not an integer.
 RunEntry read_run_entry(const std::string& dir);
 
 // `a` before `b` with digit runs compared as numbers.
