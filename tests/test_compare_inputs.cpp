@@ -301,5 +301,15 @@ TEST(RunsInputs, AWrongTypedStepsIsANoteAndAnUnreadableRunAddsNoColumns) {
       << r.output;
 }
 
+TEST(CompareInputs, OneRunAndOneGridPointAreSingular) {
+  TempDir d;
+  write_run(d / "g/1", 1, 0.001, 4.0);
+  const CommandResult one = run_normtool("compare " + (d / "g/1") + " --out " + (d / "c"));
+  EXPECT_TRUE(has(one.output, "\ncompare: 1 run -> " + (d / "c") + " (")) << one.output;
+  write_run(d / "g/2", 2, 0.001, 5.0);
+  const CommandResult point = run_normtool("compare " + (d / "g") + " --out " + (d / "c"));
+  EXPECT_TRUE(has(point.output, "\ncompare: 2 runs in 1 grid point -> " + (d / "c") + " (")) << point.output;
+}
+
 }  // namespace by_hand
 }  // namespace nt::test

@@ -310,9 +310,10 @@ int run_compare(const CompareOptions& o) {
   write_file_atomically((fs::path(out) / "compare.md").string(), md);
   fmt::print("{}", product(o, runs, groups, text));
   for (const auto& n : notes) eprint("note: {}\n", printable(n));
-  const std::string done = fmt::format("compare: {} runs{} -> {} (compare.md, loss.png{})\n", runs.size(),
-                                       groups.empty() ? "" : fmt::format(" in {} grid points", groups.size()), out,
-                                       stdp.curves.empty() ? "" : ", std.png");
+  const std::string done = fmt::format(
+      "compare: {} run{}{} -> {} (compare.md, loss.png{})\n", runs.size(), runs.size() == 1 ? "" : "s",
+      groups.empty() ? "" : fmt::format(" in {} grid point{}", groups.size(), groups.size() == 1 ? "" : "s"), out,
+      stdp.curves.empty() ? "" : ", std.png");
   if (o.format == "text")
     fmt::print("{}", done);
   else
