@@ -1,4 +1,5 @@
 #include "cli/compare.h"
+#include "cli/directory_option.h"
 #include "cli/compare_runs.h"
 
 #include <sys/stat.h>
@@ -336,7 +337,7 @@ void setup_compare(CLI::App& app, int& exit_code) {
   sub->add_option("-o,--out", o->out,
                   "where to write compare.md, loss.png, std.png (default runs/compare-<YYYYmmdd-HHMMSS>, with -2, "
                   "-3, ... when that is taken)")
-      ->check([](const std::string& v) { return v.empty() ? std::string("an empty directory name") : std::string(); });
+      ->check(non_empty_directory);
   sub->add_option("--site", o->site, "the norm site of the std overlay, e.g. attn.out (default: the first .out site)");
   sub->add_option("-f,--format", o->format,
                   "text (the table), csv (the runs' table, or a sweep's grid points: mean, lo, hi at the last "

@@ -5,6 +5,7 @@
 // checkpoint that does not fit; 130 interrupted by SIGINT or SIGTERM (summary says
 // "interrupted", a checkpoint is written).
 #include "cli/run.h"
+#include "cli/directory_option.h"
 #include "norms/norms.h"
 
 #include <cstdio>
@@ -65,8 +66,9 @@ int report(const RunConfig& config, const RunFiles& files, const TrainOutcome& r
     return r.exit_code;
   }
   auto num = [&](const char* k) { return s[k].is_number() ? fmt::format("{:.4f}", s[k].get<double>()) : "n/a"; };
-  advise(fmt::format("{}: {} after {} steps: train loss {}, val loss {}{}, {} steps/s -> {}\n", config.name,
-                     s["status"].get<std::string>(), s["steps_completed"].get<int>(), num("final_train_loss"),
+  const int steps = s["steps_completed"].get<int>();
+  advise(fmt::format("{}: {} after {} step{}: train loss {}, val loss {}{}, {} steps/s -> {}\n", config.name,
+                     s["status"].get<std::string>(), steps, steps == 1 ? "" : "s", num("final_train_loss"),
                      num("final_val_loss"), s.contains("final_val_acc") ? ", val acc " + num("final_val_acc") : "",
                      s["steps_per_s"].is_number() ? fmt::format("{:.1f}", s["steps_per_s"].get<double>()) : "n/a",
                      printable(files.dir())));
@@ -124,7 +126,8 @@ int resume(const RunOptions& o) {
   int steps = 0;
   const std::string status = recorded_status(dir, steps);
   if (status == "completed" || status == "diverged") {
-    advise(fmt::format("{}: already {} after {} steps; nothing to resume\n", dir, status, steps));
+    advise(fmt::format("{}: already {} after {} step{}; nothing to resume\n", printable(dir), status, steps,
+                       steps == 1 ? "" : "s"));
     return 0;
   }
   if (!has_checkpoint(dir))
@@ -195,7 +198,7 @@ void setup_run(CLI::App& app, int& exit_code) {
   sub->add_option("overrides", o->positional, "overrides as key.path=value (Hydra style), over the files");
   sub->add_option("-o,--out", o->out,
                   "run directory (default runs/<name>-<YYYYmmdd-HHMMSS>, with -2, -3, ... when that is taken)")
-      ->check([](const std::string& v) { return v.empty() ? std::string("an empty directory name") : std::string(); });
+      ->check(non_empty_directory);
   CLI::Option* resume_option = sub->add_option(
       "--resume", o->resume, "continue the stopped run in this directory from its checkpoint (train.checkpoint_every)");
   CLI::Option* print_config =
