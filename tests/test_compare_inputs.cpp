@@ -265,8 +265,8 @@ TEST(CompareInputs, ControlBytesAndBarsInValuesAreEscapedAndAnUnknownStatusIsRef
   const CommandResult r = product_of("compare " + (d / "a") + " " + (d / "b") + " --out " + (d / "c"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(has(r.output, "| run | data.path | seed | we\\|ird | status |")) << r.output;
-  EXPECT_TRUE(has(r.output, "\n| a | x\\|y\\nz\\x1b[31m | 1 | 1 | completed | 10 |")) << r.output;
-  EXPECT_TRUE(has(read_text(d / "c/compare.md"), "\n| a | x\\|y\\nz\\x1b[31m | 1 | 1 | completed | 10 |"));
+  EXPECT_TRUE(has(r.output, "\n| a | x\\|y\\x0az\\x1b[31m | 1 | 1 | completed | 10 |")) << r.output;
+  EXPECT_TRUE(has(read_text(d / "c/compare.md"), "\n| a | x\\|y\\x0az\\x1b[31m | 1 | 1 | completed | 10 |"));
   EXPECT_FALSE(has(r.output, "\x1b"));
   json s = read_json(d / "b/summary.json");
   s["status"] = "weird\x1b[31m";

@@ -79,17 +79,13 @@ std::vector<std::string> differing_config_keys(const std::vector<Run>& runs) {
   return differing_keys(records);
 }
 
-// A value as one cell of a markdown table on a terminal: control bytes as \xNN (io/console.h), a
-// newline as \n and '|' as \| (neither ends the cell or the row).
+// A value as one cell of a markdown table on a terminal: control bytes (a newline too) as \xNN
+// (io/console.h) and '|' as \|: neither ends the cell or the row.
 std::string md_cell(const std::string& text) {
   std::string out;
   for (char c : printable(text)) {
-    if (c == '\n')
-      out += "\\n";
-    else if (c == '|')
-      out += "\\|";
-    else
-      out.push_back(c);
+    if (c == '|') out += '\\';
+    out.push_back(c);
   }
   return out;
 }
