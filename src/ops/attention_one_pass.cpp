@@ -2,8 +2,10 @@
 // kMaxVectors vectors (in floats with AVX-512: hs 16-64, up to 64 keys). A head is one pass,
 // kRows query rows at a time: their scores stay in registers through the mask and the softmax
 // (exp in vectors; a masked key's P exactly 0), then P v; the sums of attention.cpp's products,
-// without their calls and packing. P's and dS's rows are padded to whole vectors (Shape::ldp),
-// the padding 0. The formulas are attention.cpp's.
+// without their calls and packing. Causal rows skip the vectors of keys past their diagonal, whose
+// P and dS are 0 (stored, not computed): at T 64 in floats, 5/8 of the scores' work, the same
+// bits. P's and dS's rows are padded to whole vectors (Shape::ldp), the padding 0. The formulas
+// are attention.cpp's.
 
 // GCC 12 takes the _mm512_undefined_ps() that Eigen's pexp passes its masked AVX-512 intrinsics
 // for an uninitialized read
@@ -111,14 +113,51 @@ void block_rows(U* (&at)[kRows], T* base, int i0, int rows, int64_t ld) {
   for (int r = 0; r < kRows; ++r) at[r] = base + std::min(i0 + r, rows - 1) * ld;
 }
 
-template <class T, int NP, int NV>
-void forward_head(T* out, T* P, const T* q, const T* k, const T* v, const float* mask, const Shape& S) {
+// The vectors of keys rows i0.. attend to: causal, up to the last row's diagonal (the vectors past
+// it are masked whole: their P and dS are 0, stored, not computed); else all NP
+template <int NP>
+int live_vectors(const Shape& S, int i0, int rows, int lanes) {
+  return S.causal ? std::min(NP, (i0 + rows - 1) / lanes + 1) : NP;
+}
+
+// P's rows i0.. (N of their NP vectors live, the rest 0) and o's: softmax of scale q k^T, masked, then P v
+template <class T, int NP, int NV, int N>
+void forward_rows(T* const (&orow)[kRows], T* const (&pr)[kRows], const T* const (&qr)[kRows], int i0, int rows,
+                  const T* kt, const T* bias, const T* v, const Shape& S) {
   using Pk = Packet<T>;
   constexpr int L = kLanes<T>;
-  const int Tq = S.Tq(), Tk = S.Tk(), hs = S.q.hs, ldp = S.ldp;
-  const Pk scale = pset1<Pk>(T(1) / std::sqrt(T(hs))), zero = pset1<Pk>(T(0)),
+  const int Tk = S.Tk();
+  const Pk scale = pset1<Pk>(T(1) / std::sqrt(T(S.q.hs))), zero = pset1<Pk>(T(0)),
            ninf = pset1<Pk>(-std::numeric_limits<T>::infinity());
-  const T* kt = transposed(k, Tk, hs, S.kv.ld, ldp);
+  Pk x[kRows][N];
+  rows_times<T, N>(x, qr, kt, S.q.hs, S.ldp);
+  for (int r = 0; r < kRows; ++r) {  // S = scale q k^T, masked -inf; P = softmax
+    if (r >= rows) break;
+    Pk top = ninf;
+    for (int p = 0; p < N; ++p) {
+      x[r][p] = padd(pmul(scale, x[r][p]), ploadu<Pk>(bias + p * L));
+      if (S.causal) x[r][p] = pselect(pcmp_lt(pset1<Pk>(T(i0 + r)), plset<Pk>(T(p * L))), ninf, x[r][p]);
+      top = pmax(top, x[r][p]);
+    }
+    const T m = predux_max(top);
+    Pk sum = zero;
+    for (int p = 0; p < N; ++p) {
+      const Pk masked = pcmp_eq(x[r][p], ninf);
+      x[r][p] =
+          m == -std::numeric_limits<T>::infinity() ? zero : pselect(masked, zero, pexp(psub(x[r][p], pset1<Pk>(m))));
+      sum = padd(sum, x[r][p]);
+    }
+    const T total = predux(sum);
+    for (int p = 0; p < N; ++p) pstoreu(pr[r] + p * L, total > 0 ? pdiv(x[r][p], pset1<Pk>(total)) : zero);
+    for (int p = N; p < NP; ++p) pstoreu(pr[r] + p * L, zero);
+  }
+  weighted_rows<T, NV>(orow, rows, true, pr, 1, v, S.causal ? std::min(Tk, i0 + kRows) : Tk, S.kv.ld);
+}
+
+template <class T, int NP, int NV>
+void forward_head(T* out, T* P, const T* q, const T* k, const T* v, const float* mask, const Shape& S) {
+  const int Tq = S.Tq(), Tk = S.Tk(), ldp = S.ldp;
+  const T* kt = transposed(k, Tk, S.q.hs, S.kv.ld, ldp);
   const T* bias = key_bias<T>(mask, Tk, ldp);
   for (int i0 = 0; i0 < Tq; i0 += kRows) {
     const int rows = std::min(kRows, Tq - i0);
@@ -126,59 +165,50 @@ void forward_head(T* out, T* P, const T* q, const T* k, const T* v, const float*
     T* pr[kRows];
     T* orow[kRows];
     block_rows(qr, q, i0, Tq, S.q.ld), block_rows(pr, P, i0, Tq, ldp), block_rows(orow, out, i0, Tq, S.o.ld);
-    Pk x[kRows][NP];
-    rows_times<T, NP>(x, qr, kt, hs, ldp);
-    for (int r = 0; r < kRows; ++r) {  // S = scale q k^T, masked -inf; P = softmax
-      if (r >= rows) break;
-      Pk top = ninf;
-      for (int p = 0; p < NP; ++p) {
-        x[r][p] = padd(pmul(scale, x[r][p]), ploadu<Pk>(bias + p * L));
-        if (S.causal) x[r][p] = pselect(pcmp_lt(pset1<Pk>(T(i0 + r)), plset<Pk>(T(p * L))), ninf, x[r][p]);
-        top = pmax(top, x[r][p]);
-      }
-      const T m = predux_max(top);
-      Pk sum = zero;
-      for (int p = 0; p < NP; ++p) {
-        const Pk masked = pcmp_eq(x[r][p], ninf);
-        x[r][p] =
-            m == -std::numeric_limits<T>::infinity() ? zero : pselect(masked, zero, pexp(psub(x[r][p], pset1<Pk>(m))));
-        sum = padd(sum, x[r][p]);
-      }
-      const T total = predux(sum);
-      for (int p = 0; p < NP; ++p) pstoreu(pr[r] + p * L, total > 0 ? pdiv(x[r][p], pset1<Pk>(total)) : zero);
-    }
-    weighted_rows<T, NV>(orow, rows, true, pr, 1, v, S.causal ? std::min(Tk, i0 + kRows) : Tk, S.kv.ld);
+    with_vectors(live_vectors<NP>(S, i0, rows, kLanes<T>), [&](auto N) {
+      if constexpr (N <= NP) forward_rows<T, NP, NV, N>(orow, pr, qr, i0, rows, kt, bias, v, S);
+    });
+  }
+}
+
+// dS's rows i0.. (N of their NP vectors live, the rest 0): dP = do v^T; dS = scale P (dP - rowsum(dP P))
+template <class T, int NP, int N>
+void score_gradient_rows(T* const (&dsr)[kRows], const T* const (&pr)[kRows], const T* const (&dor)[kRows], int rows,
+                         const T* vt, const Shape& S) {
+  using Pk = Packet<T>;
+  constexpr int L = kLanes<T>;
+  const Pk scale = pset1<Pk>(T(1) / std::sqrt(T(S.q.hs)));
+  Pk x[kRows][N];
+  rows_times<T, N>(x, dor, vt, S.q.hs, S.ldp);
+  for (int r = 0; r < kRows; ++r) {
+    if (r >= rows) break;
+    Pk dot = pset1<Pk>(T(0));
+    for (int p = 0; p < N; ++p) dot = pmadd(x[r][p], ploadu<Pk>(pr[r] + p * L), dot);
+    const Pk total = pset1<Pk>(predux(dot));
+    for (int p = 0; p < N; ++p)
+      pstoreu(dsr[r] + p * L, pmul(pmul(scale, ploadu<Pk>(pr[r] + p * L)), psub(x[r][p], total)));
+    for (int p = N; p < NP; ++p) pstoreu(dsr[r] + p * L, pset1<Pk>(T(0)));
   }
 }
 
 template <class T, int NP, int NV>
 void backward_head(Operands<T> d, const bool assign[3], const T* dO, const T* P, const T* q, const T* k, const T* v,
                    const Shape& S) {
-  using Pk = Packet<T>;
-  constexpr int L = kLanes<T>;
-  const int Tq = S.Tq(), Tk = S.Tk(), hs = S.q.hs, ldp = S.ldp;
-  const Pk scale = pset1<Pk>(T(1) / std::sqrt(T(hs)));
-  const T* vt = transposed(v, Tk, hs, S.kv.ld, ldp);
+  const int Tq = S.Tq(), Tk = S.Tk(), ldp = S.ldp;
+  const T* vt = transposed(v, Tk, S.q.hs, S.kv.ld, ldp);
   thread_local std::vector<T> scratch;  // the head's dS (Tq, ldp): at most 64 x 64 floats, in the caches
   if (scratch.size() < std::size_t(Tq) * ldp) scratch.resize(std::size_t(Tq) * ldp);
   T* dS = scratch.data();
-  for (int i0 = 0; i0 < Tq; i0 += kRows) {  // dP = do v^T; dS = scale P (dP - rowsum(dP P)); dq = dS k
+  for (int i0 = 0; i0 < Tq; i0 += kRows) {  // dS, then dq = dS k
     const int rows = std::min(kRows, Tq - i0);
     const T* dor[kRows];
     const T* pr[kRows];
     T* dsr[kRows];
     T* dqr[kRows];
     block_rows(dor, dO, i0, Tq, S.o.ld), block_rows(pr, P, i0, Tq, ldp), block_rows(dsr, dS, i0, Tq, ldp);
-    Pk x[kRows][NP];
-    rows_times<T, NP>(x, dor, vt, hs, ldp);
-    for (int r = 0; r < kRows; ++r) {
-      if (r >= rows) break;
-      Pk dot = pset1<Pk>(T(0));
-      for (int p = 0; p < NP; ++p) dot = pmadd(x[r][p], ploadu<Pk>(pr[r] + p * L), dot);
-      const Pk total = pset1<Pk>(predux(dot));
-      for (int p = 0; p < NP; ++p)
-        pstoreu(dsr[r] + p * L, pmul(pmul(scale, ploadu<Pk>(pr[r] + p * L)), psub(x[r][p], total)));
-    }
+    with_vectors(live_vectors<NP>(S, i0, rows, kLanes<T>), [&](auto N) {
+      if constexpr (N <= NP) score_gradient_rows<T, NP, N>(dsr, pr, dor, rows, vt, S);
+    });
     if (d.q) {
       block_rows(dqr, d.q, i0, Tq, S.q.ld);
       weighted_rows<T, NV>(dqr, rows, assign[0], dsr, 1, k, S.causal ? std::min(Tk, i0 + kRows) : Tk, S.kv.ld);
@@ -228,11 +258,11 @@ void one_pass_backward(Operands<T> d, const bool assign[3], const T* dO, const T
   });
 }
 
-#define NT_INSTANTIATE(T)                                                                                           \
-  template bool one_pass_fits<T>(int, int, double);                                                                 \
-  template int one_pass_ldp<T>(int);                                                                                \
-  template void one_pass_forward(T*, T*, const T*, const T*, const T*, const float*, const Shape&);                 \
-  template void one_pass_backward(Operands<T>, const bool[3], const T*, const T*, const T*, const T*, const T*,     \
+#define NT_INSTANTIATE(T)                                                                                       \
+  template bool one_pass_fits<T>(int, int, double);                                                             \
+  template int one_pass_ldp<T>(int);                                                                            \
+  template void one_pass_forward(T*, T*, const T*, const T*, const T*, const float*, const Shape&);             \
+  template void one_pass_backward(Operands<T>, const bool[3], const T*, const T*, const T*, const T*, const T*, \
                                   const Shape&);
 NT_INSTANTIATE(float)
 NT_INSTANTIATE(double)
