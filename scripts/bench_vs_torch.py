@@ -72,9 +72,12 @@ def work(c):
     return flops / 1e9, elements * f4 / 1e6
 
 
-def machine_limits():
+def machine_limits(gemm=None):
+    """(SGEMM GFLOP/s at one thread, triad GB/s, the kernels' name): in normtool's kernels, or with gemm="openblas"
+    in OpenBLAS's (NORMTOOL_GEMM; on an AVX-512 CPU normtool has it run its SkylakeX kernels, src/core/threads.h)."""
+    env = dict(os.environ, **({"NORMTOOL_GEMM": gemm} if gemm else {}))
     out = subprocess.run([os.path.join(ROOT, "build", "bench", "normtool_bench"), "--benchmark_filter=MachineLimits",
-                          "--benchmark_format=json"], capture_output=True, text=True, check=True, cwd=ROOT)
+                          "--benchmark_format=json"], capture_output=True, text=True, check=True, cwd=ROOT, env=env)
     j = json.loads(out.stdout)
     b = j["benchmarks"][0]
     return b["sgemm_peak_GFLOP/s"], b["triad_GB/s"], j["context"].get("gemm_kernels", "?")

@@ -165,13 +165,15 @@ def measure(name, peak, bw, tmp, symbols):
             "gflop": w["products"], "mb": sum(v for p, v in w.items() if p != "products")}
 
 
-def table(rows, peak, bw, kernels):
-    lines = [f"One thread, products in `{kernels}` kernels; one core's SGEMM peak {peak:.1f} GFLOP/s and triad "
-             f"bandwidth {bw:.1f} GB/s (`build/bench/normtool_bench --benchmark_filter=MachineLimits`, same run). "
-             "Each cell: ms per step (share of the step's samples) / its bound in ms.", "",
+def table(rows, peak, bw, kernels, blas):
+    blas_peak, blas_kernels = blas
+    lines = [f"One thread, products in `{kernels}` kernels; one core's SGEMM peak {peak:.1f} GFLOP/s in them, "
+             f"{blas_peak:.1f} in OpenBLAS's `{blas_kernels}` kernels, and triad bandwidth {bw:.1f} GB/s "
+             "(`build/bench/normtool_bench --benchmark_filter=MachineLimits`, the second with `NORMTOOL_GEMM=openblas`, "
+             "same run). Each cell: ms per step (share of the step's samples) / its bound in ms.", "",
              "| config | step ms | CPU ms (perf) | " + " | ".join(ORDER[:-1]) + " | unclassified | "
-             "model GFLOP | FLOPs / (step x peak) | bound ms | % of bound |",
-             "|---" * (len(ORDER) + 7) + "|"]
+             "model GFLOP | FLOPs / (step x peak) | FLOPs / (step x OpenBLAS peak) | bound ms | % of bound |",
+             "|---" * (len(ORDER) + 8) + "|"]
     for name, r in rows.items():
         t, cells = r["step_ms"], []
         for p in ORDER[:-1]:
@@ -180,7 +182,8 @@ def table(rows, peak, bw, kernels):
         total_bound = sum(r["bound"].values())
         lines.append(f"| {name} | {t:.1f} | {r['cpu_ms']:.1f} | " + " | ".join(cells) +
                      f" | {100 * r['share']['unclassified']:.1f}% | {r['gflop']:.2f} | "
-                     f"{r['gflop'] / (t * 1e-3) / peak:.2f} | {total_bound:.1f} | {100 * total_bound / t:.0f}% |")
+                     f"{r['gflop'] / (t * 1e-3) / peak:.2f} | {r['gflop'] / (t * 1e-3) / blas_peak:.2f} | "
+                     f"{total_bound:.1f} | {100 * total_bound / t:.0f}% |")
     busy = [n for n, r in rows.items() if r["step_ms"] > 1.2 * r["cpu_ms"]]
     if busy:
         lines += ["", f"The machine was busy during this run: the step time of {', '.join(busy)} exceeds the CPU time "
@@ -208,9 +211,10 @@ def main():
     ap.add_argument("--update", nargs="+", default=[], help="rewrite the generated part of these markdown files")
     args = ap.parse_args()
     peak, bw, kernels = machine_limits()
+    blas_peak, _, blas_kernels = machine_limits("openblas")
     with tempfile.TemporaryDirectory(prefix="normtool-profile-") as tmp:
         rows = {name: measure(name, peak, bw, tmp, args.symbols) for name in args.configs}
-    text = table(rows, peak, bw, kernels)
+    text = table(rows, peak, bw, kernels, (blas_peak, blas_kernels))
     print(text)
     for path in args.update:
         update(path, text)

@@ -83,6 +83,21 @@ class Roofline(unittest.TestCase):
         self.assertAlmostEqual(q["optimizer"], 9 * 10 * 4e-6)
         self.assertGreater(q["products"], 0)
 
+    def test_table_gives_the_share_of_both_peaks(self):
+        # 10 GFLOP in a 100 ms step is 100 GFLOP/s: 0.50 of a 200 GFLOP/s kernel, 0.40 of OpenBLAS's 250
+        share = dict.fromkeys(profile_step.ORDER, 0.0)
+        share["products"] = 1.0
+        row = {"step_ms": 100.0, "cpu_ms": 100.0, "share": share, "bound": {"products": 50.0}, "gflop": 10.0}
+        text = profile_step.table({"lm-x": row}, 200.0, 50.0, "normtool-avx512", (250.0, "SkylakeX"))
+        line = next(x for x in text.splitlines() if x.startswith("| lm-x |"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        header = next(x for x in text.splitlines() if x.startswith("| config |"))
+        names = [c.strip() for c in header.strip("|").split("|")]
+        self.assertEqual(len(cells), len(names))
+        self.assertEqual(cells[names.index("FLOPs / (step x peak)")], "0.50")
+        self.assertEqual(cells[names.index("FLOPs / (step x OpenBLAS peak)")], "0.40")
+        self.assertIn("250.0 in OpenBLAS's `SkylakeX` kernels", text)
+
 
 if __name__ == "__main__":
     unittest.main()
