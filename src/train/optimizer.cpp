@@ -35,7 +35,9 @@ void OptimizerState::step(float* p, const float* g, double lr) {
   const float inv_sqrt_bc2 = float(1.0 / std::sqrt(1.0 - std::pow(b2, t_)));
   const bool decoupled = c_.optimizer == Optimizer::adamw;
   const float l2 = decoupled ? 0.0f : wd, shrink = decoupled ? float(1.0 - lr * c_.weight_decay) : 1.0f;
-  parallel_chunks(int64_t(n), [&](int64_t begin, int64_t count) {
+  // The arrays as locals: read through the lambda's captures, every store could move them, and GCC
+  // keeps the loop scalar (it also needs -fno-math-errno for the sqrt: CMakeLists.txt)
+  parallel_chunks(int64_t(n), [=](int64_t begin, int64_t count) {
     for (int64_t i = begin; i < begin + count; ++i) {
       const float gi = g[i] + l2 * p[i];
       m[i] = fb1 * m[i] + (1.0f - fb1) * gi;
