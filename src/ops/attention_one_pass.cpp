@@ -59,6 +59,14 @@ const T* key_bias(const float* mask, int Tk, int ldp) {
   return bias.data();
 }
 
+// A vector loaded once into a register: GCC would otherwise fold the load into each of the kRows
+// multiply-adds that use it, and the loop then waits on kRows times the loads
+template <class P>
+EIGEN_ALWAYS_INLINE P in_register(P x) {
+  __asm__("" : "+v"(x));
+  return x;
+}
+
 // x[r][p] = sum_c a[r][c] bt[c][p-th vector], c over n, for kRows rows a[r]
 template <class T, int NP>
 EIGEN_ALWAYS_INLINE void rows_times(Packet<T> (&x)[kRows][NP], const T* const (&a)[kRows], const T* bt, int n,
@@ -68,7 +76,7 @@ EIGEN_ALWAYS_INLINE void rows_times(Packet<T> (&x)[kRows][NP], const T* const (&
     for (int p = 0; p < NP; ++p) x[r][p] = pset1<Packet<T>>(T(0));
   for (int c = 0; c < n; ++c) {
     Packet<T> b[NP];
-    for (int p = 0; p < NP; ++p) b[p] = ploadu<Packet<T>>(bt + int64_t(c) * ldb + p * L);
+    for (int p = 0; p < NP; ++p) b[p] = in_register(ploadu<Packet<T>>(bt + int64_t(c) * ldb + p * L));
     for (int r = 0; r < kRows; ++r) {
       const Packet<T> ar = pset1<Packet<T>>(a[r][c]);
       for (int p = 0; p < NP; ++p) x[r][p] = pmadd(ar, b[p], x[r][p]);
@@ -89,7 +97,7 @@ EIGEN_ALWAYS_INLINE void weighted_rows(T* const (&out)[kRows], int rows, bool as
       for (int h = 0; h < NV; ++h) acc[u][r][h] = pset1<Packet<T>>(T(0));
   auto add = [&](Packet<T>(&sums)[kRows][NV], int j) {
     Packet<T> bj[NV];
-    for (int h = 0; h < NV; ++h) bj[h] = ploadu<Packet<T>>(b + int64_t(j) * ldb + h * L);
+    for (int h = 0; h < NV; ++h) bj[h] = in_register(ploadu<Packet<T>>(b + int64_t(j) * ldb + h * L));
     for (int r = 0; r < kRows; ++r) {
       const Packet<T> wr = pset1<Packet<T>>(w[r][int64_t(j) * ws]);
       for (int h = 0; h < NV; ++h) sums[r][h] = pmadd(wr, bj[h], sums[r][h]);
