@@ -166,9 +166,13 @@ def measure(name, peak, bw, tmp, symbols):
 
 
 def table(rows, peak, bw, kernels, blas):
+    """blas: (OpenBLAS's SGEMM peak, its kernels' name), or (None, the kernels that ran instead) when
+    NORMTOOL_GEMM=openblas found no OpenBLAS to load: its column is then "-"."""
     blas_peak, blas_kernels = blas
+    blas_text = (f"{blas_peak:.1f} in OpenBLAS's `{blas_kernels}` kernels" if blas_peak else
+                 f"OpenBLAS's not measured (not loaded: `NORMTOOL_GEMM=openblas` ran `{blas_kernels}`)")
     lines = [f"One thread, products in `{kernels}` kernels; one core's SGEMM peak {peak:.1f} GFLOP/s in them, "
-             f"{blas_peak:.1f} in OpenBLAS's `{blas_kernels}` kernels, and triad bandwidth {bw:.1f} GB/s "
+             f"{blas_text}, and triad bandwidth {bw:.1f} GB/s "
              "(`build/bench/normtool_bench --benchmark_filter=MachineLimits`, the second with `NORMTOOL_GEMM=openblas`, "
              "same run). Each cell: ms per step (share of the step's samples) / its bound in ms.", "",
              "| config | step ms | CPU ms (perf) | " + " | ".join(ORDER[:-1]) + " | unclassified | "
@@ -179,11 +183,11 @@ def table(rows, peak, bw, kernels, blas):
         for p in ORDER[:-1]:
             b = r["bound"].get(p)
             cells.append(f"{r['share'][p] * t:.1f} ({100 * r['share'][p]:.0f}%)" + (f" / {b:.1f}" if b else ""))
-        total_bound = sum(r["bound"].values())
+        total_bound, gflops = sum(r["bound"].values()), r["gflop"] / (t * 1e-3)
+        blas_share = f"{gflops / blas_peak:.2f}" if blas_peak else "-"
         lines.append(f"| {name} | {t:.1f} | {r['cpu_ms']:.1f} | " + " | ".join(cells) +
-                     f" | {100 * r['share']['unclassified']:.1f}% | {r['gflop']:.2f} | "
-                     f"{r['gflop'] / (t * 1e-3) / peak:.2f} | {r['gflop'] / (t * 1e-3) / blas_peak:.2f} | "
-                     f"{total_bound:.1f} | {100 * total_bound / t:.0f}% |")
+                     f" | {100 * r['share']['unclassified']:.1f}% | {r['gflop']:.2f} | {gflops / peak:.2f} | "
+                     f"{blas_share} | {total_bound:.1f} | {100 * total_bound / t:.0f}% |")
     busy = [n for n, r in rows.items() if r["step_ms"] > 1.2 * r["cpu_ms"]]
     if busy:
         lines += ["", f"The machine was busy during this run: the step time of {', '.join(busy)} exceeds the CPU time "
@@ -212,6 +216,8 @@ def main():
     args = ap.parse_args()
     peak, bw, kernels = machine_limits()
     blas_peak, _, blas_kernels = machine_limits("openblas")
+    if blas_kernels.startswith(("eigen", "normtool")):  # no OpenBLAS to load: its products ran elsewhere
+        blas_peak = None
     with tempfile.TemporaryDirectory(prefix="normtool-profile-") as tmp:
         rows = {name: measure(name, peak, bw, tmp, args.symbols) for name in args.configs}
     text = table(rows, peak, bw, kernels, (blas_peak, blas_kernels))

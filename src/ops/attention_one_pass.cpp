@@ -3,7 +3,7 @@
 // kRows query rows at a time: their scores stay in registers through the mask and the softmax
 // (exp in vectors; a masked key's P exactly 0), then P v; the sums of attention.cpp's products,
 // without their calls and packing. Causal rows skip the vectors of keys past their diagonal, whose
-// P and dS are 0 (stored, not computed): at T 64 in floats, 5/8 of the scores' work, the same
+// P and dS are 0 (stored, not computed): at T 64 in floats the scores' work falls to 5/8, the same
 // bits. P's and dS's rows are padded to whole vectors (Shape::ldp), the padding 0. The formulas
 // are attention.cpp's.
 
@@ -15,6 +15,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/check.h"
 #include "core/eigen.h"
 #include "ops/attention_heads.h"
 
@@ -60,10 +61,13 @@ const T* key_bias(const float* mask, int Tk, int ldp) {
 }
 
 // A vector loaded once into a register: GCC would otherwise fold the load into each of the kRows
-// multiply-adds that use it, and the loop then waits on kRows times the loads
+// multiply-adds that use it, and the loop then waits on kRows times the loads. With AVX-512's 32
+// registers only: AVX2's 16 cannot hold the sums and the loaded vectors, and it would spill more.
 template <class P>
 EIGEN_ALWAYS_INLINE P in_register(P x) {
+#ifdef __AVX512F__
   __asm__("" : "+v"(x));
+#endif
   return x;
 }
 
@@ -174,7 +178,10 @@ void forward_head(T* out, T* P, const T* q, const T* k, const T* v, const float*
     T* orow[kRows];
     block_rows(qr, q, i0, Tq, S.q.ld), block_rows(pr, P, i0, Tq, ldp), block_rows(orow, out, i0, Tq, S.o.ld);
     with_vectors(live_vectors<NP>(S, i0, rows, kLanes<T>), [&](auto N) {
-      if constexpr (N <= NP) forward_rows<T, NP, NV, N>(orow, pr, qr, i0, rows, kt, bias, v, S);
+      if constexpr (N <= NP)
+        forward_rows<T, NP, NV, N>(orow, pr, qr, i0, rows, kt, bias, v, S);
+      else
+        NT_CHECK(false, "one-pass attention: more live vectors than the row has");
     });
   }
 }
@@ -215,7 +222,10 @@ void backward_head(Operands<T> d, const bool assign[3], const T* dO, const T* P,
     T* dqr[kRows];
     block_rows(dor, dO, i0, Tq, S.o.ld), block_rows(pr, P, i0, Tq, ldp), block_rows(dsr, dS, i0, Tq, ldp);
     with_vectors(live_vectors<NP>(S, i0, rows, kLanes<T>), [&](auto N) {
-      if constexpr (N <= NP) score_gradient_rows<T, NP, N>(dsr, pr, dor, rows, vt, S);
+      if constexpr (N <= NP)
+        score_gradient_rows<T, NP, N>(dsr, pr, dor, rows, vt, S);
+      else
+        NT_CHECK(false, "one-pass attention: more live vectors than the row has");
     });
     if (d.q) {
       block_rows(dqr, d.q, i0, Tq, S.q.ld);

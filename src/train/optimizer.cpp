@@ -34,15 +34,21 @@ void OptimizerState::step(float* p, const float* g, double lr) {
   const float step_size = float(lr / (1.0 - std::pow(b1, t_)));
   const float inv_sqrt_bc2 = float(1.0 / std::sqrt(1.0 - std::pow(b2, t_)));
   const bool decoupled = c_.optimizer == Optimizer::adamw;
-  const float l2 = decoupled ? 0.0f : wd, shrink = decoupled ? float(1.0 - lr * c_.weight_decay) : 1.0f;
-  // The arrays as locals: read through the lambda's captures, every store could move them, and GCC
-  // keeps the loop scalar (it also needs -fno-math-errno for the sqrt: CMakeLists.txt)
+  const float l2 = decoupled ? 0.0f : wd;
+  if (decoupled) {  // AdamW's decay first, rounded on its own (torch.optim.AdamW: p.mul_(1 - lr wd))
+    const float shrink = float(1.0 - lr * c_.weight_decay);
+    parallel_chunks(int64_t(n), [=](int64_t begin, int64_t count) {
+      for (int64_t i = begin; i < begin + count; ++i) p[i] *= shrink;
+    });
+  }
+  // The arrays captured by value: read through references, every store could move them, and GCC
+  // kept the loop scalar (it also needs -fno-math-errno for the sqrt: CMakeLists.txt)
   parallel_chunks(int64_t(n), [=](int64_t begin, int64_t count) {
     for (int64_t i = begin; i < begin + count; ++i) {
       const float gi = g[i] + l2 * p[i];
       m[i] = fb1 * m[i] + (1.0f - fb1) * gi;
       v[i] = fb2 * v[i] + (1.0f - fb2) * gi * gi;
-      p[i] = p[i] * shrink - step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
+      p[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
     }
   });
 }

@@ -97,6 +97,12 @@ class Roofline(unittest.TestCase):
         self.assertEqual(cells[names.index("FLOPs / (step x peak)")], "0.50")
         self.assertEqual(cells[names.index("FLOPs / (step x OpenBLAS peak)")], "0.40")
         self.assertIn("250.0 in OpenBLAS's `SkylakeX` kernels", text)
+        # without OpenBLAS: no share of its peak, and the line says why
+        text = profile_step.table({"lm-x": row}, 200.0, 50.0, "normtool-avx512", (None, "eigen-avx512"))
+        line = next(x for x in text.splitlines() if x.startswith("| lm-x |"))
+        self.assertEqual([c.strip() for c in line.strip("|").split("|")][names.index("FLOPs / (step x OpenBLAS peak)")],
+                         "-")
+        self.assertIn("not loaded: `NORMTOOL_GEMM=openblas` ran `eigen-avx512`", text)
 
 
 if __name__ == "__main__":
