@@ -60,6 +60,9 @@ inline void block(const Operands& o, int64_t i, int j, int w, const Pass& q) {
   float* sums = q.sums ? q.sums + (i - q.i0) * q.ld + (j - q.j0) : nullptr;  // null: one pass
   for (int r = 0; r < R; ++r)
     for (int p = 0; p < NP; ++p) acc[r][p] = q.k0 == 0 ? pset1<Packet>(0.f) : pload<Packet>(sums + r * q.ld + p * PS);
+  if (q.k1 == o.K)  // C's lines on their way in while k runs (C's stores waited for them: 4 MB products 4% slower)
+    for (int r = 0; r < R; ++r)
+      for (int p = 0; p < NP; ++p) __builtin_prefetch(o.C + (i + r) * o.ldc + j + p * PS, 1, 3);
   const float* a = o.A + i * o.a_row + q.k0 * o.a_k;
   const float* b = o.B + j * o.b_j + q.k0 * o.b_k;
   for (int k = q.k0; k < q.k1; ++k, a += o.a_k, b += o.b_k) {
@@ -76,11 +79,13 @@ inline void block(const Operands& o, int64_t i, int j, int w, const Pass& q) {
     return;
   }
   const Packet alpha = pset1<Packet>(o.alpha), beta = pset1<Packet>(o.beta);
+#pragma GCC unroll 4
   for (int p = 0; p < NP; ++p) {
     const int cols = std::min(PS, w - p * PS);
     const Mask mask = Mask((1u << cols) - 1);
     const Packet bias = !o.bias ? pset1<Packet>(0.f)
                         : cols == PS ? ploadu<Packet>(o.bias + j + p * PS) : ploadu<Packet>(o.bias + j + p * PS, mask);
+#pragma GCC unroll 32
     for (int r = 0; r < R; ++r) {
       float* c = o.C + (i + r) * o.ldc + j + p * PS;
       Packet v = padd(o.alpha == 1.f ? acc[r][p] : pmul(alpha, acc[r][p]), bias);
