@@ -116,12 +116,15 @@ TEST(Gemm, RowsAreTheSameForAnyThreadCount) {
 #ifdef __FMA__
 TEST(Gemm, TheKernelSumsOverKInOrderToTheBitHoweverKIsCut) {
   // core/gemm_kernel.h: every entry of C is one chain of fused multiply-adds over k = 0..K-1,
-  // whatever the row chunks and the passes over k (256 at a time): K = 0, K on either side of a
-  // pass and across several, rows over several chunks, both transposes, alpha, beta and a bias
+  // whatever the row chunks and the passes over k (256 at a time) and whether A is read in place
+  // or copied into strips (AVX-512: 8 panels or more, 4 with rows 4 KB apart): K = 0, K on either
+  // side of a pass and across several, rows over several chunks, both transposes, alpha, beta and
+  // a bias
   if (!gemm_kernel_available()) GTEST_SKIP() << "this build has no kernel of its own";
   set_math_threads(1);
-  const std::vector<std::tuple<int, int, int>> shapes = {{5, 20, 0},    {7, 40, 1},     {37, 50, 255},  {64, 48, 256},
-                                                         {13, 19, 257}, {300, 64, 700}, {96, 33, 2048}, {1030, 64, 64}};
+  const std::vector<std::tuple<int, int, int>> shapes = {
+      {5, 20, 0},     {7, 40, 1},     {37, 50, 255},  {64, 48, 256},   {13, 19, 257},
+      {300, 64, 700}, {96, 33, 2048}, {1030, 64, 64}, {37, 300, 1025}, {30, 128, 1024}};
   for (const auto& [M, N, K] : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true})

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -27,6 +28,12 @@ constexpr int NR = 2 * PS;             // a panel's width
 // is 384 x 2048 times 2048 x 128) read all of A from L3 once a panel.
 constexpr int KC = 256;
 constexpr int64_t kChunk = 64 << 10;
+// A pass copies the chunk's rows of A into strips (pack_rows) when the copy serves at least
+// kCopyPanels panels (it costs about what 2 to 4 panels' blocks gain from it), or kCopyAliased when
+// A's rows are a multiple of 4 KB apart: a block's 12 rows then fall in one set of L1 (8 ways), and
+// every broadcast misses (1024 x 128 x 1024 products 25% slower without the copy). AVX2's blocks of
+// 6 rows fit in a set, and were as fast read in place (Zen 4 at -mno-avx512f): no copy.
+constexpr int kCopyPanels = PS == 16 ? 8 : INT_MAX, kCopyAliased = PS == 16 ? 4 : INT_MAX;
 
 struct Operands {
   const float* A;
@@ -50,11 +57,36 @@ struct Pass {
   int64_t ld;
 };
 
+// A's rows of a block from row i and column k0 of a pass on: (i + r, k0 + k) at a[r a_row + k a_k],
+// in A itself or in a strip of the pass's copy.
+struct Rows {
+  const float* a;
+  int64_t a_row, a_k;
+};
+
+// dst (cols, PS; k-major) = src's h <= PS rows (lds apart) of cols entries, transposed PS columns
+// at a time through the registers: rows past h read row h - 1 again (dst's entries past h unused).
+inline void transpose_rows(const float* src, int h, int cols, int64_t lds, float* dst) {
+  using namespace Eigen::internal;
+  int c = 0;
+  for (; c + PS <= cols; c += PS) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"  // Packet's alignment attribute, as a template argument
+    PacketBlock<Packet, PS> tile;
+#pragma GCC diagnostic pop
+    for (int i = 0; i < PS; ++i) tile.packet[i] = ploadu<Packet>(src + std::min(i, h - 1) * lds + c);
+    ptranspose(tile);
+    for (int i = 0; i < PS; ++i) pstore(dst + (c + i) * PS, tile.packet[i]);
+  }
+  for (; c < cols; ++c)
+    for (int i = 0; i < h; ++i) dst[c * PS + i] = src[i * lds + c];
+}
+
 // C[i..i+R, j..j+w) from the panel at j: NP vectors of sums per row (w <= NP * PS; the last
 // vector stored through a mask when w is not a multiple of PS). The sums carry over from pass to
 // pass unrounded, so each entry is the same chain of fused multiply-adds over k as in one pass.
 template <int R, int NP>
-inline void block(const Operands& o, int64_t i, int j, int w, const Pass& q) {
+inline void block(const Operands& o, int64_t i, int j, int w, const Pass& q, const Rows& a_rows) {
   using namespace Eigen::internal;
   Packet acc[R][NP];
   float* sums = q.sums ? q.sums + (i - q.i0) * q.ld + (j - q.j0) : nullptr;  // null: one pass
@@ -63,13 +95,13 @@ inline void block(const Operands& o, int64_t i, int j, int w, const Pass& q) {
   if (q.k1 == o.K)  // C's lines on their way in while k runs (C's stores waited for them: 4 MB products 4% slower)
     for (int r = 0; r < R; ++r)
       for (int p = 0; p < NP; ++p) __builtin_prefetch(o.C + (i + r) * o.ldc + j + p * PS, 1, 3);
-  const float* a = o.A + i * o.a_row + q.k0 * o.a_k;
+  const float* a = a_rows.a;
   const float* b = o.B + j * o.b_j + q.k0 * o.b_k;
-  for (int k = q.k0; k < q.k1; ++k, a += o.a_k, b += o.b_k) {
+  for (int k = q.k0; k < q.k1; ++k, a += a_rows.a_k, b += o.b_k) {
     Packet bk[NP];
     for (int p = 0; p < NP; ++p) bk[p] = ploadu<Packet>(b + p * PS);
     for (int r = 0; r < R; ++r) {
-      const Packet ar = pset1<Packet>(a[r * o.a_row]);
+      const Packet ar = pset1<Packet>(a[r * a_rows.a_row]);
       for (int p = 0; p < NP; ++p) acc[r][p] = pmadd(ar, bk[p], acc[r][p]);
     }
   }
@@ -100,31 +132,74 @@ inline void block(const Operands& o, int64_t i, int j, int w, const Pass& q) {
   }
 }
 
+// Rows i0..i1 of C (in A at `at(i)`) against the panel at j over a pass: blocks of MR rows, then
+// of 8, 4 and 1 (of 2 MR, MR, 4 and 1 for a panel of one vector).
+template <class At>
+void row_blocks(const Operands& o, int64_t i0, int64_t i1, int j, const Pass& q, At at) {
+  const int w = std::min(NR, o.N - j);
+  int64_t i = i0;
+  if (w > PS) {
+    for (; i + MR <= i1; i += MR) block<MR, 2>(o, i, j, w, q, at(i));
+    for (; i + 8 <= i1; i += 8) block<8, 2>(o, i, j, w, q, at(i));
+    for (; i + 4 <= i1; i += 4) block<4, 2>(o, i, j, w, q, at(i));
+    for (; i < i1; ++i) block<1, 2>(o, i, j, w, q, at(i));
+  } else {
+    for (; i + 2 * MR <= i1; i += 2 * MR) block<2 * MR, 1>(o, i, j, w, q, at(i));
+    for (; i + MR <= i1; i += MR) block<MR, 1>(o, i, j, w, q, at(i));
+    for (; i + 4 <= i1; i += 4) block<4, 1>(o, i, j, w, q, at(i));
+    for (; i < i1; ++i) block<1, 1>(o, i, j, w, q, at(i));
+  }
+}
+
+// A's rows c0..c1, columns k0..k1 into strips of MR rows (the last one shorter), each strip k-major
+// with a vector's width a column: a block's entries of column k are one aligned vector, the strip one
+// stream. Whole vectors are stored, the entries past the strip's rows unused.
+void pack_rows(const Operands& o, int64_t c0, int64_t c1, int k0, int k1, float* strips) {
+  using namespace Eigen::internal;
+  const int kc = k1 - k0;
+  for (int64_t s = c0; s < c1; s += MR) {
+    const int h = int(std::min<int64_t>(MR, c1 - s));
+    float* d = strips + (s - c0) / MR * kc * PS;
+    const float* a = o.A + s * o.a_row + int64_t(k0) * o.a_k;
+    if (o.a_row == 1) {  // op(A) = A^T: the strip's column k is h contiguous entries of A's row k
+      const Mask mask = Mask((1u << h) - 1);
+      for (int k = 0; k < kc; ++k) pstore(d + k * PS, ploadu<Packet>(a + k * o.a_k, mask));
+    } else {
+      transpose_rows(a, h, kc, o.a_row, d);
+    }
+  }
+}
+
 // Rows i0..i1 of C, columns j0..j1 (j0 at a panel): chunk after chunk of rows, pass after pass
 // over k, and in each pass panel after panel, the chunk's row blocks inside. Each entry's sum runs
 // over k in order in every block, so how the rows, panels and passes are cut does not change C.
+// The blocks read A's rows in place (MR rows lda apart, MR streams) or, when the pass has copied
+// them, from the chunk's strips, strip by strip.
 void product_rows(const Operands& o, int64_t i0, int64_t i1, int j0, int j1) {
   const int64_t ld = (j1 - j0 + NR - 1) / NR * NR;
   const int64_t chunk = std::max<int64_t>(2 * MR, kChunk / 4 / std::clamp(o.K, 1, KC) / (2 * MR) * (2 * MR));
-  thread_local std::vector<float, Eigen::aligned_allocator<float>> sums;  // grown once, as the panels' buffer
+  const bool rows_in_one_set = o.a_k == 1 && o.a_row % 1024 == 0;
+  const bool copy_a = o.K > 0 && ld / NR >= (rows_in_one_set ? kCopyAliased : kCopyPanels);
+  thread_local std::vector<float, Eigen::aligned_allocator<float>> sums, strips;  // grown once
   if (o.K > KC && sums.size() < std::size_t(chunk * ld)) sums.resize(chunk * ld);
+  const std::size_t strip_floats = std::size_t(std::min(o.K, KC)) * PS;
+  if (copy_a && strips.size() < (chunk + MR - 1) / MR * strip_floats)
+    strips.resize((chunk + MR - 1) / MR * strip_floats);
   for (int64_t c0 = i0; c0 < i1; c0 += chunk) {
     const int64_t c1 = std::min(i1, c0 + chunk);
     for (int k0 = 0; k0 == 0 || k0 < o.K; k0 += KC) {  // K = 0: one pass, that writes C
       const Pass q{k0, std::min(o.K, k0 + KC), o.K > KC ? sums.data() : nullptr, c0, j0, ld};
+      if (copy_a) pack_rows(o, c0, c1, q.k0, q.k1, strips.data());
       for (int j = j0; j < j1; j += NR) {
-        const int w = std::min(NR, o.N - j);
-        int64_t i = c0;
-        if (w > PS) {
-          for (; i + MR <= c1; i += MR) block<MR, 2>(o, i, j, w, q);
-          for (; i + 8 <= c1; i += 8) block<8, 2>(o, i, j, w, q);
-          for (; i + 4 <= c1; i += 4) block<4, 2>(o, i, j, w, q);
-          for (; i < c1; ++i) block<1, 2>(o, i, j, w, q);
-        } else {
-          for (; i + 2 * MR <= c1; i += 2 * MR) block<2 * MR, 1>(o, i, j, w, q);
-          for (; i + 4 <= c1; i += 4) block<4, 1>(o, i, j, w, q);
-          for (; i < c1; ++i) block<1, 1>(o, i, j, w, q);
-        }
+        if (!copy_a)
+          row_blocks(o, c0, c1, j, q, [&](int64_t i) {
+            return Rows{o.A + i * o.a_row + q.k0 * o.a_k, o.a_row, o.a_k};
+          });
+        else
+          for (int64_t s = c0; s < c1; s += MR) {
+            const float* strip = strips.data() + (s - c0) / MR * (q.k1 - q.k0) * PS;
+            row_blocks(o, s, std::min(c1, s + MR), j, q, [&](int64_t i) { return Rows{strip + (i - s), 1, PS}; });
+          }
       }
     }
   }

@@ -3,12 +3,14 @@
 // spend a fifth of their time packing: K is 16 to 512 and N 16 to 512, so every product is small.
 //
 // op(B) is copied once a call into panels of 2 vector widths (32 columns with AVX-512), each
-// contiguous K x 32; A is not copied. C's rows go in blocks of 12 (6 with AVX2), and each block
-// keeps 12 x 2 vectors of sums in registers while k runs, A's 12 entries of column k broadcast
-// against the panel's row k. Rows go in chunks that stay in L2 while the panels pass, and k in
-// passes of 256 whose panel slice stays in L1; between passes the sums wait, unrounded, in a
-// buffer. The sum over k runs in order, so a row of C is the same whichever rows the threads take
-// and however K is cut. The last panel is padded with zeros and stored through a mask.
+// contiguous K x 32. C's rows go in blocks of 12 (6 with AVX2), and each block keeps 12 x 2
+// vectors of sums in registers while k runs, A's 12 entries of column k broadcast against the
+// panel's row k. Rows go in chunks that stay in L2 while the panels pass, and k in passes of
+// 256; between passes the sums wait, unrounded, in a buffer. With
+// AVX-512 and enough panels, a pass first copies its chunk's rows of A into strips of 12 rows,
+// k-major, so that a block broadcasts from one stream rather than from 12 rows lda apart. The sum
+// over k runs in order, so a row of C is the same whichever rows the threads take and however K
+// is cut. The last panel is padded with zeros and stored through a mask.
 #pragma once
 
 namespace nt {
