@@ -116,10 +116,10 @@ TEST(Gemm, RowsAreTheSameForAnyThreadCount) {
 #ifdef __FMA__
 TEST(Gemm, TheKernelSumsOverKInOrderToTheBitHoweverKIsCut) {
   // core/gemm_kernel.h: every entry of C is one chain of fused multiply-adds over k = 0..K-1,
-  // whatever the row chunks and the passes over k (256 at a time) and whether A is read in place
-  // or copied into strips (AVX-512: 8 panels or more, 4 with rows 4 KB apart): K = 0, K on either
-  // side of a pass and across several, rows over several chunks, both transposes, alpha, beta and
-  // a bias
+  // whatever the row chunks and the passes over k (1024 at a time with AVX-512, 256 with AVX2) and
+  // whether A is read in place or copied into strips (AVX-512: 8 panels or more, 4 with rows 4 KB
+  // apart): K = 0, K on either side of a pass and across several, rows over several chunks, both
+  // transposes, alpha, beta and a bias
   if (!gemm_kernel_available()) GTEST_SKIP() << "this build has no kernel of its own";
   set_math_threads(1);
   const std::vector<std::tuple<int, int, int>> shapes = {

@@ -22,11 +22,13 @@ using Mask = std::conditional_t<PS == 16, uint16_t, uint8_t>;
 constexpr int MR = PS == 16 ? 12 : 6;  // 12 x 2 sums in 32 registers (AVX-512), 6 x 2 in 16 (AVX2)
 constexpr int NR = 2 * PS;             // a panel's width
 
-// k in passes of KC: a panel's KC x NR slice (16 KB with AVX2, 32 KB with AVX-512) stays in L1
-// while a chunk's blocks run over it. A's rows in chunks of about kChunk bytes a pass, which stay
-// in L2 while the panels go by. Without them a weight's gradient (K the batch's rows: lm-small's
-// is 384 x 2048 times 2048 x 128) read all of A from L3 once a panel.
-constexpr int KC = 256;
+// k in passes of KC, A's rows in chunks of about kChunk bytes a pass, which stay in L2 while the
+// panels go by. Without them a weight's gradient (K the batch's rows: lm-small's is 384 x 2048
+// times 2048 x 128) read all of A from L3 once a panel. With AVX2 a panel's 256 x NR slice (16 KB)
+// stays in L1 while a chunk's blocks run over it. With AVX-512 the slice would fill Zen 4's 32 KB
+// L1 at 256 already, and comes from L2 at any KC; long passes cost less there (a block loads and
+// stores its sums and starts its k loop once a pass): 1024^3 at 105 GFLOP/s with 256, 110 with 1024.
+constexpr int KC = PS == 16 ? 1024 : 256;
 constexpr int64_t kChunk = 64 << 10;
 // A pass copies the chunk's rows of A into strips (pack_rows) when the copy serves at least
 // kCopyPanels panels (it costs about what 2 to 4 panels' blocks gain from it), or kCopyAliased when

@@ -5,8 +5,8 @@
 // op(B) is copied once a call into panels of 2 vector widths (32 columns with AVX-512), each
 // contiguous K x 32. C's rows go in blocks of 12 (6 with AVX2), and each block keeps 12 x 2
 // vectors of sums in registers while k runs, A's 12 entries of column k broadcast against the
-// panel's row k. Rows go in chunks that stay in L2 while the panels pass, and k in passes of
-// 256; between passes the sums wait, unrounded, in a buffer. With
+// panel's row k. Rows go in chunks that stay in L2 while the panels pass, and k in passes (1024
+// with AVX-512, 256 with AVX2); between passes the sums wait, unrounded, in a buffer. With
 // AVX-512 and enough panels, a pass first copies its chunk's rows of A into strips of 12 rows,
 // k-major, so that a block broadcasts from one stream rather than from 12 rows lda apart. The sum
 // over k runs in order, so a row of C is the same whichever rows the threads take and however K
