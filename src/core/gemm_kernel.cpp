@@ -66,20 +66,24 @@ struct Rows {
   int64_t a_row, a_k;
 };
 
-// dst (cols, PS; k-major) = src's h <= PS rows (lds apart) of cols entries, transposed PS columns
-// at a time through the registers: rows past h read row h - 1 again (dst's entries past h unused).
-inline void transpose_rows(const float* src, int h, int cols, int64_t lds, float* dst) {
+// A PS x PS tile through the vector registers: dst's row i (ldd apart) = src's column i, of src's
+// first h rows (lds apart; rows past h read row h - 1 again)
+EIGEN_ALWAYS_INLINE void transpose_tile(const float* src, int h, int64_t lds, float* dst, int64_t ldd) {
   using namespace Eigen::internal;
-  int c = 0;
-  for (; c + PS <= cols; c += PS) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wignored-attributes"  // Packet's alignment attribute, as a template argument
-    PacketBlock<Packet, PS> tile;
+  PacketBlock<Packet, PS> tile;
 #pragma GCC diagnostic pop
-    for (int i = 0; i < PS; ++i) tile.packet[i] = ploadu<Packet>(src + std::min(i, h - 1) * lds + c);
-    ptranspose(tile);
-    for (int i = 0; i < PS; ++i) pstore(dst + (c + i) * PS, tile.packet[i]);
-  }
+  for (int i = 0; i < PS; ++i) tile.packet[i] = ploadu<Packet>(src + std::min(i, h - 1) * lds);
+  ptranspose(tile);
+  for (int i = 0; i < PS; ++i) pstoreu(dst + i * ldd, tile.packet[i]);
+}
+
+// dst (cols, PS; k-major) = src's h <= PS rows (lds apart) of cols entries, transposed PS columns
+// at a time (dst's entries past h unused).
+inline void transpose_rows(const float* src, int h, int cols, int64_t lds, float* dst) {
+  int c = 0;
+  for (; c + PS <= cols; c += PS) transpose_tile(src + c, h, lds, dst + c * PS, PS);
   for (; c < cols; ++c)
     for (int i = 0; i < h; ++i) dst[c * PS + i] = src[i * lds + c];
 }
@@ -117,8 +121,9 @@ inline void block(const Operands& o, int64_t i, int j, int w, const Pass& q, con
   for (int p = 0; p < NP; ++p) {
     const int cols = std::min(PS, w - p * PS);
     const Mask mask = Mask((1u << cols) - 1);
-    const Packet bias = !o.bias ? pset1<Packet>(0.f)
-                        : cols == PS ? ploadu<Packet>(o.bias + j + p * PS) : ploadu<Packet>(o.bias + j + p * PS, mask);
+    const Packet bias = !o.bias      ? pset1<Packet>(0.f)
+                        : cols == PS ? ploadu<Packet>(o.bias + j + p * PS)
+                                     : ploadu<Packet>(o.bias + j + p * PS, mask);
 #pragma GCC unroll 32
     for (int r = 0; r < R; ++r) {
       float* c = o.C + (i + r) * o.ldc + j + p * PS;
@@ -231,19 +236,11 @@ void pack(float* panels, bool tb, int K, int N, const float* B, int ldb, int j0,
 bool gemm_kernel_available() { return true; }
 
 void transpose_floats(const float* src, int rows, int cols, int lds, float* dst, int ldd) {
-  using namespace Eigen::internal;
   int r = 0;
-  for (; r + PS <= rows; r += PS) {  // PS x PS tiles through the vector registers
+  for (; r + PS <= rows; r += PS) {
     int c = 0;
-    for (; c + PS <= cols; c += PS) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wignored-attributes"  // Packet's alignment attribute, as a template argument
-      PacketBlock<Packet, PS> tile;
-#pragma GCC diagnostic pop
-      for (int i = 0; i < PS; ++i) tile.packet[i] = ploadu<Packet>(src + int64_t(r + i) * lds + c);
-      ptranspose(tile);
-      for (int i = 0; i < PS; ++i) pstoreu(dst + int64_t(c + i) * ldd + r, tile.packet[i]);
-    }
+    for (; c + PS <= cols; c += PS)
+      transpose_tile(src + int64_t(r) * lds + c, PS, lds, dst + int64_t(c) * ldd + r, ldd);
     for (; c < cols; ++c)
       for (int i = 0; i < PS; ++i) dst[int64_t(c) * ldd + r + i] = src[int64_t(r + i) * lds + c];
   }
