@@ -2,6 +2,11 @@
 // relative error <= 1e-6 for every input, and no input with an all-zero gradient.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
 #include "gradcheck.h"
 #include "norms/norms.h"
 #include "ops/ops.h"
@@ -372,11 +377,15 @@ TEST(GradCheck, GruTransition) {
                           random_input(3, 4, 5)});
 }
 
-// Rows 1 and 3 of five: gx, cx taken from sequences (take_rows then gru_transition in one op).
+// Rows 1 and 3 of five, then rows 4 and 0 by index: gx, cx taken from sequences (take_rows then
+// gru_transition in one op).
+const int kRowsByIndex[] = {4, 0};
 TEST(GradCheck, GruTransitionRows) {
-  expect_gradients_match([](auto& g, auto& t) { return gru_transition_rows(g, t[0], t[1], 1, 2, t[2], t[3], t[4]); },
-                         {random_input(5, 8, 1), random_input(5, 4, 2), random_input(2, 8, 3), random_input(2, 4, 4),
-                          random_input(2, 4, 5)});
+  for (const Rows rows : {Rows{1, 2}, Rows{.index = kRowsByIndex}})
+    expect_gradients_match(
+        [rows](auto& g, auto& t) { return gru_transition_rows(g, t[0], t[1], rows, t[2], t[3], t[4]); },
+        {random_input(5, 8, 1), random_input(5, 4, 2), random_input(2, 8, 3), random_input(2, 4, 4),
+         random_input(2, 4, 5)});
 }
 
 TEST(GradCheck, LstmCellAndOutput) {
@@ -386,8 +395,50 @@ TEST(GradCheck, LstmCellAndOutput) {
                          {random_input(3, 16, 1), random_input(3, 16, 2), random_input(3, 4, 3)});
 }
 
+// Rows 1, 5, 9 of twelve; then by index, a row twice and a zero row (-1: a sequence that starts)
+const int kTaken[] = {7, -1, 2, 7};
 TEST(GradCheck, TakeRows) {
-  expect_gradients_match([](auto& g, auto& t) { return take_rows(g, t[0], 1, 3, 4); }, {random_input(12, 3, 1)});
+  expect_gradients_match([](auto& g, auto& t) { return take_rows(g, t[0], Rows{1, 4}, 3); }, {random_input(12, 3, 1)});
+  expect_gradients_match([](auto& g, auto& t) { return take_rows(g, t[0], Rows{.index = kTaken}, 4); },
+                         {random_input(12, 3, 1)});
+}
+
+// A Linear over rows 0 and 2 of a batch of three: the same gradients as any Linear; and the bits
+// of the Linear over the whole batch whose row 1's gradient is 0 (a sequence that has ended):
+// the weight's summed over the rows in the batch's order, the bias's over the whole batch.
+const int kBatchRows[] = {0, 2};
+TEST(GradCheck, LinearOverRowsOfABatch) {
+  expect_gradients_match([](auto& g, auto& t) { return linear(g, t[0], t[1], t[2], kBatchRows, 3); },
+                         {random_input(2, 5, 1), random_input(4, 5, 2), random_input(1, 4, 3)});
+  constexpr int kIn = 20, kOut = 40;
+  auto run = [&](bool rows) {
+    Graph<float> g;
+    const Tensor<float> x = g.tensor(3, kIn, true), w = g.tensor(kOut, kIn, true), b = g.tensor(1, kOut, true);
+    for (int64_t k = 0; k < x.size(); ++k) x.data[k] = std::sin(0.3f * float(k));
+    for (int64_t k = 0; k < w.size(); ++k) w.data[k] = std::cos(0.7f * float(k));
+    std::fill_n(b.data, kOut, 0.5f);
+    Tensor<float> y;
+    if (rows) {
+      Tensor<float> xs = g.tensor(2, kIn, true);
+      for (int i = 0; i < 2; ++i) std::copy_n(x.data + kBatchRows[i] * kIn, kIn, xs.data + i * kIn);
+      y = linear(g, xs, w, b, kBatchRows, 3);
+    } else {
+      y = linear(g, x, w, b);
+    }
+    float* dy = g.seed(y);
+    for (int i = 0; i < y.rows; ++i)
+      for (int k = 0; k < kOut; ++k) {
+        const int row = rows ? kBatchRows[i] : i;  // the batch's row
+        dy[i * kOut + k] = row == 1 ? 0.0f : std::sin(1.3f * float(row * kOut + k));
+      }
+    g.backward(Tensor<float>{});
+    std::vector<float> bits(w.grad, w.grad + w.size());
+    bits.insert(bits.end(), b.grad, b.grad + kOut);
+    return bits;
+  };
+  const std::vector<float> some = run(true), all = run(false);
+  for (std::size_t k = 0; k < all.size(); ++k)
+    EXPECT_EQ(std::bit_cast<uint32_t>(some[k]), std::bit_cast<uint32_t>(all[k])) << "value " << k;
 }
 
 }  // namespace

@@ -139,8 +139,9 @@ TEST(GruTransitionRows, IsTakeRowsThenGruTransitionToTheBit) {
     for (int t : {3, 1}) {
       const Tensor<float> gh = g.tensor(Bs, 2 * Hs, true), ch = g.tensor(Bs, Hs, true), h = g.tensor(Bs, Hs, true);
       fill(gh, 10 + t), fill(ch, 20 + t), fill(h, 30 + t);
-      ys.push_back(fused ? gru_transition_rows(g, gates, cand, t, Ts, gh, ch, h)
-                         : gru_transition(g, take_rows(g, gates, t, Bs, Ts), gh, take_rows(g, cand, t, Bs, Ts), ch, h));
+      ys.push_back(fused ? gru_transition_rows(g, gates, cand, Rows{t, Ts}, gh, ch, h)
+                         : gru_transition(g, take_rows(g, gates, Rows{t, Ts}, Bs), gh,
+                                          take_rows(g, cand, Rows{t, Ts}, Bs), ch, h));
       all.insert(all.end(), {gh, ch, h});
     }
     std::vector<float> bits;

@@ -73,6 +73,13 @@ class Graph {
 
   T* buffer(std::size_t n) { return static_cast<T*>(arena_.allocate(sizeof(T) * n)); }
 
+  // A copy of an op's n indices (a caller's array, rows of a batch) that lives as long as the tape.
+  const int* keep(const int* p, std::size_t n) {
+    int* copy = static_cast<int*>(arena_.allocate(sizeof(int) * (n ? n : 1)));
+    std::copy_n(p, n, copy);
+    return copy;
+  }
+
   // Copies an op's context into the arena and puts its backward on the tape; `writes` lists the
   // gradient buffers the backward writes, in the order it writes them (nullptr for none).
   template <class Context>

@@ -24,24 +24,35 @@ namespace nt {
 
 namespace {
 
-// One direction of the encoder over x (B*S, E) -> (B*S, H): the state 0 before the first real
-// position, kept on padding (Nematus: h = m h' + (1 - m) h), backward from position S - 1 to 0.
+// A (rows, C) graph tensor with a gradient, 0 where no step writes
 template <class T>
-Tensor<T> encode_direction(Graph<T>& g, const GruCell<T>& cell, Tensor<T> x, int B, int S, const float* mask,
-                           bool backward) {
+Tensor<T> zeros(Graph<T>& g, int rows, int C) {
+  Tensor<T> t = g.tensor(rows, C, true);
+  std::fill_n(t.data, t.size(), T(0));
+  return t;
+}
+
+// The state h of the rows a step runs: the state so far, or its rows that step names (a new
+// sequence's 0)
+template <class T>
+Tensor<T> state_of(Graph<T>& g, Tensor<T> h, const LiveRows::Step& r) {
+  return r.same ? h : take_rows(g, h, Rows{.index = r.prev}, r.count);
+}
+
+// One direction of the encoder over x (B*S, E) -> (B*S, H): the state 0 before the first real
+// position, each step over the rows real there (Nematus keeps the state on padding, h = m h' +
+// (1 - m) h: the same on the real positions), backward from position S - 1 to 0; 0 at padding.
+template <class T>
+Tensor<T> encode_direction(Graph<T>& g, const GruCell<T>& cell, Tensor<T> x, const LiveRows& live, int B, int S) {
   const int H = cell.U_c.rows;
   const typename GruCell<T>::Inputs in = cell.inputs(g, x);
-  Tensor<T> out = g.tensor(B * S, H, true), h = g.tensor(B, H, false);
+  Tensor<T> out = zeros(g, B * S, H), h = g.tensor(B, H, false);
   std::fill_n(h.data, h.size(), T(0));
   for (int k = 0; k < S; ++k) {
-    const int j = backward ? S - 1 - k : k;
-    int real = 0;
-    for (int b = 0; b < B; ++b) real += mask[int64_t(b) * S + j] != 0.0f;
-    if (real > 0) {
-      const Tensor<T> next = cell.step_rows(g, in, j, S, h).h;
-      h = real == B ? next : keep_rows(g, next, h, mask + j, S);
-    }
-    put_rows(g, out, h, j, S);
+    const LiveRows::Step r = live.at(k);
+    if (r.count == 0) continue;
+    h = cell.step_rows(g, in, Rows{.index = r.seq}, state_of(g, h, r)).h;
+    put_rows(g, out, h, Rows{.index = r.seq});
   }
   return out;
 }
@@ -49,31 +60,35 @@ Tensor<T> encode_direction(Graph<T>& g, const GruCell<T>& cell, Tensor<T> x, int
 }  // namespace
 
 template <class T>
-Tensor<T> RnnSearchNet<T>::encode(Graph<T>& g, const Input& in) const {
+Tensor<T> RnnSearchNet<T>::encode(Graph<T>& g, const Input& in, Steps& steps) const {
   const Tensor<T> x = embedding(g, src_emb, in.src, in.B * in.S);
-  return concat_cols(g, encode_direction(g, enc_fwd, x, in.B, in.S, in.src_mask, false),
-                     encode_direction(g, enc_bwd, x, in.B, in.S, in.src_mask, true));
+  steps.enc_fwd.build(in.src_mask, in.B, in.S, false), steps.enc_bwd.build(in.src_mask, in.B, in.S, true);
+  return concat_cols(g, encode_direction(g, enc_fwd, x, steps.enc_fwd, in.B, in.S),
+                     encode_direction(g, enc_bwd, x, steps.enc_bwd, in.B, in.S));
 }
 
 template <class T>
 Tensor<T> RnnSearchNet<T>::logits(Graph<T>& g, const Input& in, Steps& steps) const {
   const int B = in.B, S = in.S, Tt = in.Tt, H = dec1.U_c.rows;
-  const Tensor<T> annotations = encode(g, in);
+  const Tensor<T> annotations = encode(g, in, steps);
   Tensor<T> s = tanh(g, norm_init(g, linear(g, masked_mean_rows(g, annotations, in.src_mask, B, S), W_i, b_i)));
   const Tensor<T> keys = attention.keys(g, annotations);
   const Tensor<T> y = embedding(g, tgt_emb, in.tgt, B * Tt);
   const typename GruCell<T>::Inputs in1 = dec1.inputs(g, y);
-  Tensor<T> states = g.tensor(B * Tt, H, true), contexts = g.tensor(B * Tt, 2 * H, true);
-  steps.dec1.clear(), steps.dec2.clear();
+  Tensor<T> states = zeros(g, B * Tt, H), contexts = zeros(g, B * Tt, 2 * H);
+  steps.dec1.clear(), steps.dec2.clear(), steps.dec.build(in.tgt_mask, B, Tt, false);
   for (int t = 0; t < Tt; ++t) {
-    steps.dec1.push_back(dec1.step_rows(g, in1, t, Tt, s));
+    const LiveRows::Step r = steps.dec.at(t);
+    if (r.count == 0) break;                      // right-padded: every sequence has ended
+    const int* rows = r.all ? nullptr : r.batch;  // the batch rows, when not all of them
+    steps.dec1.push_back(dec1.step_rows(g, in1, Rows{.index = r.seq}, state_of(g, s, r)));
     const Tensor<T> s1 = steps.dec1.back().h;
-    const Tensor<T> c = attention.context(g, keys, annotations, s1, in.src_mask, B, S);
-    const typename GruCell<T>::Inputs in2 = dec2.inputs(g, c);
+    const Tensor<T> c = attention.context(g, keys, annotations, s1, in.src_mask, S, rows);
+    const typename GruCell<T>::Inputs in2 = dec2.inputs(g, c, rows, B);
     steps.dec2.push_back(dec2.step(g, in2.gates, in2.cand, s1));
     s = steps.dec2.back().h;
-    put_rows(g, states, s, t, Tt);
-    put_rows(g, contexts, c, t, Tt);
+    put_rows(g, states, s, Rows{.index = r.seq});
+    put_rows(g, contexts, c, Rows{.index = r.seq});
   }
   const Tensor<T> pre = add(g, add(g, linear(g, states, W_s, b_s), linear(g, y, W_y, Tensor<T>{})),
                             linear(g, contexts, W_c, Tensor<T>{}));
@@ -130,11 +145,18 @@ class RnnSearch final : public Model {
     NT_CHECK(batch.S > 0 && batch.src.size() == std::size_t(batch.B) * batch.S,
              "rnnsearch: the batch has no source (a seq2seq dataset fills Batch::src)");
     B_ = batch.B, T_ = batch.T, mask_ = batch.padded ? batch.mask.data() : nullptr;
-    const Tensor<float> out = net_.logits(
-        g, {batch.B, batch.src.data(), batch.src_mask.data(), batch.S, batch.tokens.data(), batch.T}, steps_);
+    const Tensor<float> out = net_.logits(g,
+                                          {batch.B, batch.src.data(), batch.src_mask.data(), batch.S,
+                                           batch.tokens.data(), batch.T, batch.padded ? batch.mask.data() : nullptr},
+                                          steps_);
     sites_by_step_.clear();
-    for (const auto& s : steps_.dec1) sites_by_step_.record(0, s.gh_in, s.gh), sites_by_step_.record(1, s.ch_in, s.ch);
-    for (const auto& s : steps_.dec2) sites_by_step_.record(2, s.gh_in, s.gh), sites_by_step_.record(3, s.ch_in, s.ch);
+    for (std::size_t t = 0; t < steps_.dec1.size(); ++t) {
+      const LiveRows::Step r = steps_.dec.at(int(t));
+      const int* rows = r.all ? nullptr : r.batch;
+      const auto &s1 = steps_.dec1[t], &s2 = steps_.dec2[t];
+      sites_by_step_.record(0, s1.gh_in, s1.gh, rows), sites_by_step_.record(1, s1.ch_in, s1.ch, rows);
+      sites_by_step_.record(2, s2.gh_in, s2.gh, rows), sites_by_step_.record(3, s2.ch_in, s2.ch, rows);
+    }
     return out;
   }
 

@@ -4,10 +4,11 @@
 //
 //   encoder, over the source s (B*S bytes):
 //     x = src_emb[s]                                         (B*S, E)
-//     forward and backward GRU over x, the state 0 at each end and kept on padding
+//     forward and backward GRU over x, the state 0 at each end and kept on padding (each step
+//     runs the rows real there alone: model/live_rows.h)
 //     annotation_j = [forward_j; backward_j]                 (B*S, 2H)
 //   s_0 = tanh(norm(W_i mean_j(annotation_j) + b_i))         the mean over real positions (B, H)
-//   decoder, over its input y = BOS + target (B*T):
+//   decoder, over its input y = BOS + target (B*T), each step over the rows real there:
 //     s1 = GRU1(tgt_emb[y_{t-1}], s_{t-1})                   sites dec1.state_gates, dec1.state_cand
 //     c_t = attention(annotations, s1)                       (model/blocks/additive_attention.h)
 //     s_t = GRU2(c_t, s1)                                    sites dec2.state_gates, dec2.state_cand
@@ -22,6 +23,7 @@
 
 #include "model/blocks/additive_attention.h"
 #include "model/blocks/gru.h"
+#include "model/live_rows.h"
 
 namespace nt {
 
@@ -44,16 +46,19 @@ struct RnnSearchNet {
     int S;
     const int32_t* tgt;     // (B*Tt) the decoder's input, BOS + target
     int Tt;
+    const float* tgt_mask = nullptr;  // (B*Tt) 1 on real targets (right-padded); null: all real
   };
-  // The decoder's two GRU steps at each target position.
+  // The decoder's two GRU steps at each target position (over the rows dec says), and the rows
+  // each recurrence runs at each step.
   struct Steps {
     std::vector<typename GruCell<T>::Step> dec1, dec2;
+    LiveRows enc_fwd, enc_bwd, dec;
   };
-  // logits (B*T, V); `steps` is cleared, then holds each position's steps.
+  // logits (B*T, V) (at a padded target position, from a zero state and context); `steps` is rebuilt.
   Tensor<T> logits(Graph<T>& g, const Input& in, Steps& steps) const;
 
-  // The annotations (B*S, 2H).
-  Tensor<T> encode(Graph<T>& g, const Input& in) const;
+  // The annotations (B*S, 2H), 0 at padded positions.
+  Tensor<T> encode(Graph<T>& g, const Input& in, Steps& steps) const;
 };
 
 }  // namespace nt

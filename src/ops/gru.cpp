@@ -16,7 +16,7 @@
 // the node writes it first (core/graph.h), else added to.
 //
 // gru_transition_rows reads gx and cx as take_rows would give them (ops/rows.cpp): row n of each
-// is row first + n * stride of the sequence's input terms, and backward adds dgx and dcx into the
+// is row rows[n] of the sequence's input terms, and backward adds dgx and dcx into the
 // sequence's gradient rows as take_rows's backward does (the whole gradient zeroed when the node is
 // first): the same float operations as take_rows then gru_transition, without the rows' copies.
 #include <algorithm>
@@ -31,11 +31,18 @@
 namespace nt {
 
 namespace {
+// Every row rows[n], n < N, inside a sequence of seq_rows rows
+bool rows_inside(Rows rows, int N, int64_t seq_rows) {
+  for (int n = 0; n < N; ++n)
+    if (rows[n] < 0 || rows[n] >= seq_rows) return false;
+  return true;
+}
+
 template <class T>
 struct GruContext {
   Tensor<T> y, gx, gh, cx, ch, h;  // gx, cx: (N, 2H), (N, H), or the sequences rows are taken from
   T* rup;                          // (N, 3H): r, u, p of each row
-  int first, stride;               // row n of gx and cx: first + n * stride
+  Rows rows;                       // row n of gx and cx: rows[n]
   bool taken;                      // gx, cx are sequences: their gradients added as take_rows's
 };
 
@@ -52,7 +59,7 @@ void gru_backward_node(const void* p, unsigned first) {
       if (seq.grad && seq_first) std::fill_n(seq.grad, seq.size(), T(0));
   const bool wgx = fgx && !c.taken, wcx = fcx && !c.taken;
   for (int n = 0; n < N; ++n) {
-    const int64_t g = int64_t(n) * 2 * H, k = int64_t(n) * H, row = c.first + int64_t(n) * c.stride;
+    const int64_t g = int64_t(n) * 2 * H, k = int64_t(n) * H, row = c.rows[n];
     const int64_t gs = row * 2 * H, ks = row * H;  // row n of gx, cx
     const CVecMap<T> r(c.rup + 3 * k, H), u(c.rup + 3 * k + H, H), pp(c.rup + 3 * k + 2 * H, H);
     const CVecMap<T> dy(c.y.grad + k, H), h(c.h.data + k, H), ch(c.ch.data + k, H);
@@ -70,20 +77,20 @@ void gru_backward_node(const void* p, unsigned first) {
   }
 }
 
-// gx, cx: the rows first + n * stride (n < N) of each; taken: backward adds their gradients as
+// gx, cx: the rows rows[n] (n < N) of each; taken: backward adds their gradients as
 // take_rows's does, else writes or adds them as any op.
 template <class T>
 Tensor<T> gru_transition_impl(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, Tensor<T> ch, Tensor<T> h,
-                              int first, int stride, bool taken) {
+                              Rows rows, bool taken) {
   const int N = h.rows, H = h.cols;
   NT_CHECK(gh.rows == N && ch.rows == N && gx.cols == 2 * H && gh.cols == 2 * H && cx.cols == H && ch.cols == H &&
-               gx.rows == cx.rows && first >= 0 && stride >= 1 && int64_t(first) + int64_t(N - 1) * stride < gx.rows,
+               gx.rows == cx.rows && rows_inside(rows, N, gx.rows),
            "gru_transition: expected gx, gh (N, 2H), cx, ch, h (N, H) (gx, cx: rows of sequences)");
   Tensor<T> y = g.output(N, H, gx, gh, cx, ch, h);
   T* rup = y.grad ? g.buffer(std::size_t(N) * 3 * H) : nullptr;
   std::vector<T> scratch(rup ? 0 : 3 * std::size_t(H));  // r, u, p of one row when backward needs none
   for (int n = 0; n < N; ++n) {
-    const int64_t g2 = int64_t(n) * 2 * H, k = int64_t(n) * H, at = first + int64_t(n) * stride;
+    const int64_t g2 = int64_t(n) * 2 * H, k = int64_t(n) * H, at = rows[n];
     T* row = rup ? rup + 3 * k : scratch.data();
     VecMap<T> r(row, H), u(row + H, H), p(row + 2 * H, H);
     r = (CVecMap<T>(gx.data + at * 2 * H, H) + CVecMap<T>(gh.data + g2, H)).logistic();
@@ -91,8 +98,9 @@ Tensor<T> gru_transition_impl(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T>
     p = (CVecMap<T>(cx.data + at * H, H) + r * CVecMap<T>(ch.data + k, H)).tanh();
     VecMap<T>(y.data + k, H) = u * CVecMap<T>(h.data + k, H) + (T(1) - u) * p;
   }
+  if (y.grad && rows.index) rows.index = g.keep(rows.index, N);
   if (y.grad)
-    g.record(gru_backward_node<T>, GruContext<T>{y, gx, gh, cx, ch, h, rup, first, stride, taken},
+    g.record(gru_backward_node<T>, GruContext<T>{y, gx, gh, cx, ch, h, rup, rows, taken},
              {gx.grad, gh.grad, cx.grad, ch.grad, h.grad});
   return y;
 }
@@ -101,22 +109,22 @@ Tensor<T> gru_transition_impl(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T>
 template <class T>
 Tensor<T> gru_transition(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, Tensor<T> ch, Tensor<T> h) {
   NT_CHECK(gx.rows == h.rows && cx.rows == h.rows, "gru_transition: expected gx, gh (N, 2H), cx, ch, h (N, H)");
-  return gru_transition_impl(g, gx, gh, cx, ch, h, 0, 1, false);
+  return gru_transition_impl(g, gx, gh, cx, ch, h, Rows{}, false);
 }
 
 template <class T>
-Tensor<T> gru_transition_rows(Graph<T>& g, Tensor<T> gx_seq, Tensor<T> cx_seq, int first, int stride, Tensor<T> gh,
-                              Tensor<T> ch, Tensor<T> h) {
-  return gru_transition_impl(g, gx_seq, gh, cx_seq, ch, h, first, stride, true);
+Tensor<T> gru_transition_rows(Graph<T>& g, Tensor<T> gx_seq, Tensor<T> cx_seq, Rows rows, Tensor<T> gh, Tensor<T> ch,
+                              Tensor<T> h) {
+  return gru_transition_impl(g, gx_seq, gh, cx_seq, ch, h, rows, true);
 }
 
 template Tensor<float> gru_transition(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>, Tensor<float>,
                                       Tensor<float>);
 template Tensor<double> gru_transition(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>, Tensor<double>,
                                        Tensor<double>);
-template Tensor<float> gru_transition_rows(Graph<float>&, Tensor<float>, Tensor<float>, int, int, Tensor<float>,
+template Tensor<float> gru_transition_rows(Graph<float>&, Tensor<float>, Tensor<float>, Rows, Tensor<float>,
                                            Tensor<float>, Tensor<float>);
-template Tensor<double> gru_transition_rows(Graph<double>&, Tensor<double>, Tensor<double>, int, int, Tensor<double>,
+template Tensor<double> gru_transition_rows(Graph<double>&, Tensor<double>, Tensor<double>, Rows, Tensor<double>,
                                             Tensor<double>, Tensor<double>);
 
 }  // namespace nt

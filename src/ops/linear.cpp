@@ -4,6 +4,8 @@
 //   backward  dx (N, in)  += dy · W
 //             dW (out, in) += dy^T · x
 //             db (1, out) += sum over rows of dy
+// With batch_rows, x's rows are some rows of a larger batch (a recurrence's live sequences), and db
+// is summed over the whole batch's rows, the absent ones 0: the same bits as over every row.
 // (each = instead of += where the node writes that gradient first: core/graph.h)
 #include <algorithm>
 
@@ -42,12 +44,22 @@ namespace {
 template <class T>
 struct LinearContext {
   Tensor<T> y, x, w, b;
+  const int* batch_rows = nullptr;  // x's rows in a batch of `batch`, whose dy rows `batch_dy` holds
+  int batch = 0;
+  T* batch_dy = nullptr;
 };
 
 template <class T>
 void linear_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const LinearContext<T>*>(p);
-  linear_backward(c.x.grad, c.w.grad, c.b.grad, c.y.grad, c.x.data, c.w.data, c.x.rows, c.x.cols, c.w.rows, first);
+  const int out = c.w.rows;
+  linear_backward(c.x.grad, c.w.grad, c.batch_rows ? nullptr : c.b.grad, c.y.grad, c.x.data, c.w.data, c.x.rows,
+                  c.x.cols, out, first);
+  if (!c.batch_rows || !c.b.grad) return;
+  std::fill_n(c.batch_dy, int64_t(c.batch) * out, T(0));
+  for (int i = 0; i < c.x.rows; ++i)
+    std::copy_n(c.y.grad + int64_t(i) * out, out, c.batch_dy + int64_t(c.batch_rows[i]) * out);
+  bias_gradient(c.b.grad, c.batch_dy, c.batch, out, writes_first(first, 2));
 }
 }  // namespace
 
@@ -61,7 +73,25 @@ Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b) {
   return y;
 }
 
+template <class T>
+Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows, int batch) {
+  bool rows_ok = x.rows <= batch;
+  for (int i = 0; i < x.rows && rows_ok; ++i) rows_ok = batch_rows[i] >= 0 && batch_rows[i] < batch;
+  NT_CHECK(x.cols == w.cols && (!b.data || b.size() == w.rows) && rows_ok,
+           "linear: expected x (N, in), W (out, in), b (1, out), and x's rows inside the batch");
+  Tensor<T> y = g.output(x.rows, w.rows, x, w, b);
+  linear_forward(y.data, x.data, w.data, b.data, x.rows, x.cols, w.rows);
+  if (y.grad)
+    g.record(linear_backward_node<T>,
+             LinearContext<T>{y, x, w, b, g.keep(batch_rows, x.rows), batch,
+                              b.grad ? g.buffer(std::size_t(batch) * w.rows) : nullptr},
+             {x.grad, w.grad, b.grad});
+  return y;
+}
+
 template Tensor<float> linear(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>);
 template Tensor<double> linear(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>);
+template Tensor<float> linear(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>, const int*, int);
+template Tensor<double> linear(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>, const int*, int);
 
 }  // namespace nt

@@ -15,8 +15,21 @@
 
 namespace nt {
 
+// Which rows of a (rows, C) tensor an op reads or writes: row i is index[i] (the caller's array,
+// which the op copies for its backward), or first + i * stride when there is none.
+struct Rows {
+  int first = 0, stride = 1;
+  const int* index = nullptr;
+  int64_t operator[](int i) const { return index ? index[i] : first + int64_t(i) * stride; }
+};
+
 // linear.cpp: y = x W^T + b.  x (N, in), W (out, in), b (1, out) or absent -> y (N, out)
 template <class T> Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b);
+// The same for x's rows the rows batch_rows[i] of a batch of `batch` rows, the others absent (a
+// recurrence's sequences that have ended): b's gradient is summed as over the whole batch with
+// the absent rows' 0, so its bits are those of the product over every row.
+template <class T>
+Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows, int batch);
 
 // elementwise.cpp: b broadcasts to a's shape from (N, C), (N, 1), (1, C) or (1, 1).
 template <class T> Tensor<T> add(Graph<T>& g, Tensor<T> a, Tensor<T> b);
@@ -93,33 +106,32 @@ template <class T> bool attention_in_one_pass(int hs, int Tk, double cap);
 // columns [0, rotated) of x (B*T_, cols), feature i < hs/2 and i + hs/2 turned by the angle
 // t * base^(-2i/hs), t = row % T_; the other columns copied -> (B*T_, cols).
 template <class T> Tensor<T> rotary(Graph<T>& g, Tensor<T> x, int T_, int hs, int rotated, double base);
-// rows.cpp: one time step's rows of a batch-major (B*T, C) sequence, rows first + i * stride.
-// take_rows -> (count, C); put_rows writes x (count, C) into the graph tensor y (made with a gradient).
-template <class T> Tensor<T> take_rows(Graph<T>& g, Tensor<T> x, int first, int count, int stride);
-template <class T> void put_rows(Graph<T>& g, Tensor<T> y, Tensor<T> x, int first, int stride);
-// rows.cpp: y row i = next row i where mask[i * stride] is non-zero, else prev row i (N, C): a
-// recurrence's state kept on padding.
-template <class T> Tensor<T> keep_rows(Graph<T>& g, Tensor<T> next, Tensor<T> prev, const float* mask, int stride);
+// rows.cpp: one time step's rows of a batch-major (B*T, C) sequence, rows[i] for i < count (Rows).
+// take_rows -> (count, C), a zero row where an index is -1; put_rows writes x (count, C) into the
+// graph tensor y (made with a gradient).
+template <class T> Tensor<T> take_rows(Graph<T>& g, Tensor<T> x, Rows rows, int count);
+template <class T> void put_rows(Graph<T>& g, Tensor<T> y, Tensor<T> x, Rows rows);
 // rows.cpp: x (B*S, C) -> (B, C), row b the mean of the rows b*S + j whose mask[b*S + j] is non-zero.
 template <class T> Tensor<T> masked_mean_rows(Graph<T>& g, Tensor<T> x, const float* mask, int B, int S);
 // layout.cpp: a (N, Ca), b (N, Cb) -> [a, b] (N, Ca + Cb).
 template <class T> Tensor<T> concat_cols(Graph<T>& g, Tensor<T> a, Tensor<T> b);
-// additive_attention.cpp: Bahdanau's attention as Nematus computes it, per row b over the keys j
-// with key_mask[b*S + j] non-zero: e_j = v . tanh(keys_j + query_b), alpha = softmax(e),
-// y_b = sum_j alpha_j values_j. keys (B*S, D), query (B, D), v (1, D), values (B*S, C) -> (B, C).
+// additive_attention.cpp: Bahdanau's attention as Nematus computes it, per query row i of batch
+// row b = batch_rows[i] (increasing; i when null) over the keys j with key_mask[b*S + j] non-zero:
+// e_j = v . tanh(keys_j + query_i), alpha = softmax(e), y_i = sum_j alpha_j values_j.
+// keys (B*S, D), query (N, D), v (1, D), values (B*S, C) -> (N, C).
 template <class T>
 Tensor<T> additive_attention(Graph<T>& g, Tensor<T> keys, Tensor<T> query, Tensor<T> v, Tensor<T> values,
-                             const float* key_mask, int B, int S);
+                             const float* key_mask, int S, const int* batch_rows = nullptr);
 
 // gru.cpp: h' = u h + (1 - u) tanh(cx + r ch), [r, u] = sigmoid(gx + gh); gx, gh (N, 2H), cx, ch,
 // h (N, H) -> (N, H). The GRU transition of model/blocks/gru.h.
 template <class T>
 Tensor<T> gru_transition(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T> cx, Tensor<T> ch, Tensor<T> h);
-// gru_transition_rows: the same with gx, cx the rows first + n * stride of the sequences gx_seq
-// (rows, 2H), cx_seq (rows, H): take_rows then gru_transition in one op, the same bits.
+// gru_transition_rows: the same with gx, cx the rows rows[n] of the sequences gx_seq (rows, 2H),
+// cx_seq (rows, H): take_rows then gru_transition in one op, the same bits.
 template <class T>
-Tensor<T> gru_transition_rows(Graph<T>& g, Tensor<T> gx_seq, Tensor<T> cx_seq, int first, int stride, Tensor<T> gh,
-                              Tensor<T> ch, Tensor<T> h);
+Tensor<T> gru_transition_rows(Graph<T>& g, Tensor<T> gx_seq, Tensor<T> cx_seq, Rows rows, Tensor<T> gh, Tensor<T> ch,
+                              Tensor<T> h);
 
 // lstm.cpp: the LN-LSTM's pointwise steps, gates a = xg + hg (N, 4H) as [f, i, o, g]:
 // lstm_cell c' = sigmoid(f) c + sigmoid(i) tanh(g); lstm_output h' = sigmoid(o) tanh(cn).

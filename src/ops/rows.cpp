@@ -1,18 +1,16 @@
 // The rows of one time step of a (B*T, C) sequence, batch-major (row b*T + t): what a recurrence
 // reads at step t, and where it writes its state.
 //
-//   take_rows  y (count, C) = x rows first + i * stride, i < count      dx[rows] += dy
-//   put_rows   y rows first + i * stride = x (count, C), into a graph tensor y the caller made
-//              with a gradient; y's consumers write its gradient          dx += dy[rows]
-//   keep_rows  y row i = next row i where mask[i * stride] is non-zero, else prev row i: a
-//              recurrence's state left unchanged on padding     dnext, dprev: dy where each was kept
+//   take_rows  y (count, C) = x rows rows[i], i < count (a zero row for an index -1: a recurrence's
+//              state where its sequence starts)                         dx[rows] += dy
+//   put_rows   y rows rows[i] = x (count, C), into a graph tensor y the caller made with a
+//              gradient; y's consumers write its gradient                 dx += dy[rows]
 //   masked_mean_rows  y (B, C) row b = the mean of x's rows b*S + j over the j with mask[b*S + j]
 //              non-zero (a row with none: 0)                      dx row b*S + j = dy row b / count
 // take_rows writes x's whole gradient when it is first (zeros outside its rows, core/graph.h):
 // the steps' other take_rows add theirs.
 #include <algorithm>
 #include <cstring>
-#include <tuple>
 
 #include "core/check.h"
 #include "core/eigen.h"
@@ -24,7 +22,7 @@ namespace {
 template <class T>
 struct RowsContext {
   Tensor<T> seq, step;  // the (B*T, C) sequence and the (count, C) rows of one step
-  int first, stride;
+  Rows rows;
 };
 
 template <class T>
@@ -33,7 +31,8 @@ void take_rows_backward_node(const void* p, unsigned first) {
   const int C = c.step.cols;
   if (writes_first(first, 0)) std::fill(c.seq.grad, c.seq.grad + c.seq.size(), T(0));
   for (int i = 0; i < c.step.rows; ++i) {
-    T* dx = c.seq.grad + (int64_t(c.first) + int64_t(i) * c.stride) * C;
+    if (c.rows[i] < 0) continue;
+    T* dx = c.seq.grad + c.rows[i] * C;
     const T* dy = c.step.grad + int64_t(i) * C;
     for (int j = 0; j < C; ++j) dx[j] += dy[j];
   }
@@ -45,32 +44,9 @@ void put_rows_backward_node(const void* p, unsigned first) {
   const int C = c.step.cols;
   const bool write = writes_first(first, 0);
   for (int i = 0; i < c.step.rows; ++i) {
-    const T* dy = c.seq.grad + (int64_t(c.first) + int64_t(i) * c.stride) * C;
+    const T* dy = c.seq.grad + c.rows[i] * C;
     T* dx = c.step.grad + int64_t(i) * C;
     for (int j = 0; j < C; ++j) dx[j] = write ? dy[j] : dx[j] + dy[j];
-  }
-}
-
-template <class T>
-struct KeepContext {
-  Tensor<T> y, next, prev;
-  const float* mask;
-  int stride;
-};
-
-template <class T>
-void keep_rows_backward_node(const void* p, unsigned first) {
-  const auto& c = *static_cast<const KeepContext<T>*>(p);
-  const int C = c.y.cols;
-  for (const auto& [x, slot, kept] : {std::tuple{c.next, 0, true}, std::tuple{c.prev, 1, false}}) {
-    if (!x.grad) continue;
-    const bool write = writes_first(first, slot);
-    for (int i = 0; i < c.y.rows; ++i) {
-      const bool from_x = (c.mask[int64_t(i) * c.stride] != 0.0f) == kept;
-      VecMap<T> dx(x.grad + int64_t(i) * C, C);
-      if (from_x) put(write, dx, CVecMap<T>(c.y.grad + int64_t(i) * C, C));
-      else if (write) dx.setZero();
-    }
   }
 }
 
@@ -92,55 +68,49 @@ void masked_mean_rows_backward_node(const void* p, unsigned first) {
     const CVecMap<T> dy(c.y.grad + int64_t(b) * C, C);
     for (int j = 0; j < c.S; ++j) {
       VecMap<T> dx(c.x.grad + (int64_t(b) * c.S + j) * C, C);
-      if (c.mask[int64_t(b) * c.S + j] != 0.0f) put(write, dx, dy / T(count));
-      else if (write) dx.setZero();
+      if (c.mask[int64_t(b) * c.S + j] != 0.0f)
+        put(write, dx, dy / T(count));
+      else if (write)
+        dx.setZero();
     }
   }
 }
 
+// Every row inside the sequence (or -1, where `absent` allows it)
 template <class T>
-void check_rows(Tensor<T> seq, int count, int cols, int first, int stride, const char* op) {
-  NT_CHECK(seq.cols == cols && first >= 0 && stride >= 1 && count >= 1 &&
-               int64_t(first) + int64_t(count - 1) * stride < seq.rows,
-           std::string(op) + ": the rows lie outside the sequence");
+void check_rows(Tensor<T> seq, int count, int cols, Rows rows, bool absent, const char* op) {
+  bool inside = seq.cols == cols && count >= 1 && rows.stride >= 1;
+  for (int i = 0; inside && i < count; ++i) inside = rows[i] < seq.rows && (rows[i] >= 0 || (absent && rows[i] == -1));
+  NT_CHECK(inside, std::string(op) + ": the rows lie outside the sequence");
 }
 }  // namespace
 
 template <class T>
-Tensor<T> take_rows(Graph<T>& g, Tensor<T> x, int first, int count, int stride) {
-  check_rows(x, count, x.cols, first, stride, "take_rows");
+Tensor<T> take_rows(Graph<T>& g, Tensor<T> x, Rows rows, int count) {
+  check_rows(x, count, x.cols, rows, true, "take_rows");
   Tensor<T> y = g.output(count, x.cols, x);
-  for (int i = 0; i < count; ++i)
-    std::memcpy(y.data + int64_t(i) * x.cols, x.data + (int64_t(first) + int64_t(i) * stride) * x.cols,
-                sizeof(T) * x.cols);
-  if (y.grad) g.record(take_rows_backward_node<T>, RowsContext<T>{x, y, first, stride}, {x.grad});
+  for (int i = 0; i < count; ++i) {
+    T* to = y.data + int64_t(i) * x.cols;
+    if (rows[i] < 0)
+      std::fill_n(to, x.cols, T(0));
+    else
+      std::memcpy(to, x.data + rows[i] * x.cols, sizeof(T) * x.cols);
+  }
+  if (rows.index) rows.index = g.keep(rows.index, count);
+  if (y.grad) g.record(take_rows_backward_node<T>, RowsContext<T>{x, y, rows}, {x.grad});
   return y;
 }
 
 template <class T>
-void put_rows(Graph<T>& g, Tensor<T> y, Tensor<T> x, int first, int stride) {
-  check_rows(y, x.rows, x.cols, first, stride, "put_rows");
+void put_rows(Graph<T>& g, Tensor<T> y, Tensor<T> x, Rows rows) {
+  check_rows(y, x.rows, x.cols, rows, false, "put_rows");
   for (int i = 0; i < x.rows; ++i)
-    std::memcpy(y.data + (int64_t(first) + int64_t(i) * stride) * x.cols, x.data + int64_t(i) * x.cols,
-                sizeof(T) * x.cols);
+    std::memcpy(y.data + rows[i] * x.cols, x.data + int64_t(i) * x.cols, sizeof(T) * x.cols);
   if (x.grad) {
     NT_CHECK(y.grad != nullptr, "put_rows: the sequence needs a gradient when the rows have one");
-    g.record(put_rows_backward_node<T>, RowsContext<T>{y, x, first, stride}, {x.grad});
+    if (rows.index) rows.index = g.keep(rows.index, x.rows);
+    g.record(put_rows_backward_node<T>, RowsContext<T>{y, x, rows}, {x.grad});
   }
-}
-
-template <class T>
-Tensor<T> keep_rows(Graph<T>& g, Tensor<T> next, Tensor<T> prev, const float* mask, int stride) {
-  NT_CHECK(next.rows == prev.rows && next.cols == prev.cols && mask && stride >= 1,
-           "keep_rows: next and prev must have the same shape, and a mask is needed");
-  const int C = next.cols;
-  Tensor<T> y = g.output(next.rows, C, next, prev);
-  for (int i = 0; i < next.rows; ++i) {
-    const T* src = (mask[int64_t(i) * stride] != 0.0f ? next.data : prev.data) + int64_t(i) * C;
-    std::memcpy(y.data + int64_t(i) * C, src, sizeof(T) * C);
-  }
-  if (y.grad) g.record(keep_rows_backward_node<T>, KeepContext<T>{y, next, prev, mask, stride}, {next.grad, prev.grad});
-  return y;
 }
 
 template <class T>
@@ -165,10 +135,9 @@ Tensor<T> masked_mean_rows(Graph<T>& g, Tensor<T> x, const float* mask, int B, i
   return y;
 }
 
-#define NT_INSTANTIATE(T)                                                                \
-  template Tensor<T> take_rows(Graph<T>&, Tensor<T>, int, int, int);                     \
-  template void put_rows(Graph<T>&, Tensor<T>, Tensor<T>, int, int);                     \
-  template Tensor<T> keep_rows(Graph<T>&, Tensor<T>, Tensor<T>, const float*, int);      \
+#define NT_INSTANTIATE(T)                                        \
+  template Tensor<T> take_rows(Graph<T>&, Tensor<T>, Rows, int); \
+  template void put_rows(Graph<T>&, Tensor<T>, Tensor<T>, Rows); \
   template Tensor<T> masked_mean_rows(Graph<T>&, Tensor<T>, const float*, int, int);
 NT_INSTANTIATE(float)
 NT_INSTANTIATE(double)

@@ -22,9 +22,10 @@ struct AttentionCell {
   RowNorm<T> norm_keys, norm_query;
 
   Tensor<T> keys(Graph<T>& g, Tensor<T> annotations) const;
-  // The context (B, C) of annotations (B*S, C) for the state s1 (B, H), keys from keys().
-  Tensor<T> context(Graph<T>& g, Tensor<T> keys, Tensor<T> annotations, Tensor<T> s1, const float* src_mask, int B,
-                    int S) const;
+  // The context (N, C) of annotations (B*S, C) for the states s1 (N, H), keys from keys(); s1's
+  // row i is batch row batch_rows[i] (i when null).
+  Tensor<T> context(Graph<T>& g, Tensor<T> keys, Tensor<T> annotations, Tensor<T> s1, const float* src_mask, int S,
+                    const int* batch_rows = nullptr) const;
 };
 
 class AdditiveAttention {

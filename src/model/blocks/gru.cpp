@@ -7,7 +7,10 @@
 namespace nt {
 
 template <class T>
-typename GruCell<T>::Inputs GruCell<T>::inputs(Graph<T>& g, Tensor<T> x) const {
+typename GruCell<T>::Inputs GruCell<T>::inputs(Graph<T>& g, Tensor<T> x, const int* batch_rows, int batch) const {
+  if (batch_rows)
+    return {norm_gx(g, linear(g, x, W_g, b_g, batch_rows, batch)),
+            norm_cx(g, linear(g, x, W_c, b_c, batch_rows, batch))};
   return {norm_gx(g, linear(g, x, W_g, b_g)), norm_cx(g, linear(g, x, W_c, b_c))};
 }
 
@@ -32,10 +35,9 @@ typename GruCell<T>::Step GruCell<T>::step(Graph<T>& g, Tensor<T> gx, Tensor<T> 
 }
 
 template <class T>
-typename GruCell<T>::Step GruCell<T>::step_rows(Graph<T>& g, const Inputs& in, int first, int stride,
-                                                Tensor<T> h) const {
+typename GruCell<T>::Step GruCell<T>::step_rows(Graph<T>& g, const Inputs& in, Rows rows, Tensor<T> h) const {
   Step s = recurrent_terms(g, *this, h);
-  s.h = gru_transition_rows(g, in.gates, in.cand, first, stride, s.gh, s.ch, h);
+  s.h = gru_transition_rows(g, in.gates, in.cand, rows, s.gh, s.ch, h);
   return s;
 }
 
@@ -47,9 +49,9 @@ Tensor<T> GruCell<T>::run(Graph<T>& g, Tensor<T> x, int B, int T_, std::vector<S
   std::fill_n(h.data, h.size(), T(0));
   steps.clear();
   for (int t = 0; t < T_; ++t) {
-    steps.push_back(step_rows(g, in, t, T_, h));
+    steps.push_back(step_rows(g, in, Rows{t, T_}, h));
     h = steps.back().h;
-    put_rows(g, y, h, t, T_);
+    put_rows(g, y, h, Rows{t, T_});
   }
   return y;
 }

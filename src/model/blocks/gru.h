@@ -23,11 +23,12 @@ struct GruCell {
   Tensor<T> U_g, U_c;            // (2H, H), (H, H)
   RowNorm<T> norm_gx, norm_cx, norm_gh, norm_ch;
 
-  // The input terms of a whole sequence x (rows, d_in) at once (Nematus's precompute from x).
+  // The input terms of a whole sequence x (rows, d_in) at once (Nematus's precompute from x), or
+  // of one step's rows, x's rows the rows batch_rows[i] of a batch of `batch` (ops linear).
   struct Inputs {
     Tensor<T> gates, cand;  // gx (rows, 2H), cx (rows, H)
   };
-  Inputs inputs(Graph<T>& g, Tensor<T> x) const;
+  Inputs inputs(Graph<T>& g, Tensor<T> x, const int* batch_rows = nullptr, int batch = 0) const;
 
   // One step from the input terms of its rows (N, 2H), (N, H) and the state h (N, H).
   struct Step {
@@ -36,9 +37,9 @@ struct GruCell {
     Tensor<T> ch_in, ch;      // U_c h before and after its norm (site state_cand)
   };
   Step step(Graph<T>& g, Tensor<T> gx, Tensor<T> cx, Tensor<T> h) const;
-  // The same step reading its input terms as rows first + n * stride of a sequence's (ops
+  // The same step reading its input terms as rows rows[n] of a sequence's (ops
   // gru_transition_rows: the bits of take_rows then step, without the rows' copies).
-  Step step_rows(Graph<T>& g, const Inputs& in, int first, int stride, Tensor<T> h) const;
+  Step step_rows(Graph<T>& g, const Inputs& in, Rows rows, Tensor<T> h) const;
 
   // The recurrence over a batch-major sequence x (B*T, d_in), the state 0 at t = 0: step t reads
   // the rows b*T + t (step_rows) and writes its state there (put_rows) -> (B*T, H). Each

@@ -31,9 +31,9 @@ Tensor<T> LstmCell<T>::run(Graph<T>& g, Tensor<T> x, int B, int T_, std::vector<
   Tensor<T> h = zero, c = zero;
   steps.clear();
   for (int t = 0; t < T_; ++t) {
-    steps.push_back(step(g, take_rows(g, xg, t, B, T_), h, c));
+    steps.push_back(step(g, take_rows(g, xg, Rows{t, T_}, B), h, c));
     h = steps.back().h, c = steps.back().c;
-    put_rows(g, y, h, t, T_);
+    put_rows(g, y, h, Rows{t, T_});
   }
   return y;
 }
