@@ -31,13 +31,6 @@
 namespace nt {
 
 namespace {
-// Every row rows[n], n < N, inside a sequence of seq_rows rows
-bool rows_inside(Rows rows, int N, int64_t seq_rows) {
-  for (int n = 0; n < N; ++n)
-    if (rows[n] < 0 || rows[n] >= seq_rows) return false;
-  return true;
-}
-
 template <class T>
 struct GruContext {
   Tensor<T> y, gx, gh, cx, ch, h;  // gx, cx: (N, 2H), (N, H), or the sequences rows are taken from
@@ -84,7 +77,7 @@ Tensor<T> gru_transition_impl(Graph<T>& g, Tensor<T> gx, Tensor<T> gh, Tensor<T>
                               Rows rows, bool taken) {
   const int N = h.rows, H = h.cols;
   NT_CHECK(gh.rows == N && ch.rows == N && gx.cols == 2 * H && gh.cols == 2 * H && cx.cols == H && ch.cols == H &&
-               gx.rows == cx.rows && rows_inside(rows, N, gx.rows),
+               gx.rows == cx.rows && rows.inside(N, gx.rows),
            "gru_transition: expected gx, gh (N, 2H), cx, ch, h (N, H) (gx, cx: rows of sequences)");
   Tensor<T> y = g.output(N, H, gx, gh, cx, ch, h);
   T* rup = y.grad ? g.buffer(std::size_t(N) * 3 * H) : nullptr;

@@ -44,7 +44,7 @@ namespace {
 template <class T>
 struct LinearContext {
   Tensor<T> y, x, w, b;
-  const int* batch_rows = nullptr;  // x's rows in a batch of `batch`, whose dy rows `batch_dy` holds
+  const int* batch_rows = nullptr;  // with b's gradient: x's rows in a batch of `batch`, dy's rows into batch_dy
   int batch = 0;
   T* batch_dy = nullptr;
 };
@@ -55,7 +55,7 @@ void linear_backward_node(const void* p, unsigned first) {
   const int out = c.w.rows;
   linear_backward(c.x.grad, c.w.grad, c.batch_rows ? nullptr : c.b.grad, c.y.grad, c.x.data, c.w.data, c.x.rows,
                   c.x.cols, out, first);
-  if (!c.batch_rows || !c.b.grad) return;
+  if (!c.batch_rows) return;
   std::fill_n(c.batch_dy, int64_t(c.batch) * out, T(0));
   for (int i = 0; i < c.x.rows; ++i)
     std::copy_n(c.y.grad + int64_t(i) * out, out, c.batch_dy + int64_t(c.batch_rows[i]) * out);
@@ -64,29 +64,23 @@ void linear_backward_node(const void* p, unsigned first) {
 }  // namespace
 
 template <class T>
-Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b) {
+Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows, int batch) {
   NT_CHECK(x.cols == w.cols, "linear: x and W disagree on the input width");
   NT_CHECK(!b.data || b.size() == w.rows, "linear: bias size != output width");
+  NT_CHECK(!batch_rows || Rows{.index = batch_rows}.inside(x.rows, batch), "linear: x's rows lie outside the batch");
   Tensor<T> y = g.output(x.rows, w.rows, x, w, b);
   linear_forward(y.data, x.data, w.data, b.data, x.rows, x.cols, w.rows);
-  if (y.grad) g.record(linear_backward_node<T>, LinearContext<T>{y, x, w, b}, {x.grad, w.grad, b.grad});
+  if (!y.grad) return y;
+  LinearContext<T> c{y, x, w, b};
+  if (batch_rows && b.grad)
+    c.batch_rows = g.keep(batch_rows, x.rows), c.batch = batch, c.batch_dy = g.buffer(std::size_t(batch) * w.rows);
+  g.record(linear_backward_node<T>, c, {x.grad, w.grad, b.grad});
   return y;
 }
 
 template <class T>
-Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows, int batch) {
-  bool rows_ok = x.rows <= batch;
-  for (int i = 0; i < x.rows && rows_ok; ++i) rows_ok = batch_rows[i] >= 0 && batch_rows[i] < batch;
-  NT_CHECK(x.cols == w.cols && (!b.data || b.size() == w.rows) && rows_ok,
-           "linear: expected x (N, in), W (out, in), b (1, out), and x's rows inside the batch");
-  Tensor<T> y = g.output(x.rows, w.rows, x, w, b);
-  linear_forward(y.data, x.data, w.data, b.data, x.rows, x.cols, w.rows);
-  if (y.grad)
-    g.record(linear_backward_node<T>,
-             LinearContext<T>{y, x, w, b, g.keep(batch_rows, x.rows), batch,
-                              b.grad ? g.buffer(std::size_t(batch) * w.rows) : nullptr},
-             {x.grad, w.grad, b.grad});
-  return y;
+Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b) {
+  return linear(g, x, w, b, nullptr, x.rows);
 }
 
 template Tensor<float> linear(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>);

@@ -21,6 +21,15 @@ struct Rows {
   int first = 0, stride = 1;
   const int* index = nullptr;
   int64_t operator[](int i) const { return index ? index[i] : first + int64_t(i) * stride; }
+  // Rows 0 .. count - 1 all in [0, limit) (or -1 with zero_rows: take_rows's zero row)
+  bool inside(int count, int64_t limit, bool zero_rows = false) const {
+    bool ok = stride >= 1;
+    for (int i = 0; ok && i < count; ++i) {
+      const int64_t r = (*this)[i];
+      ok = r < limit && (r >= 0 || (zero_rows && r == -1));
+    }
+    return ok;
+  }
 };
 
 // linear.cpp: y = x W^T + b.  x (N, in), W (out, in), b (1, out) or absent -> y (N, out)

@@ -68,20 +68,16 @@ void masked_mean_rows_backward_node(const void* p, unsigned first) {
     const CVecMap<T> dy(c.y.grad + int64_t(b) * C, C);
     for (int j = 0; j < c.S; ++j) {
       VecMap<T> dx(c.x.grad + (int64_t(b) * c.S + j) * C, C);
-      if (c.mask[int64_t(b) * c.S + j] != 0.0f)
-        put(write, dx, dy / T(count));
-      else if (write)
-        dx.setZero();
+      if (c.mask[int64_t(b) * c.S + j] != 0.0f) put(write, dx, dy / T(count));
+      else if (write) dx.setZero();
     }
   }
 }
 
-// Every row inside the sequence (or -1, where `absent` allows it)
 template <class T>
-void check_rows(Tensor<T> seq, int count, int cols, Rows rows, bool absent, const char* op) {
-  bool inside = seq.cols == cols && count >= 1 && rows.stride >= 1;
-  for (int i = 0; inside && i < count; ++i) inside = rows[i] < seq.rows && (rows[i] >= 0 || (absent && rows[i] == -1));
-  NT_CHECK(inside, std::string(op) + ": the rows lie outside the sequence");
+void check_rows(Tensor<T> seq, int count, int cols, Rows rows, bool zero_rows, const char* op) {
+  NT_CHECK(seq.cols == cols && count >= 1 && rows.inside(count, seq.rows, zero_rows),
+           std::string(op) + ": the rows lie outside the sequence");
 }
 }  // namespace
 
