@@ -71,10 +71,10 @@ void check(const Case& c, int threads) {
 TEST(Gemm, MatchesASumInDoubleOnEveryPathOfTheKernel) {
   // M: 12-row blocks + 8 + 4 + 1 remainders (37 = 3*12 + 1; 32 = 2*12 + 8; 1028 = 85*12 + 8); at
   // two threads, an odd count of whole blocks and a remainder (128 = 10*12 + 8, 512 = 42*12 + 8);
-  // N: two-vector panels, a one-vector panel, masked tails (10, 50, 19), in place (K N small) or
-  // packed (K N > 8192, or op(B) transposed); K from 1 to 2048. Few rows (under four blocks a
-  // thread) with panels that split evenly go by panels at two threads: 64, 50 and 90 rows, a
-  // masked tail in the last panel (120 columns).
+  // N: two-vector panels, a one-vector panel, masked tails (10, 50, 19), in place (K N small, or N
+  // at most 64: 32 x 2048) or packed (K N > 8192 and N over 64, or op(B) transposed); K from 1 to
+  // 2048. Few rows (under four blocks a thread) with panels that split evenly go by panels at two
+  // threads: 64, 50 and 90 rows, a masked tail in the last panel (120 columns).
   const std::vector<std::tuple<int, int, int>> shapes = {
       {1, 1, 1},      {37, 10, 5},   {32, 64, 16},    {32, 16, 64},   {13, 50, 19},  {64, 48, 32},  {1028, 64, 64},
       {96, 192, 128}, {24, 19, 700}, {256, 784, 128}, {64, 32, 2048}, {5, 256, 256}, {128, 64, 64}, {512, 64, 64},

@@ -251,9 +251,11 @@ void transpose_floats(const float* src, int rows, int cols, int lds, float* dst,
 void gemm_kernel(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                  float beta, float* C, int ldc, const float* bias) {
   Operands o{A, ta ? 1 : lda, ta ? lda : 1, B, ldb, 1, K, N, C, ldc, alpha, beta, bias};
-  // op(B) is read in place when its rows are contiguous, whole vectors and small enough to stay in
-  // L1 (attention's products); else packed
-  const bool packed = tb || N % PS != 0 || int64_t(K) * N > 8192;
+  // op(B) is read in place when its rows are contiguous, whole vectors, and small enough to stay in
+  // L1 (attention's products) or at most two panels wide (a d-64 layer's input in its weight's
+  // gradient, K the batch's rows: the copy cost more than the strided reads save); else packed.
+  // Either way each entry is the same sum.
+  const bool packed = tb || N % PS != 0 || (int64_t(K) * N > 8192 && N > 64);
   if (packed) {
     // one buffer a calling thread, grown to the largest op(B) it has packed (no allocation once warm)
     thread_local std::vector<float, Eigen::aligned_allocator<float>> buffer;
