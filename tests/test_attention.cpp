@@ -213,69 +213,97 @@ TEST(GradCheck, CrossAttentionAcrossColumnBlocks) {  // Tk = 40: a block of 32 k
                          {random_input(B * Tq, 3, 1), random_input(B * Tk, 6, 2)});
 }
 
-// The one-pass path for small heads (ops/attention.cpp, small::): hs = 8 and Tk up to 16 take it in
-// double with AVX-512 and with AVX2 (each test checks that they do). Tq = 7 and 13 leave a partial
-// block of four query rows; Tk = 13 pads the scores to whole vectors; a sequence with no key left
-// (length 0), padding keys, causal rows and two heads read in place.
+// The one-pass path for small heads (ops/attention_one_pass.cpp): hs = 8 and Tk up to 16 take it in
+// double with AVX-512 and with AVX2 (each test checks that they do); Tk 45 and 61, six and eight
+// vectors of keys, the scores in two passes of four vectors, with AVX-512 only (with AVX2 they test
+// the blocked products). Tq = 7 and 13 leave a partial block of four query rows; Tk = 13 pads the
+// scores to whole vectors; a sequence with no key left (length 0), padding keys, causal rows and two
+// heads read in place.
 constexpr int kSmallHs = 8;
+struct OnePassSizes {
+  int T, Tq, Tk;
+};
+constexpr OnePassSizes kOnePassSizes[] = {{13, 7, 11}, {45, 7, 61}};
 
 TEST(Attention, OnePassEqualsPlainSum) {
-  const int B = 3, T = 13, NH = 2, hs = kSmallHs, C = NH * hs;
-  ASSERT_TRUE(attention_in_one_pass<double>(hs, T, 0));
-  const std::vector<float> mask = padding_mask(B, T, {13, 5, 0});
-  Input qkv = random_input(B * T, 3 * C, 1, 2.0);
-  const double* d = qkv.data.data();
-  for (const bool causal : {false, true}) {
-    SCOPED_TRACE(causal ? "causal" : "bidirectional");
+  const int B = 3, NH = 2, hs = kSmallHs, C = NH * hs;
+  ASSERT_TRUE(attention_in_one_pass<double>(hs, 13, 0));
+  for (const auto [T, Tq, Tk] : kOnePassSizes) {
+    SCOPED_TRACE(testing::Message() << "T " << T << ", Tk " << Tk
+                                    << (attention_in_one_pass<double>(hs, Tk, 0) ? ", one pass" : ", blocked"));
+    const std::vector<float> mask = padding_mask(B, T, {T, 5, 0});
+    Input qkv = random_input(B * T, 3 * C, 1, 2.0);
+    const double* d = qkv.data.data();
+    for (const bool causal : {false, true}) {
+      SCOPED_TRACE(causal ? "causal" : "bidirectional");
+      Graph<double> g(true, false);
+      expect_equal(plain_attention(d, 3 * C, d + C, d + 2 * C, 3 * C, B, T, T, NH, hs, mask, causal),
+                   self_attention(g, qkv.tensor(), B, T, NH, causal, mask.data()));
+    }
+    const std::vector<float> kmask = padding_mask(B, Tk, {Tk, 0, 4});
+    Input q = random_input(B * Tq, C, 2, 2.0), kv = random_input(B * Tk, 2 * C, 3, 2.0);
     Graph<double> g(true, false);
-    expect_equal(plain_attention(d, 3 * C, d + C, d + 2 * C, 3 * C, B, T, T, NH, hs, mask, causal),
-                 self_attention(g, qkv.tensor(), B, T, NH, causal, mask.data()));
+    const double* k = kv.data.data();
+    expect_equal(plain_attention(q.data.data(), C, k, k + C, 2 * C, B, Tq, Tk, NH, hs, kmask, false),
+                 cross_attention(g, q.tensor(), kv.tensor(), B, Tq, Tk, NH, kmask.data()));
   }
-  const int Tq = 7, Tk = 11;
-  const std::vector<float> kmask = padding_mask(B, Tk, {11, 0, 4});
-  Input q = random_input(B * Tq, C, 2, 2.0), kv = random_input(B * Tk, 2 * C, 3, 2.0);
-  Graph<double> g(true, false);
-  const double* k = kv.data.data();
-  expect_equal(plain_attention(q.data.data(), C, k, k + C, 2 * C, B, Tq, Tk, NH, hs, kmask, false),
-               cross_attention(g, q.tensor(), kv.tensor(), B, Tq, Tk, NH, kmask.data()));
 }
 
-// In float, as the models run it (hs 16 and 32, up to 64 keys with AVX-512): within float's rounding
-// of the plain sum in double.
+// In float, as the models run it (hs 16 and 32, up to 128 keys with AVX-512): within float's rounding
+// of the plain sum in double, cross-attention over 41 and 100 keys and causal self-attention over 128.
 TEST(Attention, OnePassInFloatIsCloseToPlainSum) {
-  const int B = 2, Tq = 23, Tk = 41;
+  const int B = 2, Tq = 23;
+  auto expect_close = [](const std::vector<double>& want, Tensor<float> got, const char* what) {
+    for (std::size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got.data[i], want[i], 2e-6) << what << ", element " << i;
+  };
   for (const int hs : {16, 32}) {
+    SCOPED_TRACE(testing::Message() << "hs " << hs);
     const int NH = 2, C = NH * hs;
-    const std::vector<float> kmask = padding_mask(B, Tk, {41, 17});
-    Input q = random_input(B * Tq, C, 4, 1.0), kv = random_input(B * Tk, 2 * C, 5, 1.0);
-    std::vector<float> qf(q.data.begin(), q.data.end()), kvf(kv.data.begin(), kv.data.end());
-    std::vector<double> qd(qf.begin(), qf.end()), kvd(kvf.begin(), kvf.end());
+    for (const int Tk : {41, 100}) {
+      const std::vector<float> kmask = padding_mask(B, Tk, {Tk, 17});
+      Input q = random_input(B * Tq, C, 4, 1.0), kv = random_input(B * Tk, 2 * C, 5, 1.0);
+      std::vector<float> qf(q.data.begin(), q.data.end()), kvf(kv.data.begin(), kv.data.end());
+      std::vector<double> qd(qf.begin(), qf.end()), kvd(kvf.begin(), kvf.end());
+      Graph<float> g(true, false);
+      expect_close(plain_attention(qd.data(), C, kvd.data(), kvd.data() + C, 2 * C, B, Tq, Tk, NH, hs, kmask, false),
+                   cross_attention(g, Tensor<float>{qf.data(), nullptr, B * Tq, C},
+                                   Tensor<float>{kvf.data(), nullptr, B * Tk, 2 * C}, B, Tq, Tk, NH, kmask.data()),
+                   Tk == 41 ? "41 keys" : "100 keys");
+    }
+    const int T = 128;
+    const std::vector<float> mask = padding_mask(B, T, {T, 90});
+    Input qkv = random_input(B * T, 3 * C, 6, 1.0);
+    std::vector<float> f(qkv.data.begin(), qkv.data.end());
+    std::vector<double> d(f.begin(), f.end());
     Graph<float> g(true, false);
-    const Tensor<float> o =
-        cross_attention(g, Tensor<float>{qf.data(), nullptr, B * Tq, C},
-                        Tensor<float>{kvf.data(), nullptr, B * Tk, 2 * C}, B, Tq, Tk, NH, kmask.data());
-    const std::vector<double> want =
-        plain_attention(qd.data(), C, kvd.data(), kvd.data() + C, 2 * C, B, Tq, Tk, NH, hs, kmask, false);
-    for (std::size_t i = 0; i < want.size(); ++i)
-      ASSERT_NEAR(o.data[i], want[i], 2e-6) << "hs " << hs << ", element " << i;
+    expect_close(plain_attention(d.data(), 3 * C, d.data() + C, d.data() + 2 * C, 3 * C, B, T, T, NH, hs, mask, true),
+                 self_attention(g, Tensor<float>{f.data(), nullptr, B * T, 3 * C}, B, T, NH, true, mask.data()),
+                 "causal, 128");
   }
 }
 
 TEST(GradCheck, OnePassAttention) {
-  const int B = 2, T = 13, Tq = 7, Tk = 11, NH = 2, hs = kSmallHs, C = NH * hs;
-  ASSERT_TRUE(attention_in_one_pass<double>(hs, T, 0) && attention_in_one_pass<double>(hs, Tk, 0));
-  static const std::vector<float> mask = padding_mask(B, T, {13, 6}), kmask = padding_mask(B, Tk, {11, 4});
-  for (const bool causal : {false, true}) {
-    SCOPED_TRACE(causal ? "causal" : "bidirectional");
+  const int B = 2, NH = 2, hs = kSmallHs, C = NH * hs;
+  for (const auto [T, Tq, Tk] : kOnePassSizes) {
+    SCOPED_TRACE(testing::Message() << "T " << T << ", Tk " << Tk);
+    const std::vector<float> mask = padding_mask(B, T, {T, 6}), kmask = padding_mask(B, Tk, {Tk, 4});
+    for (const bool causal : {false, true}) {
+      SCOPED_TRACE(causal ? "causal" : "bidirectional");
+      expect_gradients_match(
+          [&mask, causal, T = T](auto& g, auto& t) { return self_attention(g, t[0], B, T, NH, causal, mask.data()); },
+          {random_input(B * T, 3 * C, 1)});
+    }
     expect_gradients_match(
-        [causal](auto& g, auto& t) { return self_attention(g, t[0], B, T, NH, causal, mask.data()); },
-        {random_input(B * T, 3 * C, 1)});
+        [&kmask, Tq = Tq, Tk = Tk](auto& g, auto& t) {
+          return cross_attention(g, t[0], t[1], B, Tq, Tk, NH, kmask.data());
+        },
+        {random_input(B * Tq, C, 2), random_input(B * Tk, 2 * C, 3)});
+    expect_gradients_match(  // q, k, v three tensors, each gradient its own
+        [&kmask, Tq = Tq, Tk = Tk](auto& g, auto& t) {
+          return multi_head_attention(g, t[0], t[1], t[2], B, Tq, Tk, NH, false, kmask.data());
+        },
+        {random_input(B * Tq, C, 4), random_input(B * Tk, C, 5), random_input(B * Tk, C, 6)});
   }
-  expect_gradients_match([](auto& g, auto& t) { return cross_attention(g, t[0], t[1], B, Tq, Tk, NH, kmask.data()); },
-                         {random_input(B * Tq, C, 2), random_input(B * Tk, 2 * C, 3)});
-  expect_gradients_match(  // q, k, v three tensors, each gradient its own
-      [](auto& g, auto& t) { return multi_head_attention(g, t[0], t[1], t[2], B, Tq, Tk, NH, false, kmask.data()); },
-      {random_input(B * Tq, C, 4), random_input(B * Tk, C, 5), random_input(B * Tk, C, 6)});
 }
 
 TEST(Golden, MaskedSelfAndCrossAttention) {

@@ -51,7 +51,8 @@ struct Operands {
   T *q, *k, *v;  // data, or gradients (nullptr: no gradient wanted)
 };
 
-// Small heads: hs whole vectors of T, at most four, over at most four vectors of keys, no soft cap.
+// Small heads: hs whole vectors of T, at most four, over at most eight vectors of keys (four with
+// AVX2), no soft cap.
 template <class T>
 bool one_pass_fits(int hs, int Tk, double cap);
 template <class T>

@@ -1,7 +1,8 @@
-// Attention over small heads in one pass (attention_heads.h): hs whole vectors and Tk at most
-// kMaxVectors vectors (in floats with AVX-512: hs 16-64, up to 64 keys). A head is one pass,
-// kRows query rows at a time: their scores stay in registers through the mask and the softmax
-// (exp in vectors; a masked key's P exactly 0), then P v; the sums of attention.cpp's products,
+// Attention over small heads in one pass (attention_heads.h): hs at most kMaxHeadVectors whole
+// vectors and Tk at most kMaxKeyVectors (in floats with AVX-512: hs 16-64, up to 128 keys; with
+// AVX2 up to 32). A head is one pass, kRows query rows at a time: their scores stay in registers
+// (past four vectors, their second chunk mostly spilled to the stack) through the mask and the
+// softmax (exp in vectors; a masked key's P exactly 0), then P v; the sums of attention.cpp's products,
 // without their calls and packing. Causal rows skip the vectors of keys past their diagonal, whose
 // P and dS are 0 (stored, not computed): at T 64 in floats the scores' work falls to 5/8, the same
 // bits. P's and dS's rows are padded to whole vectors (Shape::ldp), the padding 0. The formulas
@@ -11,7 +12,9 @@
 // for an uninitialized read
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <limits>
 #include <type_traits>
 
@@ -29,25 +32,22 @@ using Packet = typename packet_traits<T>::type;
 template <class T>
 constexpr int kLanes = packet_traits<T>::size;
 constexpr int kRows = 4;
-constexpr int kMaxVectors = 4;
+constexpr int kMaxHeadVectors = 4;  // a row's sums while P v runs, kRows x hs
+constexpr int kChunk = 4;           // vectors of keys a pass of rows_times holds: kRows x kChunk sums
+#ifdef __AVX512F__
+constexpr int kMaxKeyVectors = 8;  // 32 registers: two chunks' scores, the second's spill is a few stores
+#else
+constexpr int kMaxKeyVectors = 4;
+#endif
 
-// f(std::integral_constant<int, n>{}) for n in 1..kMaxVectors: the vector counts as template arguments
-template <class F>
+// f(std::integral_constant<int, n>{}) for n in 1..most: the vector counts as template arguments
+template <class F, int... n>
+void with_vectors_of(int v, F&& f, std::integer_sequence<int, n...>) {
+  ((v == n + 1 ? (f(std::integral_constant<int, n + 1>{}), 0) : 0), ...);
+}
+template <int most, class F>
 void with_vectors(int n, F&& f) {
-  switch (n) {
-    case 1:
-      f(std::integral_constant<int, 1>{});
-      break;
-    case 2:
-      f(std::integral_constant<int, 2>{});
-      break;
-    case 3:
-      f(std::integral_constant<int, 3>{});
-      break;
-    default:
-      f(std::integral_constant<int, 4>{});
-      break;
-  }
+  with_vectors_of(std::clamp(n, 1, most), f, std::make_integer_sequence<int, most>{});
 }
 
 // per key, 0 where it counts and -inf where it is masked, and in the padding: ldp entries
@@ -71,21 +71,26 @@ EIGEN_ALWAYS_INLINE P in_register(P x) {
   return x;
 }
 
-// x[r][p] = sum_c a[r][c] bt[c][p-th vector], c over n, for kRows rows a[r]
-template <class T, int NP>
+// x[r][p] = sum_c a[r][c] bt[c][p-th vector], c over n, for kRows rows a[r]: kChunk vectors a pass
+// over c, so that the pass's sums and loaded vectors stay in registers (each sum the same chain)
+template <class T, int NP, int P0 = 0>
 EIGEN_ALWAYS_INLINE void rows_times(Packet<T> (&x)[kRows][NP], const T* const (&a)[kRows], const T* bt, int n,
                                     int ldb) {
-  constexpr int L = kLanes<T>;
+  constexpr int L = kLanes<T>, C = std::min(NP - P0, kChunk);
+  Packet<T> sums[kRows][C];
   for (int r = 0; r < kRows; ++r)
-    for (int p = 0; p < NP; ++p) x[r][p] = pset1<Packet<T>>(T(0));
+    for (int p = 0; p < C; ++p) sums[r][p] = pset1<Packet<T>>(T(0));
   for (int c = 0; c < n; ++c) {
-    Packet<T> b[NP];
-    for (int p = 0; p < NP; ++p) b[p] = in_register(ploadu<Packet<T>>(bt + int64_t(c) * ldb + p * L));
+    Packet<T> b[C];
+    for (int p = 0; p < C; ++p) b[p] = in_register(ploadu<Packet<T>>(bt + int64_t(c) * ldb + (P0 + p) * L));
     for (int r = 0; r < kRows; ++r) {
       const Packet<T> ar = pset1<Packet<T>>(a[r][c]);
-      for (int p = 0; p < NP; ++p) x[r][p] = pmadd(ar, b[p], x[r][p]);
+      for (int p = 0; p < C; ++p) sums[r][p] = pmadd(ar, b[p], sums[r][p]);
     }
   }
+  for (int r = 0; r < kRows; ++r)
+    for (int p = 0; p < C; ++p) x[r][P0 + p] = sums[r][p];
+  if constexpr (P0 + C < NP) rows_times<T, NP, P0 + C>(x, a, bt, n, ldb);
 }
 
 // out[r] (= or +=) sum_j w[r][j ws] b_j, j over n (b's rows ldb apart, NV vectors each); the
@@ -177,7 +182,7 @@ void forward_head(T* out, T* P, const T* q, const T* k, const T* v, const float*
     T* pr[kRows];
     T* orow[kRows];
     block_rows(qr, q, i0, Tq, S.q.ld), block_rows(pr, P, i0, Tq, ldp), block_rows(orow, out, i0, Tq, S.o.ld);
-    with_vectors(live_vectors<NP>(S, i0, rows, kLanes<T>), [&](auto N) {
+    with_vectors<kMaxKeyVectors>(live_vectors<NP>(S, i0, rows, kLanes<T>), [&](auto N) {
       if constexpr (N <= NP)
         forward_rows<T, NP, NV, N>(orow, pr, qr, i0, rows, kt, bias, v, S);
       else
@@ -211,7 +216,7 @@ void backward_head(Operands<T> d, const bool assign[3], const T* dO, const T* P,
                    const Shape& S) {
   const int Tq = S.Tq(), Tk = S.Tk(), ldp = S.ldp;
   const T* vt = transposed(v, Tk, S.q.hs, S.kv.ld, ldp);
-  thread_local std::vector<T> scratch;  // the head's dS (Tq, ldp): at most 64 x 64 floats, in the caches
+  thread_local std::vector<T> scratch;  // the head's dS (Tq, ldp): at most 128 x 128 floats, in the caches
   if (scratch.size() < std::size_t(Tq) * ldp) scratch.resize(std::size_t(Tq) * ldp);
   T* dS = scratch.data();
   for (int i0 = 0; i0 < Tq; i0 += kRows) {  // dS, then dq = dS k
@@ -221,7 +226,7 @@ void backward_head(Operands<T> d, const bool assign[3], const T* dO, const T* P,
     T* dsr[kRows];
     T* dqr[kRows];
     block_rows(dor, dO, i0, Tq, S.o.ld), block_rows(pr, P, i0, Tq, ldp), block_rows(dsr, dS, i0, Tq, ldp);
-    with_vectors(live_vectors<NP>(S, i0, rows, kLanes<T>), [&](auto N) {
+    with_vectors<kMaxKeyVectors>(live_vectors<NP>(S, i0, rows, kLanes<T>), [&](auto N) {
       if constexpr (N <= NP)
         score_gradient_rows<T, NP, N>(dsr, pr, dor, rows, vt, S);
       else
@@ -253,7 +258,7 @@ void backward_head(Operands<T> d, const bool assign[3], const T* dO, const T* P,
 
 template <class T>
 bool one_pass_fits(int hs, int Tk, double cap) {
-  return cap == 0 && hs % kLanes<T> == 0 && hs <= kMaxVectors * kLanes<T> && Tk <= kMaxVectors * kLanes<T>;
+  return cap == 0 && hs % kLanes<T> == 0 && hs <= kMaxHeadVectors * kLanes<T> && Tk <= kMaxKeyVectors * kLanes<T>;
 }
 
 template <class T>
@@ -263,16 +268,18 @@ int one_pass_ldp(int Tk) {
 
 template <class T>
 void one_pass_forward(T* out, T* P, const T* q, const T* k, const T* v, const float* mask, const Shape& S) {
-  with_vectors(S.ldp / kLanes<T>, [&](auto NP) {
-    with_vectors(S.q.hs / kLanes<T>, [&](auto NV) { forward_head<T, NP, NV>(out, P, q, k, v, mask, S); });
+  with_vectors<kMaxKeyVectors>(S.ldp / kLanes<T>, [&](auto NP) {
+    with_vectors<kMaxHeadVectors>(S.q.hs / kLanes<T>,
+                                  [&](auto NV) { forward_head<T, NP, NV>(out, P, q, k, v, mask, S); });
   });
 }
 
 template <class T>
 void one_pass_backward(Operands<T> d, const bool assign[3], const T* dO, const T* P, const T* q, const T* k, const T* v,
                        const Shape& S) {
-  with_vectors(S.ldp / kLanes<T>, [&](auto NP) {
-    with_vectors(S.q.hs / kLanes<T>, [&](auto NV) { backward_head<T, NP, NV>(d, assign, dO, P, q, k, v, S); });
+  with_vectors<kMaxKeyVectors>(S.ldp / kLanes<T>, [&](auto NP) {
+    with_vectors<kMaxHeadVectors>(S.q.hs / kLanes<T>,
+                                  [&](auto NV) { backward_head<T, NP, NV>(d, assign, dO, P, q, k, v, S); });
   });
 }
 

@@ -109,7 +109,8 @@ template <class T>
 Tensor<T> multi_head_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, int B, int Tq, int Tk, int NH,
                                bool causal, const float* key_mask, double cap = 0);
 // Whether heads of hs features over Tk keys run attention's one-pass path (no soft cap; hs whole
-// vectors of T, at most four; Tk at most four vectors) instead of its blocked products.
+// vectors of T, at most four; Tk at most eight vectors with AVX-512, four with AVX2) instead of its
+// blocked products.
 template <class T> bool attention_in_one_pass(int hs, int Tk, double cap);
 // rotary.cpp: rotary position embedding (RoPE), GPT-NeoX's half split: in each head of hs features of
 // columns [0, rotated) of x (B*T_, cols), feature i < hs/2 and i + hs/2 turned by the angle
