@@ -5,6 +5,7 @@ optimizer and framework overhead, each against its roofline bound.
   scripts/profile_step.py                                  lm-small lm-deep18 encdec-deep12 rnnsearch-tiny
   scripts/profile_step.py --configs lm-deep18 --symbols    also print every symbol with its part
   scripts/profile_step.py --update docs/performance.md     rewrite the table between its markers
+  scripts/profile_step.py --runs 4                         four rounds: medians, and each ratio's range
 
 Each config runs twice under `perf record -e cpu-clock` (train.threads=1, evaluation and statistics off), with
 SHORT and LONG steps; the samples of the short run are subtracted from the long one's symbol by symbol, so
@@ -12,6 +13,10 @@ start-up (data, model build, the last evaluation) cancels and what is left is LO
 Every symbol is given a part by the first pattern of PARTS its name matches; the share of samples no pattern
 matches is printed beside the table. The step time is the median step_ms of the long run's metrics.jsonl; a
 part's ms = its share x that time. Percentages are usable on a busy machine, absolute times are not.
+
+With --runs N the machine's limits and every config are measured N times, round by round (a round: the
+limits, then each config once). Each cell is then the median over the rounds, and the two FLOP-share columns
+give the median of each round's share (step and peak from the same round) with the lowest and highest.
 """
 import argparse, json, os, re, statistics, subprocess, sys, tempfile
 
@@ -165,16 +170,48 @@ def measure(name, peak, bw, tmp, symbols):
             "gflop": w["products"], "mb": sum(v for p, v in w.items() if p != "products")}
 
 
-def table(rows, peak, bw, kernels, blas):
-    """blas: (OpenBLAS's SGEMM peak, its kernels' name), or (None, the kernels that ran instead) when
-    NORMTOOL_GEMM=openblas found no OpenBLAS to load: its column is then "-"."""
-    blas_peak, blas_kernels = blas
+def median_rows(rounds):
+    """One row a config from the rounds' rows: the median of each figure; "ratios" keeps each round's two
+    FLOP shares (of normtool's peak and of OpenBLAS's, None without one), for their ranges."""
+    out = {}
+    for name in rounds[0]["rows"]:
+        rs = [r["rows"][name] for r in rounds]
+        med = lambda f: statistics.median(f(x) for x in rs)  # noqa: E731
+        out[name] = {"step_ms": med(lambda x: x["step_ms"]), "cpu_ms": med(lambda x: x["cpu_ms"]),
+                     "share": {p: med(lambda x: x["share"][p]) for p in ORDER},
+                     "bound": {p: med(lambda x: x["bound"][p]) for p in rs[0]["bound"]},
+                     "gflop": rs[0]["gflop"],
+                     "ratios": [(x["gflop"] / (x["step_ms"] * 1e-3) / r["peak"],
+                                 x["gflop"] / (x["step_ms"] * 1e-3) / r["blas_peak"] if r["blas_peak"] else None)
+                                for x, r in zip(rs, rounds)]}
+    return out
+
+
+def share_cell(values):
+    """The median of the rounds' shares, and with more than one round their lowest and highest."""
+    if values[0] is None:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
+def table(rounds, kernels, blas_kernels):
+    """rounds: each {"peak", "bw", "blas_peak" (None when NORMTOOL_GEMM=openblas found no OpenBLAS to load:
+    its column is then "-"), "rows"}."""
+    n = len(rounds)
+    peak, bw = statistics.median(r["peak"] for r in rounds), statistics.median(r["bw"] for r in rounds)
+    blas_peak = statistics.median(r["blas_peak"] for r in rounds) if rounds[0]["blas_peak"] else None
+    rows = median_rows(rounds)
     blas_text = (f"{blas_peak:.1f} in OpenBLAS's `{blas_kernels}` kernels" if blas_peak else
                  f"OpenBLAS's not measured (not loaded: `NORMTOOL_GEMM=openblas` ran `{blas_kernels}`)")
+    over = (f"Medians over {n} rounds (`scripts/profile_step.py --runs {n}`: the limits, then each config, "
+            "round by round); the share columns give each round's share, step and peak from that round, as median "
+            "(lowest-highest). " if n > 1 else "")
     lines = [f"One thread, products in `{kernels}` kernels; one core's SGEMM peak {peak:.1f} GFLOP/s in them, "
              f"{blas_text}, and triad bandwidth {bw:.1f} GB/s "
              "(`build/bench/normtool_bench --benchmark_filter=MachineLimits`, the second with `NORMTOOL_GEMM=openblas`, "
-             "same run). Each cell: ms per step (share of the step's samples) / its bound in ms.", "",
+             f"same run). {over}Each cell: ms per step (share of the step's samples) / its bound in ms.", "",
              "| config | step ms | CPU ms (perf) | " + " | ".join(ORDER[:-1]) + " | unclassified | "
              "model GFLOP | FLOPs / (step x peak) | FLOPs / (step x OpenBLAS peak) | bound ms | % of bound |",
              "|---" * (len(ORDER) + 8) + "|"]
@@ -183,11 +220,11 @@ def table(rows, peak, bw, kernels, blas):
         for p in ORDER[:-1]:
             b = r["bound"].get(p)
             cells.append(f"{r['share'][p] * t:.1f} ({100 * r['share'][p]:.0f}%)" + (f" / {b:.1f}" if b else ""))
-        total_bound, gflops = sum(r["bound"].values()), r["gflop"] / (t * 1e-3)
-        blas_share = f"{gflops / blas_peak:.2f}" if blas_peak else "-"
+        total_bound = sum(r["bound"].values())
         lines.append(f"| {name} | {t:.1f} | {r['cpu_ms']:.1f} | " + " | ".join(cells) +
-                     f" | {100 * r['share']['unclassified']:.1f}% | {r['gflop']:.2f} | {gflops / peak:.2f} | "
-                     f"{blas_share} | {total_bound:.1f} | {100 * total_bound / t:.0f}% |")
+                     f" | {100 * r['share']['unclassified']:.1f}% | {r['gflop']:.2f} | "
+                     f"{share_cell([a for a, _ in r['ratios']])} | {share_cell([b for _, b in r['ratios']])} | "
+                     f"{total_bound:.1f} | {100 * total_bound / t:.0f}% |")
     busy = [n for n, r in rows.items() if r["step_ms"] > 1.2 * r["cpu_ms"]]
     if busy:
         lines += ["", f"The machine was busy during this run: the step time of {', '.join(busy)} exceeds the CPU time "
@@ -213,14 +250,20 @@ def main():
     ap.add_argument("--configs", nargs="+", default=CONFIGS, choices=CONFIGS)
     ap.add_argument("--symbols", action="store_true", help="print each config's top symbols with their part")
     ap.add_argument("--update", nargs="+", default=[], help="rewrite the generated part of these markdown files")
+    ap.add_argument("--runs", type=int, default=1, help="rounds of measurement (default 1): medians and ranges")
     args = ap.parse_args()
-    peak, bw, kernels = machine_limits()
-    blas_peak, _, blas_kernels = machine_limits("openblas")
-    if blas_kernels.startswith(("eigen", "normtool")):  # no OpenBLAS to load: its products ran elsewhere
-        blas_peak = None
-    with tempfile.TemporaryDirectory(prefix="normtool-profile-") as tmp:
-        rows = {name: measure(name, peak, bw, tmp, args.symbols) for name in args.configs}
-    text = table(rows, peak, bw, kernels, (blas_peak, blas_kernels))
+    if args.runs < 1:
+        ap.error("--runs takes a count of 1 or more")
+    rounds = []
+    for _ in range(args.runs):
+        peak, bw, kernels = machine_limits()
+        blas_peak, _, blas_kernels = machine_limits("openblas")
+        if blas_kernels.startswith(("eigen", "normtool")):  # no OpenBLAS to load: its products ran elsewhere
+            blas_peak = None
+        with tempfile.TemporaryDirectory(prefix="normtool-profile-") as tmp:
+            rows = {name: measure(name, peak, bw, tmp, args.symbols) for name in args.configs}
+        rounds.append({"peak": peak, "bw": bw, "blas_peak": blas_peak, "rows": rows})
+    text = table(rounds, kernels, blas_kernels)
     print(text)
     for path in args.update:
         update(path, text)

@@ -88,7 +88,8 @@ class Roofline(unittest.TestCase):
         share = dict.fromkeys(profile_step.ORDER, 0.0)
         share["products"] = 1.0
         row = {"step_ms": 100.0, "cpu_ms": 100.0, "share": share, "bound": {"products": 50.0}, "gflop": 10.0}
-        text = profile_step.table({"lm-x": row}, 200.0, 50.0, "normtool-avx512", (250.0, "SkylakeX"))
+        one = {"peak": 200.0, "bw": 50.0, "blas_peak": 250.0, "rows": {"lm-x": row}}
+        text = profile_step.table([one], "normtool-avx512", "SkylakeX")
         line = next(x for x in text.splitlines() if x.startswith("| lm-x |"))
         cells = [c.strip() for c in line.strip("|").split("|")]
         header = next(x for x in text.splitlines() if x.startswith("| config |"))
@@ -97,13 +98,32 @@ class Roofline(unittest.TestCase):
         self.assertEqual(cells[names.index("FLOPs / (step x peak)")], "0.50")
         self.assertEqual(cells[names.index("FLOPs / (step x OpenBLAS peak)")], "0.40")
         self.assertIn("250.0 in OpenBLAS's `SkylakeX` kernels", text)
+        self.assertNotIn("rounds", text)
         # without OpenBLAS: no share of its peak, and the line says why
-        text = profile_step.table({"lm-x": row}, 200.0, 50.0, "normtool-avx512", (None, "eigen-avx512"))
+        text = profile_step.table([dict(one, blas_peak=None)], "normtool-avx512", "eigen-avx512")
         line = next(x for x in text.splitlines() if x.startswith("| lm-x |"))
         self.assertEqual([c.strip() for c in line.strip("|").split("|")][names.index("FLOPs / (step x OpenBLAS peak)")],
                          "-")
         self.assertIn("not loaded: `NORMTOOL_GEMM=openblas` ran `eigen-avx512`", text)
 
+    def test_rounds_give_medians_and_each_rounds_share(self):
+        # three rounds: steps 100, 125, 80 ms against peaks 200, 160, 250 (OpenBLAS 250, 200, 250): the
+        # shares pair each step with its own round's peak; the step is the median step, 100 ms
+        share = dict.fromkeys(profile_step.ORDER, 0.0)
+        share["products"] = 1.0
+        rounds = [{"peak": p, "bw": 50.0, "blas_peak": b,
+                   "rows": {"lm-x": {"step_ms": t, "cpu_ms": t, "share": share, "bound": {"products": 50.0},
+                                     "gflop": 10.0}}}
+                  for t, p, b in [(100.0, 200.0, 250.0), (125.0, 160.0, 200.0), (80.0, 250.0, 250.0)]]
+        text = profile_step.table(rounds, "normtool-avx512", "SkylakeX")
+        header = next(x for x in text.splitlines() if x.startswith("| config |"))
+        names = [c.strip() for c in header.strip("|").split("|")]
+        cells = [c.strip() for c in next(x for x in text.splitlines() if x.startswith("| lm-x |")).strip("|").split("|")]
+        self.assertEqual(cells[names.index("step ms")], "100.0")
+        self.assertEqual(cells[names.index("FLOPs / (step x peak)")], "0.50 (0.50-0.50)")
+        self.assertEqual(cells[names.index("FLOPs / (step x OpenBLAS peak)")], "0.40 (0.40-0.50)")
+        self.assertIn("Medians over 3 rounds", text)
+        self.assertIn("SGEMM peak 200.0 GFLOP/s", text)
 
 if __name__ == "__main__":
     unittest.main()
