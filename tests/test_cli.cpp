@@ -59,6 +59,24 @@ TEST(Cli, MissingDataNamesTheFileAndThePackage) {
       << r.output;
 }
 
+// The binary copied where no configs/ lies beside it, and NORMTOOL_DATA_DIR naming a folder without
+// them: every command that reads the data directory says where it looked, exit 2 (it was 1).
+TEST(Cli, NoDataDirectoryIsExit2NamingThePlacesTried) {
+  TempDir d;
+  std::filesystem::create_directories(d / "bin");
+  std::filesystem::copy_file(binary(), d / "bin/normtool");
+  for (const std::string& args :
+       std::vector<std::string>{"reproduce --list", "reproduce --quick E1 --out " + (d / "r"), "presets"}) {
+    const auto r = run_shell("NORMTOOL_DATA_DIR=" + (d / "nowhere") + " " + (d / "bin/normtool") + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find("normtool's data (configs/, experiments/) is in none of: " + (d / "nowhere") + ", " +
+                            (d / "bin/share/normtool") + ", " + (d / "share/normtool") + " (set NORMTOOL_DATA_DIR)"),
+              std::string::npos)
+        << args << ": " << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(d / "r")) << "nothing is written before the data directory is found";
+}
+
 TEST(Cli, CorruptDataFileIsNamed) {
   TempDir d;
   std::filesystem::create_directories(d.path);

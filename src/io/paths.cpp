@@ -2,6 +2,7 @@
 
 #include "config/config.h"
 #include "config/user_json.h"
+#include "core/errors.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -32,8 +33,9 @@ std::string data_dir() {
     if (fs::is_directory(p / "configs", ec)) return p.string();
     list += (list.empty() ? "" : ", ") + p.string();
   }
-  throw std::runtime_error(fmt::format("normtool's data (configs/, experiments/) is in none of: {} "
-                                       "(set NORMTOOL_DATA_DIR)", list));
+  // the installation or NORMTOOL_DATA_DIR, not normtool: exit 2, as bad input is
+  throw InputError(fmt::format("normtool's data (configs/, experiments/) is in none of: {} "
+                               "(set NORMTOOL_DATA_DIR)", list));
 }
 
 std::string config_path(const std::string& name) { return (fs::path(data_dir()) / "configs" / name).string(); }

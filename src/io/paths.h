@@ -10,7 +10,7 @@
 namespace nt {
 
 std::string self_executable();                     // /proc/self/exe
-std::string data_dir();                            // throws std::runtime_error naming the places tried
+std::string data_dir();                            // throws InputError naming the places tried
 std::string config_path(const std::string& name);  // <data dir>/configs/<name>
 // A --config argument: the path as given when it exists, else the same path under the data
 // directory, else under its configs/ ("configs/lm-tiny.json" and "lm-tiny.json" work from any
