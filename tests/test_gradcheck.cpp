@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 
 #include "gradcheck.h"
 #include "norms/norms.h"
@@ -403,42 +404,66 @@ TEST(GradCheck, TakeRows) {
                          {random_input(12, 3, 1)});
 }
 
-// A Linear over rows 0 and 2 of a batch of three: the same gradients as any Linear; and the bits
-// of the Linear over the whole batch whose row 1's gradient is 0 (a sequence that has ended):
-// the weight's summed over the rows in the batch's order, the bias's over the whole batch.
+// A Linear over rows 0 and 2 of a batch of three: the same gradients as any Linear. And over 9
+// scattered rows of a batch of 32, the bits of the Linear over the whole batch whose other rows'
+// gradient is 0 (sequences that have ended): the weight's summed over the rows in the batch's order,
+// the bias's over the whole batch. A plain Linear over the 9 rows alone sums the bias's gradient in
+// another tree, and its bits differ (which is why linear takes the batch's rows).
 const int kBatchRows[] = {0, 2};
+const int kLiveRows[] = {0, 3, 4, 9, 15, 16, 22, 27, 31};
 TEST(GradCheck, LinearOverRowsOfABatch) {
   expect_gradients_match([](auto& g, auto& t) { return linear(g, t[0], t[1], t[2], kBatchRows, 3); },
                          {random_input(2, 5, 1), random_input(4, 5, 2), random_input(1, 4, 3)});
-  constexpr int kIn = 20, kOut = 40;
-  auto run = [&](bool rows) {
+  constexpr int kBatch = 32, kLive = 9, kIn = 20, kOut = 40;
+  enum Form { batch_rows, whole_batch, rows_alone };
+  auto run = [&](Form form) {
     Graph<float> g;
-    const Tensor<float> x = g.tensor(3, kIn, true), w = g.tensor(kOut, kIn, true), b = g.tensor(1, kOut, true);
+    const Tensor<float> x = g.tensor(kBatch, kIn, true), w = g.tensor(kOut, kIn, true), b = g.tensor(1, kOut, true);
     for (int64_t k = 0; k < x.size(); ++k) x.data[k] = std::sin(0.3f * float(k));
     for (int64_t k = 0; k < w.size(); ++k) w.data[k] = std::cos(0.7f * float(k));
     std::fill_n(b.data, kOut, 0.5f);
     Tensor<float> y;
-    if (rows) {
-      Tensor<float> xs = g.tensor(2, kIn, true);
-      for (int i = 0; i < 2; ++i) std::copy_n(x.data + kBatchRows[i] * kIn, kIn, xs.data + i * kIn);
-      y = linear(g, xs, w, b, kBatchRows, 3);
-    } else {
+    if (form == whole_batch) {
       y = linear(g, x, w, b);
+    } else {
+      Tensor<float> xs = g.tensor(kLive, kIn, true);
+      for (int i = 0; i < kLive; ++i) std::copy_n(x.data + kLiveRows[i] * kIn, kIn, xs.data + i * kIn);
+      y = form == batch_rows ? linear(g, xs, w, b, kLiveRows, kBatch) : linear(g, xs, w, b);
     }
     float* dy = g.seed(y);
-    for (int i = 0; i < y.rows; ++i)
-      for (int k = 0; k < kOut; ++k) {
-        const int row = rows ? kBatchRows[i] : i;  // the batch's row
-        dy[i * kOut + k] = row == 1 ? 0.0f : std::sin(1.3f * float(row * kOut + k));
-      }
+    for (int i = 0; i < y.rows; ++i) {
+      const int row = form == whole_batch ? i : kLiveRows[i];  // the batch's row
+      const bool live = std::find(std::begin(kLiveRows), std::end(kLiveRows), row) != std::end(kLiveRows);
+      for (int k = 0; k < kOut; ++k) dy[i * kOut + k] = live ? std::sin(1.3f * float(row * kOut + k)) : 0.0f;
+    }
     g.backward(Tensor<float>{});
     std::vector<float> bits(w.grad, w.grad + w.size());
     bits.insert(bits.end(), b.grad, b.grad + kOut);
     return bits;
   };
-  const std::vector<float> some = run(true), all = run(false);
-  for (std::size_t k = 0; k < all.size(); ++k)
+  const std::vector<float> some = run(batch_rows), all = run(whole_batch), alone = run(rows_alone);
+  int differ = 0;
+  for (std::size_t k = 0; k < all.size(); ++k) {
     EXPECT_EQ(std::bit_cast<uint32_t>(some[k]), std::bit_cast<uint32_t>(all[k])) << "value " << k;
+    differ += std::bit_cast<uint32_t>(alone[k]) != std::bit_cast<uint32_t>(all[k]);
+  }
+  EXPECT_GT(differ, 0) << "the rows alone give the whole batch's bits: the test shows nothing";
+}
+
+// Rows an op writes or scatters gradients to must not repeat (one write would be lost), and a
+// strided form has no zero row: each refused with a message, not computed wrong.
+const int kTwice[] = {1, 1}, kDown[] = {2, 0};
+TEST(Rows, RepeatedOrDecreasingWrittenRowsAreRefused) {
+  Graph<float> g;
+  const Tensor<float> seq = g.tensor(4, 3, true), x = g.tensor(2, 3, true), w = g.tensor(5, 3, true),
+                      b = g.tensor(1, 5, true);
+  EXPECT_THROW(put_rows(g, seq, x, Rows{.index = kTwice}), std::logic_error);
+  EXPECT_THROW(put_rows(g, seq, x, Rows{.index = kDown}), std::logic_error);
+  EXPECT_THROW(linear(g, x, w, b, kTwice, 3), std::logic_error);
+  EXPECT_THROW(take_rows(g, seq, Rows{-1, 1}, 2), std::logic_error);
+  EXPECT_NO_THROW(take_rows(g, seq, Rows{.index = kTwice}, 2));  // reading a row twice is fine
+  const int up[] = {0, 3};
+  EXPECT_NO_THROW(put_rows(g, seq, x, Rows{.index = up}));
 }
 
 }  // namespace

@@ -149,6 +149,15 @@ const int32_t kSrc[B * S] = {4, 5, 1, 3, 0, 0};
 const float kMask[B * S] = {1, 1, 1, 1, 0, 0};
 const int32_t kTgt[B * T] = {2, 4, 5, 2, 3, 0};
 const float kTgtMask[B * T] = {1, 1, 1, 1, 1, 0};
+// The live rows' edges: three rows, sources of lengths 4, 0 and 1 (longer than their targets),
+// targets of 2, 1 and 0, padded to 3: the decoder's last step has no live row and stops.
+constexpr int kEdgeB = 3, kEdgeS = 4, kEdgeT = 3;
+const int32_t kEdgeSrc[kEdgeB * kEdgeS] = {1, 2, 3, 4, 0, 0, 0, 0, 5, 0, 0, 0};
+const float kEdgeMask[kEdgeB * kEdgeS] = {1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0};
+const int32_t kEdgeTgt[kEdgeB * kEdgeT] = {3, 1, 0, 4, 0, 0, 0, 0, 0};
+const float kEdgeTgtMask[kEdgeB * kEdgeT] = {1, 1, 0, 1, 0, 0, 0, 0, 0};
+const RnnSearchNet<double>::Input kBatches[] = {{B, kSrc, kMask, S, kTgt, T, kTgtMask},
+                                                {kEdgeB, kEdgeSrc, kEdgeMask, kEdgeS, kEdgeTgt, kEdgeT, kEdgeTgtMask}};
 
 struct Case {
   NormType kind;
@@ -217,7 +226,10 @@ TEST_P(NetGradCheck, ThroughEncoderAttentionAndDecoder) {
   in.push_back(random_input(V, E, 130, 0.5)), in.push_back(random_input(1, V, 131, 0.1));
   const std::size_t n_inputs = in.size();
   const NormDesc& d = norm_desc(kind);
-  for (const bool through_graph : {false, true}) {
+  for (int run = 0; run < 4; ++run) {  // each batch, adding to the caller's buffers and through the graph
+    const RnnSearchNet<double>::Input& batch = kBatches[run / 2];
+    const bool through_graph = run % 2 == 1;
+    SCOPED_TRACE(batch.B == B ? "the batch" : "the edge batch");
     const GradCheckResult r = gradcheck(
         [&](Graph<double>& g, std::vector<Tensor<double>>& t) {
           RnnSearchNet<double> net;
@@ -238,7 +250,7 @@ TEST_P(NetGradCheck, ThroughEncoderAttentionAndDecoder) {
           net.W_o = t[i], net.b_o = t[i + 1], i += 2;
           EXPECT_EQ(i, n_inputs);
           RnnSearchNet<double>::Steps steps;
-          return net.logits(g, {B, kSrc, kMask, S, kTgt, T, kTgtMask}, steps);
+          return net.logits(g, batch, steps);
         },
         in, true, through_graph, kStep);
     for (std::size_t k = 0; k < r.errors.size(); ++k) {

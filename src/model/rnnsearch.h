@@ -4,7 +4,7 @@
 //
 //   encoder, over the source s (B*S bytes):
 //     x = src_emb[s]                                         (B*S, E)
-//     forward and backward GRU over x, the state 0 at each end and kept on padding (each step
+//     forward and backward GRU over x, the state 0 at each end, its rows 0 on padding (each step
 //     runs the rows real there alone: model/live_rows.h)
 //     annotation_j = [forward_j; backward_j]                 (B*S, 2H)
 //   s_0 = tanh(norm(W_i mean_j(annotation_j) + b_i))         the mean over real positions (B, H)

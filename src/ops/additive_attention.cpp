@@ -112,10 +112,8 @@ Tensor<T> additive_attention(Graph<T>& g, Tensor<T> keys, Tensor<T> query, Tenso
                              const float* key_mask, int S, const int* batch_rows) {
   const int D = keys.cols, C = values.cols, N = query.rows;
   const int64_t B = S > 0 ? keys.rows / S : 0;
-  bool increasing = true;
-  for (int i = 1; batch_rows && i < N; ++i) increasing = increasing && batch_rows[i] > batch_rows[i - 1];
   NT_CHECK(S > 0 && keys.rows == B * S && values.rows == keys.rows &&
-               (batch_rows ? increasing && Rows{.index = batch_rows}.inside(N, B) : N == B) &&
+               (batch_rows ? Rows{.index = batch_rows}.inside(N, B, false, true) : N == B) &&
                query.cols == D && v.rows == 1 && v.cols == D && key_mask,
            "additive_attention: expected keys (B*S, D), query (B, D) or increasing rows of the batch's, v (1, D), "
            "values (B*S, C) and a key mask");

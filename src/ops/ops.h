@@ -21,12 +21,14 @@ struct Rows {
   int first = 0, stride = 1;
   const int* index = nullptr;
   int64_t operator[](int i) const { return index ? index[i] : first + int64_t(i) * stride; }
-  // Rows 0 .. count - 1 all in [0, limit) (or -1 with zero_rows: take_rows's zero row)
-  bool inside(int count, int64_t limit, bool zero_rows = false) const {
-    bool ok = stride >= 1;
+  // Rows 0 .. count - 1 all in [0, limit) (or, by index, -1 with zero_rows: take_rows's zero row);
+  // with increasing, an index strictly increasing, so no row is named twice (the rows an op writes,
+  // or whose gradients it scatters: a row named twice would lose one of its writes)
+  bool inside(int count, int64_t limit, bool zero_rows = false, bool increasing = false) const {
+    bool ok = stride >= 1 && (index || first >= 0);
     for (int i = 0; ok && i < count; ++i) {
       const int64_t r = (*this)[i];
-      ok = r < limit && (r >= 0 || (zero_rows && r == -1));
+      ok = r < limit && (r >= 0 || (zero_rows && index && r == -1)) && (!increasing || i == 0 || r > (*this)[i - 1]);
     }
     return ok;
   }
@@ -34,7 +36,7 @@ struct Rows {
 
 // linear.cpp: y = x W^T + b.  x (N, in), W (out, in), b (1, out) or absent -> y (N, out)
 template <class T> Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b);
-// The same for x's rows the rows batch_rows[i] of a batch of `batch` rows, the others absent (a
+// The same for x's rows the rows batch_rows[i] (increasing) of a batch of `batch` rows, the others absent (a
 // recurrence's sequences that have ended): b's gradient is summed as over the whole batch with
 // the absent rows' 0, so its bits are those of the product over every row.
 template <class T>
@@ -118,7 +120,7 @@ template <class T> bool attention_in_one_pass(int hs, int Tk, double cap);
 template <class T> Tensor<T> rotary(Graph<T>& g, Tensor<T> x, int T_, int hs, int rotated, double base);
 // rows.cpp: one time step's rows of a batch-major (B*T, C) sequence, rows[i] for i < count (Rows).
 // take_rows -> (count, C), a zero row where an index is -1; put_rows writes x (count, C) into the
-// graph tensor y (made with a gradient).
+// graph tensor y (made with a gradient), its rows increasing.
 template <class T> Tensor<T> take_rows(Graph<T>& g, Tensor<T> x, Rows rows, int count);
 template <class T> void put_rows(Graph<T>& g, Tensor<T> y, Tensor<T> x, Rows rows);
 // rows.cpp: x (B*S, C) -> (B, C), row b the mean of the rows b*S + j whose mask[b*S + j] is non-zero.

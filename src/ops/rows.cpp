@@ -75,15 +75,16 @@ void masked_mean_rows_backward_node(const void* p, unsigned first) {
 }
 
 template <class T>
-void check_rows(Tensor<T> seq, int count, int cols, Rows rows, bool zero_rows, const char* op) {
-  NT_CHECK(seq.cols == cols && count >= 1 && rows.inside(count, seq.rows, zero_rows),
-           std::string(op) + ": the rows lie outside the sequence");
+void check_rows(Tensor<T> seq, int count, int cols, Rows rows, bool zero_rows, bool increasing, const char* op) {
+  NT_CHECK(seq.cols == cols && count >= 1 && rows.inside(count, seq.rows, zero_rows, increasing),
+           std::string(op) + (increasing ? ": the rows lie outside the sequence or do not increase"
+                                         : ": the rows lie outside the sequence"));
 }
 }  // namespace
 
 template <class T>
 Tensor<T> take_rows(Graph<T>& g, Tensor<T> x, Rows rows, int count) {
-  check_rows(x, count, x.cols, rows, true, "take_rows");
+  check_rows(x, count, x.cols, rows, true, false, "take_rows");
   Tensor<T> y = g.output(count, x.cols, x);
   for (int i = 0; i < count; ++i) {
     T* to = y.data + int64_t(i) * x.cols;
@@ -99,7 +100,7 @@ Tensor<T> take_rows(Graph<T>& g, Tensor<T> x, Rows rows, int count) {
 
 template <class T>
 void put_rows(Graph<T>& g, Tensor<T> y, Tensor<T> x, Rows rows) {
-  check_rows(y, x.rows, x.cols, rows, false, "put_rows");
+  check_rows(y, x.rows, x.cols, rows, false, true, "put_rows");
   for (int i = 0; i < x.rows; ++i)
     std::memcpy(y.data + rows[i] * x.cols, x.data + int64_t(i) * x.cols, sizeof(T) * x.cols);
   if (x.grad) {
