@@ -14,9 +14,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "core/check.h"
 #include "core/eigen.h"
