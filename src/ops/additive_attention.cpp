@@ -112,8 +112,9 @@ Tensor<T> additive_attention(Graph<T>& g, Tensor<T> keys, Tensor<T> query, Tenso
                              const float* key_mask, int S, const int* batch_rows) {
   const int D = keys.cols, C = values.cols, N = query.rows;
   const int64_t B = S > 0 ? keys.rows / S : 0;
+  const Rows rows{.index = batch_rows};
   NT_CHECK(S > 0 && keys.rows == B * S && values.rows == keys.rows &&
-               (batch_rows ? Rows{.index = batch_rows}.inside(N, B, false, true) : N == B) &&
+               (batch_rows ? rows.inside(N, B) && rows.increasing(N) : N == B) &&
                query.cols == D && v.rows == 1 && v.cols == D && key_mask,
            "additive_attention: expected keys (B*S, D), query (B, D) or increasing rows of the batch's, v (1, D), "
            "values (B*S, C) and a key mask");

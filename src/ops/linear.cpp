@@ -67,7 +67,8 @@ template <class T>
 Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows, int batch) {
   NT_CHECK(x.cols == w.cols, "linear: x and W disagree on the input width");
   NT_CHECK(!b.data || b.size() == w.rows, "linear: bias size != output width");
-  NT_CHECK(!batch_rows || Rows{.index = batch_rows}.inside(x.rows, batch, false, true),
+  const Rows rows{.index = batch_rows};
+  NT_CHECK(!batch_rows || (rows.inside(x.rows, batch) && rows.increasing(x.rows)),
            "linear: x's rows lie outside the batch or do not increase");
   Tensor<T> y = g.output(x.rows, w.rows, x, w, b);
   linear_forward(y.data, x.data, w.data, b.data, x.rows, x.cols, w.rows);

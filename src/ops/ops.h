@@ -21,16 +21,21 @@ struct Rows {
   int first = 0, stride = 1;
   const int* index = nullptr;
   int64_t operator[](int i) const { return index ? index[i] : first + int64_t(i) * stride; }
-  // Rows 0 .. count - 1 all in [0, limit) (or, by index, -1 with zero_rows: take_rows's zero row);
-  // with increasing, an index strictly increasing, so no row is named twice (the rows an op writes,
-  // or whose gradients it scatters: a row named twice would lose one of its writes)
-  bool inside(int count, int64_t limit, bool zero_rows = false, bool increasing = false) const {
+  // Rows 0 .. count - 1 all in [0, limit) (or, by index, -1 with zero_rows: take_rows's zero row)
+  bool inside(int count, int64_t limit, bool zero_rows = false) const {
     bool ok = stride >= 1 && (index || first >= 0);
     for (int i = 0; ok && i < count; ++i) {
       const int64_t r = (*this)[i];
-      ok = r < limit && (r >= 0 || (zero_rows && index && r == -1)) && (!increasing || i == 0 || r > (*this)[i - 1]);
+      ok = r < limit && (r >= 0 || (zero_rows && index && r == -1));
     }
     return ok;
+  }
+  // No row named twice, as the rows an op writes or scatters gradients to must be (a row named
+  // twice would lose one of its writes): an index strictly increasing
+  bool increasing(int count) const {
+    for (int i = 1; index && i < count; ++i)
+      if (index[i] <= index[i - 1]) return false;
+    return true;
   }
 };
 

@@ -76,7 +76,8 @@ void masked_mean_rows_backward_node(const void* p, unsigned first) {
 
 template <class T>
 void check_rows(Tensor<T> seq, int count, int cols, Rows rows, bool zero_rows, bool increasing, const char* op) {
-  NT_CHECK(seq.cols == cols && count >= 1 && rows.inside(count, seq.rows, zero_rows, increasing),
+  NT_CHECK(seq.cols == cols && count >= 1 && rows.inside(count, seq.rows, zero_rows) &&
+               (!increasing || rows.increasing(count)),
            std::string(op) + (increasing ? ": the rows lie outside the sequence or do not increase"
                                          : ": the rows lie outside the sequence"));
 }
