@@ -450,6 +450,53 @@ TEST(GradCheck, LinearOverRowsOfABatch) {
   EXPECT_GT(differ, 0) << "the rows alone give the whole batch's bits: the test shows nothing";
 }
 
+// A Linear over the real rows 0, 2, 3 of a padded batch of five: the padding rows are b (0 without
+// it) and send no gradient back. And over a padded batch of 1100 rows (more than one of the
+// kernel's passes over k in W's gradient), the bits of the Linear over every row where the
+// padding's dy is 0 (after a masked loss): y's real rows, dx's, W's and b's gradients.
+const int kRealRows[] = {0, 2, 3};
+TEST(GradCheck, LinearOverRealRows) {
+  const RealRows real{kRealRows, 3};
+  expect_gradients_match([real](auto& g, auto& t) { return linear(g, t[0], t[1], t[2], real); },
+                         {random_input(5, 4, 1), random_input(3, 4, 2), random_input(1, 3, 3)});
+  expect_gradients_match([real](auto& g, auto& t) { return linear(g, t[0], t[1], Tensor<double>{}, real); },
+                         {random_input(5, 4, 1), random_input(3, 4, 2)});
+  constexpr int kBatch = 1100, kIn = 20, kOut = 40;
+  std::vector<int> rows;
+  for (int i = 0; i < kBatch; ++i)
+    if (i % 7 < 4) rows.push_back(i);
+  auto run = [&](bool all_rows) {
+    Graph<float> g;
+    const Tensor<float> x = g.tensor(kBatch, kIn, true), w = g.tensor(kOut, kIn, true), b = g.tensor(1, kOut, true);
+    for (int64_t k = 0; k < x.size(); ++k) x.data[k] = std::sin(0.3f * float(k));
+    for (int64_t k = 0; k < w.size(); ++k) w.data[k] = std::cos(0.7f * float(k));
+    for (int k = 0; k < kOut; ++k) b.data[k] = 0.1f * float(k);
+    const Tensor<float> y = all_rows ? linear(g, x, w, b) : linear(g, x, w, b, RealRows{rows.data(), int(rows.size())});
+    std::vector<float> out(y.data, y.data + y.size());
+    float* dy = g.seed(y);
+    for (int i = 0; i < kBatch; ++i)
+      for (int k = 0; k < kOut; ++k) dy[i * kOut + k] = i % 7 < 4 ? std::sin(1.3f * float(i * kOut + k)) : 0.0f;
+    g.backward(Tensor<float>{});
+    out.insert(out.end(), x.grad, x.grad + x.size());
+    out.insert(out.end(), w.grad, w.grad + w.size());
+    out.insert(out.end(), b.grad, b.grad + kOut);
+    return out;
+  };
+  const std::vector<float> some = run(false), all = run(true);
+  ASSERT_EQ(some.size(), all.size());
+  int padding_rows_differ = 0;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const bool y = k < std::size_t(kBatch) * kOut, padding = y && int(k / kOut) % 7 >= 4;
+    if (padding) {  // y's padding rows: b, not x W^T + b
+      EXPECT_EQ(some[k], 0.1f * float(k % kOut)) << "y entry " << k;
+      padding_rows_differ += some[k] != all[k];
+    } else {
+      EXPECT_EQ(std::bit_cast<uint32_t>(some[k]), std::bit_cast<uint32_t>(all[k])) << "value " << k;
+    }
+  }
+  EXPECT_GT(padding_rows_differ, 0) << "the padding rows were computed: the test shows nothing";
+}
+
 // Rows an op writes or scatters gradients to must not repeat (one write would be lost), and a
 // strided form has no zero row: each refused with a message, not computed wrong.
 const int kTwice[] = {1, 1}, kDown[] = {2, 0};

@@ -74,10 +74,12 @@ class EncoderDecoder final : public Model {
     const float* src_mask = batch.src_mask.data();
     const float* tgt_mask = batch.padded ? batch.mask.data() : nullptr;
     sites_.clear();
-    const Sequence memory{encoder_(g, batch.src.data(), B, S, src_mask, src_mask, sites_), S, src_mask};
+    const Sequence memory{encoder_(g, batch.src.data(), B, S, src_mask, src_mask, sites_), S, src_mask,
+                          real_rows(g, src_mask, B * S)};
     for (SiteCapture& s : sites_) s.T = S, s.mask = src_mask;  // the encoder's sites are over the source
     const Tensor<float> x = decoder_(g, batch.tokens.data(), B, batch.T, tgt_mask, tgt_mask, sites_, &memory);
-    return cast(g, soft_cap(g, head_(g, x), logit_softcap_), precision_);
+    // the padding's logits are the head's bias: the loss leaves them out
+    return cast(g, soft_cap(g, head_(g, x, real_rows(g, tgt_mask, B * batch.T)), logit_softcap_), precision_);
   }
 
   void attention_logits(std::vector<AttentionLogits>& out) const override {

@@ -26,9 +26,14 @@ struct Linear {
   void zero_bias() const {
     if (bias.data) std::fill_n(bias.data, bias.size(), 0.0f);
   }
-  Tensor<float> operator()(Graph<float>& g, Tensor<float> x) const { return linear(g, x, W, bias); }
+  // real: a padded batch's real rows, the others' products skipped (ops.h: linear over RealRows)
+  Tensor<float> operator()(Graph<float>& g, Tensor<float> x, RealRows real = {}) const {
+    return linear(g, x, W, bias, real);
+  }
   // x W^T alone: the op after it adds the bias (bias_activation, residual), saving a pass
-  Tensor<float> product(Graph<float>& g, Tensor<float> x) const { return linear(g, x, W, Tensor<float>{}); }
+  Tensor<float> product(Graph<float>& g, Tensor<float> x, RealRows real = {}) const {
+    return linear(g, x, W, Tensor<float>{}, real);
+  }
 };
 
 // A sub-layer's output f(x) = product + bias, the bias not yet added: the residual connection

@@ -6,8 +6,11 @@
 //             db (1, out) += sum over rows of dy
 // With batch_rows, x's rows are some rows of a larger batch (a recurrence's live sequences), and db
 // is summed over the whole batch's rows, the absent ones 0: the same bits as over every row.
+// With real rows, x is a padded batch and the products run over its real rows alone, gathered
+// into buffers of their own (a padding row of y is b, or 0); db is summed over every row of dy.
 // (each = instead of += where the node writes that gradient first: core/graph.h)
 #include <algorithm>
+#include <vector>
 
 #include "core/check.h"
 #include "core/eigen.h"
@@ -80,6 +83,81 @@ Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* 
   return y;
 }
 
+namespace {
+// dst's rows 0..n = src's rows index[0..n), C wide
+template <class T>
+void gather_rows(T* dst, const T* src, const int* index, int n, int C) {
+  for (int r = 0; r < n; ++r) std::copy_n(src + int64_t(index[r]) * C, C, dst + int64_t(r) * C);
+}
+
+// A buffer of the thread's for n entries, for the products' real rows while one op runs
+template <class T>
+T* scratch(int slot, std::size_t n) {
+  thread_local std::vector<T, Eigen::aligned_allocator<T>> buffers[2];
+  if (buffers[slot].size() < n) buffers[slot].resize(n);
+  return buffers[slot].data();
+}
+
+template <class T>
+struct RealRowsContext {
+  Tensor<T> y, x, w, b;
+  RealRows real;
+  const T* x_real;  // x's real rows, gathered by the forward
+};
+
+template <class T>
+void real_rows_backward_node(const void* p, unsigned first) {
+  const auto& c = *static_cast<const RealRowsContext<T>*>(p);
+  const int N = c.x.rows, in = c.x.cols, out = c.w.rows, n = c.real.count;
+  T *dy_real = scratch<T>(0, std::size_t(n) * out), *dx_real = scratch<T>(1, std::size_t(n) * in);
+  gather_rows(dy_real, c.y.grad, c.real.index, n, out);
+  // written in the order of record()'s list: W's gradient, b's, x's (dx_real is written, never added to)
+  linear_backward<T>(c.x.grad ? dx_real : nullptr, c.w.grad, nullptr, dy_real, c.x_real, c.w.data, n, in, out,
+                     1u | (writes_first(first, 0) ? 2u : 0u));
+  if (c.b.grad) bias_gradient(c.b.grad, c.y.grad, N, out, writes_first(first, 1));
+  if (!c.x.grad) return;
+  const bool put_first = writes_first(first, 2);
+  for (int i = 0, r = 0; i < N; ++i) {
+    T* dx = c.x.grad + int64_t(i) * in;
+    if (r < n && c.real.index[r] == i) {
+      const T* d = dx_real + int64_t(r++) * in;
+      for (int k = 0; k < in; ++k) dx[k] = put_first ? d[k] : dx[k] + d[k];
+    } else if (put_first) {
+      std::fill_n(dx, in, T(0));
+    }
+  }
+}
+}  // namespace
+
+template <class T>
+Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, RealRows real) {
+  if (!real.index) return linear(g, x, w, b);
+  NT_CHECK(x.cols == w.cols, "linear: x and W disagree on the input width");
+  NT_CHECK(!b.data || b.size() == w.rows, "linear: bias size != output width");
+  const Rows rows{.index = real.index};
+  NT_CHECK(real.count >= 0 && rows.inside(real.count, x.rows) && rows.increasing(real.count),
+           "linear: the real rows lie outside x or do not increase");
+  const int N = x.rows, in = x.cols, out = w.rows, n = real.count;
+  T* x_real = g.buffer(std::size_t(n) * in);  // kept for W's gradient
+  T* y_real = scratch<T>(0, std::size_t(n) * out);
+  gather_rows(x_real, x.data, real.index, n, in);
+  linear_forward(y_real, x_real, w.data, b.data, n, in, out);
+  Tensor<T> y = g.output(N, out, x, w, b);
+  for (int i = 0, r = 0; i < N; ++i) {
+    T* row = y.data + int64_t(i) * out;
+    if (r < n && real.index[r] == i)
+      std::copy_n(y_real + int64_t(r++) * out, out, row);
+    else if (b.data)
+      std::copy_n(b.data, out, row);
+    else
+      std::fill_n(row, out, T(0));
+  }
+  if (!y.grad) return y;
+  const RealRowsContext<T> c{y, x, w, b, {g.keep(real.index, n), n}, x_real};
+  g.record(real_rows_backward_node<T>, c, {w.grad, b.grad, x.grad});
+  return y;
+}
+
 template <class T>
 Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b) {
   return linear(g, x, w, b, nullptr, x.rows);
@@ -89,5 +167,7 @@ template Tensor<float> linear(Graph<float>&, Tensor<float>, Tensor<float>, Tenso
 template Tensor<double> linear(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>);
 template Tensor<float> linear(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>, const int*, int);
 template Tensor<double> linear(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>, const int*, int);
+template Tensor<float> linear(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>, RealRows);
+template Tensor<double> linear(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>, RealRows);
 
 }  // namespace nt

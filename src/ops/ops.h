@@ -47,6 +47,18 @@ template <class T> Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tenso
 template <class T>
 Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows, int batch);
 
+// The real rows of a padded batch of N rows, index[0..count) increasing (index null: every row).
+// Ops given them compute those rows alone.
+struct RealRows {
+  const int* index = nullptr;
+  int count = 0;
+};
+// The same over a padded batch's real rows: a padding row of y is b (0 without b) and sends no
+// gradient to x; W's gradient sums the real rows' terms (the padding's are 0 when its dy is, as
+// after a masked loss: then the bits are the product's over every row, each entry one chain of
+// fused multiply-adds in normtool's kernel, core/gemm_kernel.cpp), b's sums dy over every row.
+template <class T> Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, RealRows real);
+
 // elementwise.cpp: b broadcasts to a's shape from (N, C), (N, 1), (1, C) or (1, 1).
 template <class T> Tensor<T> add(Graph<T>& g, Tensor<T> a, Tensor<T> b);
 template <class T> Tensor<T> mul(Graph<T>& g, Tensor<T> a, Tensor<T> b);

@@ -1,6 +1,7 @@
 #include "model/blocks/attention.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/check.h"
 #include "ops/ops.h"
@@ -69,13 +70,13 @@ Tensor<float> Attention::qk_normed(Graph<float>& g, int B, const Sequence& queri
     if (qk_norm_all_) return cast(g, norm(g, x), precision_);                  // or over all C at once
     return cast(g, reshape(norm(g, reshape(x, rows * heads_, hs)), rows, C_), precision_);
   };
-  Tensor<float> q = per_head(q_row_, cast(g, q_(g, queries.x), precision_), rows_q);
-  Tensor<float> k = per_head(k_row_, cast(g, k_(g, keys.x), precision_), rows_k);
+  Tensor<float> q = per_head(q_row_, cast(g, q_(g, queries.x, queries.real), precision_), rows_q);
+  Tensor<float> k = per_head(k_row_, cast(g, k_(g, keys.x, keys.real), precision_), rows_k);
   if (rotary_base_ > 0) {  // after the norms (OLMo 2, Gemma 3)
     q = cast(g, rotary(g, q, queries.T, hs, C_, rotary_base_), precision_);
     k = cast(g, rotary(g, k, keys.T, hs, C_, rotary_base_), precision_);
   }
-  const Tensor<float> v = cast(g, v_(g, keys.x), precision_);
+  const Tensor<float> v = cast(g, v_(g, keys.x, keys.real), precision_);
   keep(B, queries, keys, q.data, C_, k.data, C_);
   return multi_head_attention(g, q, k, v, B, queries.T, keys.T, heads_, kind_ == AttentionKind::causal_self,
                               keys.mask, softcap_);
@@ -86,20 +87,30 @@ Branch Attention::operator()(Graph<float>& g, int B, const Sequence& queries, co
   if (q_norm_) {
     heads = qk_normed(g, B, queries, keys);
   } else if (kind_ == AttentionKind::cross) {
-    const Tensor<float> q = cast(g, q_(g, queries.x), precision_);
-    const Tensor<float> kv = cast(g, qkv_(g, keys.x), precision_);
+    const Tensor<float> q = cast(g, q_(g, queries.x, queries.real), precision_);
+    const Tensor<float> kv = cast(g, qkv_(g, keys.x, keys.real), precision_);
     keep(B, queries, keys, q.data, C_, kv.data, 2 * C_);
     heads = cross_attention(g, q, kv, B, queries.T, keys.T, heads_, keys.mask, softcap_);
   } else {
     NT_CHECK(queries.x.data == keys.x.data && queries.T == keys.T, "attention: self-attention reads one sequence");
-    Tensor<float> qkv = cast(g, qkv_(g, queries.x), precision_);
+    Tensor<float> qkv = cast(g, qkv_(g, queries.x, queries.real), precision_);
     if (rotary_base_ > 0)  // q and k turned, v copied
       qkv = cast(g, rotary(g, qkv, queries.T, C_ / heads_, 2 * C_, rotary_base_), precision_);
     keep(B, queries, keys, qkv.data, 3 * C_, qkv.data + C_, 3 * C_);
     heads = self_attention(g, qkv, B, queries.T, heads_, kind_ == AttentionKind::causal_self, keys.mask, softcap_);
   }
   heads = cast(g, heads, precision_);
-  return {cast(g, out_.product(g, heads), precision_), out_.bias};
+  return {cast(g, out_.product(g, heads, queries.real), precision_), out_.bias};
+}
+
+RealRows real_rows(Graph<float>& g, const float* mask, int N) {
+  if (!mask) return {};
+  thread_local std::vector<int> index;
+  index.clear();
+  for (int i = 0; i < N; ++i)
+    if (mask[i] != 0.0f) index.push_back(i);
+  const int n = int(index.size());
+  return n == N ? RealRows{} : RealRows{g.keep(index.data(), index.size()), n};
 }
 
 }  // namespace nt

@@ -27,11 +27,17 @@ enum class AttentionKind { causal_self, self, cross };
 
 // One sequence batch as attention reads it: x (B*T, C), mask (B*T) 1 for a real token and 0 for
 // padding, or nullptr when every position is real.
+// real: x's real rows when their products may skip the padding's (no real query reads a padding
+// row: the key mask hides it), else none listed.
 struct Sequence {
   Tensor<float> x;
   int T;
   const float* mask = nullptr;
+  RealRows real = {};
 };
+// The rows of an N-row batch that `mask` marks real, kept on g's tape; none listed when mask is
+// null or every row is real.
+RealRows real_rows(Graph<float>& g, const float* mask, int N);
 
 // What an attention has beyond its shape: Linear biases, the query and key norms, rotary positions,
 // the scores' soft cap.

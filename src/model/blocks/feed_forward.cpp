@@ -26,12 +26,12 @@ void FeedForward::init(ParamStore<float>& params, const SublayerInit& init, Rng&
   }
 }
 
-Branch FeedForward::operator()(Graph<float>& g, Tensor<float> x) const {
-  const Tensor<float> h = cast(g, fc1_.product(g, x), precision_);
+Branch FeedForward::operator()(Graph<float>& g, Tensor<float> x, RealRows real) const {
+  const Tensor<float> h = cast(g, fc1_.product(g, x, real), precision_);
   Tensor<float> a = cast(
       g, fc1_.bias.data ? bias_activation(g, h, fc1_.bias, activation_) : activation(g, h, activation_), precision_);
-  if (fc3_.w >= 0) a = cast(g, mul(g, a, cast(g, fc3_(g, x), precision_)), precision_);  // the gate times fc3 x
-  return {cast(g, fc2_.product(g, a), precision_), fc2_.bias};
+  if (fc3_.w >= 0) a = cast(g, mul(g, a, cast(g, fc3_(g, x, real), precision_)), precision_);  // the gate times fc3 x
+  return {cast(g, fc2_.product(g, a, real), precision_), fc2_.bias};
 }
 
 }  // namespace nt

@@ -19,7 +19,8 @@ class FeedForward {
   // Binds the views (after ParamStore::finalize), biases 0, weights as `init` says: fc1, fc2 (, fc3).
   void init(ParamStore<float>& params, const SublayerInit& init, Rng& rng);
 
-  Branch operator()(Graph<float>& g, Tensor<float> x) const;  // (N, C), before fc2's bias
+  // (N, C), before fc2's bias; real: x's real rows, the padding's products skipped
+  Branch operator()(Graph<float>& g, Tensor<float> x, RealRows real = {}) const;
 
  private:
   Activation activation_;

@@ -80,12 +80,15 @@ void Stack::attention_logits(std::vector<AttentionLogits>& out) const {
 Tensor<float> Stack::operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask,
                                 const float* keys, std::vector<SiteCapture>& sites, const Sequence* memory) {
   Tensor<float> x = embed_(g, tokens, B, T, mask, sites);
+  // The products skip the padding's rows when the key mask hides them from every real query
+  const RealRows real = keys == mask ? real_rows(g, mask, B * T) : RealRows{};
   for (Block& b : blocks_) {
-    x = b.attn_res(g, x, mask, sites, [&](Tensor<float> u) { return b.attn(g, B, {u, T, mask}, {u, T, keys}); });
+    x = b.attn_res(g, x, mask, sites,
+                   [&](Tensor<float> u) { return b.attn(g, B, {u, T, mask, real}, {u, T, keys, real}); });
     if (b.cross)
       x = (*b.cross_res)(g, x, mask, sites,
-                         [&](Tensor<float> u) { return (*b.cross)(g, B, {u, T, mask}, *memory); });
-    x = b.ffn_res(g, x, mask, sites, [&](Tensor<float> u) { return b.ffn(g, u); });
+                         [&](Tensor<float> u) { return (*b.cross)(g, B, {u, T, mask, real}, *memory); });
+    x = b.ffn_res(g, x, mask, sites, [&](Tensor<float> u) { return b.ffn(g, u, real); });
   }
   if (final_norm_) x = cast(g, (*final_norm_)(g, x, mask, sites), precision_);
   return x;

@@ -63,6 +63,7 @@ class Stack {
 
   // tokens (B*T) -> x (B*T, C). mask (B*T): the real tokens, for the norms' statistics (nullptr: all);
   // keys: the self-attention's key mask (nullptr: every key); memory: what cross-attention reads.
+  // When keys is mask, the products run over the real rows alone (Sequence::real).
   Tensor<float> operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask,
                            const float* keys, std::vector<SiteCapture>& sites, const Sequence* memory = nullptr);
 
