@@ -3,6 +3,7 @@
 // attention_masked.json from scripts/dump_seq2seq_golden.py).
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -303,6 +304,94 @@ TEST(GradCheck, OnePassAttention) {
           return multi_head_attention(g, t[0], t[1], t[2], B, Tq, Tk, NH, false, kmask.data());
         },
         {random_input(B * Tq, C, 4), random_input(B * Tk, C, 5), random_input(B * Tk, C, 6)});
+  }
+}
+
+// With a query mask (the models' padded batches, Sequence::real): a padding query's output row is
+// 0, every other row the plain sum; by central differences its gradients too. T 13 and 45 take the
+// one-pass path in double with AVX-512, 70 keys the blocked products (and hs 3 in the gradients);
+// a batch row has its real queries not a prefix (the rule is the mask, not where the padding starts).
+TEST(Attention, PaddingQueriesReadNothing) {
+  const int B = 3, NH = 2;
+  auto masks = [](int T) {
+    std::pair<std::vector<float>, std::vector<float>> m{padding_mask(B, T, {T, 5, 9}), {}};
+    m.second = m.first;
+    m.second[std::size_t(2) * T + 3] = 0.0f;
+    return m;
+  };
+  for (const int T : {13, 45, 70}) {
+    SCOPED_TRACE(testing::Message() << "T " << T);
+    const int hs = kSmallHs, C = NH * hs;
+    const auto [keys, queries] = masks(T);
+    Input qkv = random_input(B * T, 3 * C, 1, 2.0);
+    const double* d = qkv.data.data();
+    for (const bool causal : {false, true}) {
+      std::vector<double> want = plain_attention(d, 3 * C, d + C, d + 2 * C, 3 * C, B, T, T, NH, hs, keys, causal);
+      for (std::size_t i = 0; i < want.size(); ++i)
+        if (queries[i / C] == 0.0f) want[i] = 0;
+      Graph<double> g(true, false);
+      expect_equal(want, self_attention(g, qkv.tensor(), B, T, NH, causal, keys.data(), 0, queries.data()));
+    }
+  }
+  const int T = 13, Tk = 11;
+  const auto [keys, queries] = masks(T);
+  const std::vector<float> kmask = padding_mask(B, Tk, {Tk, 0, 4});
+  for (const int hs : {kSmallHs, 3}) {
+    SCOPED_TRACE(attention_in_one_pass<double>(hs, T, 0) ? "one pass" : "blocked");
+    const int C = NH * hs;
+    for (const bool causal : {false, true})
+      expect_gradients_match(
+          [&, causal](auto& g, auto& t) {
+            return self_attention(g, t[0], B, T, NH, causal, keys.data(), 0, queries.data());
+          },
+          {random_input(B * T, 3 * C, 2)});
+    expect_gradients_match(
+        [&](auto& g, auto& t) { return cross_attention(g, t[0], t[1], B, T, Tk, NH, kmask.data(), 0, queries.data()); },
+        {random_input(B * T, C, 3), random_input(B * Tk, 2 * C, 4)});
+  }
+}
+
+// In float, as the models run it: the real rows of o, and every gradient where dO is 0 on the
+// padding queries (after a masked loss), have the bits they have without the query mask; the
+// padding's rows are 0 (they were sums of zeros). Causal and bidirectional self-attention, cross-attention.
+TEST(Attention, PaddingQueriesKeepTheRealRowsBits) {
+  const int B = 3, NH = 2, hs = 16, C = NH * hs, T = 45, Tk = 37;
+  const std::vector<float> mask = padding_mask(B, T, {T, 23, 9}), kmask = padding_mask(B, Tk, {30, 37, 4});
+  const Input x = random_input(B * T, 3 * C, 7, 1.0), kv = random_input(B * Tk, 2 * C, 8, 1.0);
+  enum Kind { bidirectional, causal, cross };
+  auto run = [&](Kind kind, const float* queries) {
+    Graph<float> g;
+    std::vector<float> a(x.data.begin(), x.data.end()), b(kv.data.begin(), kv.data.end());
+    std::vector<float> da(a.size(), 0.0f), db(b.size(), 0.0f);
+    const Tensor<float> ta{a.data(), da.data(), B * T, kind == cross ? C : 3 * C}, tb{b.data(), db.data(), B * Tk, 2 * C};
+    const Tensor<float> o = kind == cross ? cross_attention(g, ta, tb, B, T, Tk, NH, kmask.data(), 0, queries)
+                                          : self_attention(g, ta, B, T, NH, kind == causal, mask.data(), 0, queries);
+    std::vector<float> out(o.data, o.data + o.size());
+    float* dO = g.seed(o);
+    for (int64_t i = 0; i < o.size(); ++i) dO[i] = mask[i / C] != 0.0f ? std::sin(0.37f * float(i)) : 0.0f;
+    g.backward(Tensor<float>{});
+    out.insert(out.end(), da.begin(), da.begin() + ta.size());
+    if (kind == cross) out.insert(out.end(), db.begin(), db.end());
+    return out;
+  };
+  for (const Kind kind : {bidirectional, causal, cross}) {
+    SCOPED_TRACE(kind == cross ? "cross" : kind == causal ? "causal" : "bidirectional");
+    const std::vector<float> skipped = run(kind, mask.data()), all = run(kind, nullptr);
+    ASSERT_EQ(skipped.size(), all.size());
+    int padding_rows_differ = 0;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const bool padding_output = i < std::size_t(B) * T * C && mask[i / C] == 0.0f;
+      if (padding_output) {
+        EXPECT_EQ(skipped[i], 0.0f) << "o entry " << i;
+        padding_rows_differ += all[i] != 0.0f;
+      } else {
+        EXPECT_EQ(skipped[i], all[i]) << "value " << i;  // 0 and -0 alike: a padding row's gradient
+        if (skipped[i] != 0.0f) {
+          EXPECT_EQ(std::bit_cast<uint32_t>(skipped[i]), std::bit_cast<uint32_t>(all[i])) << "value " << i;
+        }
+      }
+    }
+    EXPECT_GT(padding_rows_differ, 0) << "the padding queries were computed: the test shows nothing";
   }
 }
 

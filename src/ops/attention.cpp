@@ -96,7 +96,7 @@ void attention_forward(T* o, T* P, T* th, Operands<const T> in, const Shape& S) 
     T* out = o + Lo.at(bh);
     T* Pb = P + bh * square;
     if (one_pass) {
-      heads::one_pass_forward(out, Pb, q, k, v, mask, S);
+      heads::one_pass_forward(out, Pb, q, k, v, bh / Lq.NH, S);
       continue;
     }
     const T* kt = transposed(k, Tk, hs, Lk.ld, Tk);
@@ -112,6 +112,9 @@ void attention_forward(T* o, T* P, T* th, Operands<const T> in, const Shape& S) 
       gemm(false, false, rows, hs, cols, T(1), Pb + int64_t(r0) * Tk, Tk, v, Lk.ld, T(0), out + int64_t(r0) * Lo.ld,
            Lo.ld);
     }
+    const float* real = S.query_mask ? S.query_mask + int64_t(bh / Lq.NH) * Tq : nullptr;
+    for (int i = 0; real && i < Tq; ++i)  // a padding query reads nothing: its o and P rows 0
+      if (real[i] == 0.0f) std::fill_n(out + int64_t(i) * Lo.ld, hs, T(0)), std::fill_n(Pb + int64_t(i) * Tk, Tk, T(0));
   }
 }
 
@@ -131,7 +134,7 @@ void attention_backward(Operands<T> d, const bool assign[3], T* scratch, const T
     if (one_pass) {
       const Operands<T> dh{d.q ? d.q + Lq.at(bh) : nullptr, d.k ? d.k + Lk.at(bh) : nullptr,
                            d.v ? d.v + Lk.at(bh) : nullptr};
-      heads::one_pass_backward(dh, assign, dO, Pb, q, k, v, S);
+      heads::one_pass_backward(dh, assign, dO, Pb, q, k, v, bh / Lq.NH, S);
       continue;
     }
     T* dS = scratch + bh * square;
@@ -219,14 +222,14 @@ Tensor<T> causal_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, i
 
 template <class T>
 Tensor<T> self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int NH, bool causal, const float* key_mask,
-                         double cap) {
+                         double cap, const float* query_mask) {
   NT_CHECK(qkv.rows == B * T_ && qkv.cols % (3 * NH) == 0, "self_attention: qkv must be (B*T, 3*NH*hs)");
   const int C = qkv.cols / 3, hs = C / NH;
   const Layout L{B, NH, T_, hs, int64_t(T_) * qkv.cols, hs, qkv.cols}, Lo{B, NH, T_, hs, int64_t(T_) * C, hs, C};
   T* dqkv = qkv.grad;
   return attention(g, Operands<const T>{qkv.data, qkv.data + C, qkv.data + 2 * C},
                    Operands<T>{dqkv, dqkv ? dqkv + C : nullptr, dqkv ? dqkv + 2 * C : nullptr}, {0, 0, 0}, {dqkv},
-                   qkv.requires_grad(), Shape{L, L, Lo, causal, key_mask, cap}, qkv.rows, C);
+                   qkv.requires_grad(), Shape{L, L, Lo, causal, key_mask, cap, 0, query_mask}, qkv.rows, C);
 }
 
 template <class T>
@@ -236,7 +239,7 @@ Tensor<T> causal_self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int N
 
 template <class T>
 Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq, int Tk, int NH, const float* key_mask,
-                          double cap) {
+                          double cap, const float* query_mask) {
   NT_CHECK(q.rows == B * Tq && q.cols % NH == 0, "cross_attention: q must be (B*Tq, NH*hs)");
   NT_CHECK(kv.rows == B * Tk && kv.cols == 2 * q.cols, "cross_attention: kv must be (B*Tk, 2*NH*hs)");
   const int C = q.cols, hs = C / NH;
@@ -244,12 +247,13 @@ Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq,
   T* dkv = kv.grad;
   return attention(g, Operands<const T>{q.data, kv.data, kv.data + C},
                    Operands<T>{q.grad, dkv, dkv ? dkv + C : nullptr}, {0, 1, 1}, {q.grad, dkv},
-                   q.requires_grad() || kv.requires_grad(), Shape{Lq, Lk, Lq, false, key_mask, cap}, q.rows, C);
+                   q.requires_grad() || kv.requires_grad(), Shape{Lq, Lk, Lq, false, key_mask, cap, 0, query_mask},
+                   q.rows, C);
 }
 
 template <class T>
 Tensor<T> multi_head_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, int B, int Tq, int Tk, int NH,
-                               bool causal, const float* key_mask, double cap) {
+                               bool causal, const float* key_mask, double cap, const float* query_mask) {
   NT_CHECK(q.rows == B * Tq && q.cols % NH == 0, "multi_head_attention: q must be (B*Tq, NH*hs)");
   NT_CHECK(k.rows == B * Tk && v.rows == k.rows && k.cols == q.cols && v.cols == q.cols,
            "multi_head_attention: k and v must be (B*Tk, NH*hs)");
@@ -258,7 +262,7 @@ Tensor<T> multi_head_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> 
   const Layout Lq{B, NH, Tq, hs, int64_t(Tq) * C, hs, C}, Lk{B, NH, Tk, hs, int64_t(Tk) * C, hs, C};
   return attention(g, Operands<const T>{q.data, k.data, v.data}, Operands<T>{q.grad, k.grad, v.grad}, {0, 1, 2},
                    {q.grad, k.grad, v.grad}, q.requires_grad() || k.requires_grad() || v.requires_grad(),
-                   Shape{Lq, Lk, Lq, causal, key_mask, cap}, q.rows, C);
+                   Shape{Lq, Lk, Lq, causal, key_mask, cap, 0, query_mask}, q.rows, C);
 }
 
 template <class T>
@@ -269,11 +273,13 @@ bool attention_in_one_pass(int hs, int Tk, double cap) {
 #define NT_INSTANTIATE(T)                                                                                        \
   template bool attention_in_one_pass<T>(int, int, double);                                                      \
   template Tensor<T> causal_attention(Graph<T>&, Tensor<T>, Tensor<T>, Tensor<T>, int, int);                     \
-  template Tensor<T> self_attention(Graph<T>&, Tensor<T>, int, int, int, bool, const float*, double);            \
+  template Tensor<T> self_attention(Graph<T>&, Tensor<T>, int, int, int, bool, const float*, double,            \
+                                    const float*);                                                               \
   template Tensor<T> causal_self_attention(Graph<T>&, Tensor<T>, int, int, int);                                 \
-  template Tensor<T> cross_attention(Graph<T>&, Tensor<T>, Tensor<T>, int, int, int, int, const float*, double); \
+  template Tensor<T> cross_attention(Graph<T>&, Tensor<T>, Tensor<T>, int, int, int, int, const float*, double,  \
+                                     const float*);                                                              \
   template Tensor<T> multi_head_attention(Graph<T>&, Tensor<T>, Tensor<T>, Tensor<T>, int, int, int, int, bool,  \
-                                          const float*, double);
+                                          const float*, double, const float*);
 NT_INSTANTIATE(float)
 NT_INSTANTIATE(double)
 

@@ -37,12 +37,21 @@ struct Shape {
   const float* key_mask;  // (B, Tk), 0 = padding key excluded; nullptr: every key counts
   double cap = 0;         // the scores' soft cap c; 0: none
   int ldp = 0;            // stride of P's and dS's rows: Tk, or Tk padded to whole vectors (small heads)
+  const float* query_mask = nullptr;  // (B, Tq), 0 = a padding query: its o and P rows 0; nullptr: none
   int Tq() const { return q.T; }
   int Tk() const { return kv.T; }
   // columns row block [r0, r1) reads; rows column block [c0, ...) is read by, from row first_row(c0)
   int cols(int r1) const { return causal ? r1 : kv.T; }
   int first_row(int c0) const { return causal ? c0 : 0; }
   int row_len(int i) const { return causal ? i + 1 : kv.T; }
+  // Past the last real query (key) of batch row b: padding from there on (right-padded batches)
+  int query_end(int b) const { return end_of(query_mask, b, q.T); }
+  int key_end(int b) const { return end_of(key_mask, b, kv.T); }
+  static int end_of(const float* mask, int b, int n) {
+    const float* row = mask ? mask + int64_t(b) * n : nullptr;
+    while (row && n > 0 && row[n - 1] == 0.0f) --n;
+    return n;
+  }
 };
 
 // Where the operands live: q, k, v have their own base pointers.
@@ -64,11 +73,11 @@ template <class T>
 int one_pass_ldp(int Tk);
 
 // A head's o and P (rows S.ldp apart), and its backward: the gradients (each = or += as assign
-// says; nullptr: none). q, k, v, o, P at the head's first row.
+// says; nullptr: none). q, k, v, o, P at the head's first row; b its batch row (the masks' row).
 template <class T>
-void one_pass_forward(T* o, T* P, const T* q, const T* k, const T* v, const float* key_mask, const Shape& S);
+void one_pass_forward(T* o, T* P, const T* q, const T* k, const T* v, int b, const Shape& S);
 template <class T>
 void one_pass_backward(Operands<T> d, const bool assign[3], const T* dO, const T* P, const T* q, const T* k,
-                       const T* v, const Shape& S);
+                       const T* v, int b, const Shape& S);
 
 }  // namespace nt::heads

@@ -130,11 +130,24 @@ void block_rows(U* (&at)[kRows], T* base, int i0, int rows, int64_t ld) {
   for (int r = 0; r < kRows; ++r) at[r] = base + std::min(i0 + r, rows - 1) * ld;
 }
 
-// The vectors of keys rows i0.. attend to: causal, up to the last row's diagonal (the vectors past
-// it are masked whole: their P and dS are 0, stored, not computed); else all NP
+// The vectors of keys rows i0.. attend to: causal, up to the last row's diagonal, and up to the
+// vector of the last real key (the vectors past either are masked whole: their P and dS are 0,
+// stored, not computed)
 template <int NP>
-int live_vectors(const Shape& S, int i0, int rows, int lanes) {
-  return S.causal ? std::min(NP, (i0 + rows - 1) / lanes + 1) : NP;
+int live_vectors(const Shape& S, int i0, int rows, int lanes, int key_end) {
+  const int keys = std::max(1, (key_end + lanes - 1) / lanes);
+  return std::min(keys, S.causal ? std::min(NP, (i0 + rows - 1) / lanes + 1) : NP);
+}
+
+// The rows from i0 on past the padding queries: o's and P's 0 (the padding's queries read nothing)
+template <class T>
+void zero_padding_queries(T* out, T* P, int i0, int b, const Shape& S) {
+  const float* real = S.query_mask ? S.query_mask + int64_t(b) * S.Tq() : nullptr;
+  for (int i = i0; real && i < S.Tq(); ++i)
+    if (real[i] == 0.0f) {
+      std::fill_n(out + int64_t(i) * S.o.ld, S.q.hs, T(0));
+      std::fill_n(P + int64_t(i) * S.ldp, S.ldp, T(0));
+    }
 }
 
 // P's rows i0.. (N of their NP vectors live, the rest 0) and o's: softmax of scale q k^T, masked, then P v
@@ -168,27 +181,31 @@ void forward_rows(T* const (&orow)[kRows], T* const (&pr)[kRows], const T* const
     for (int p = 0; p < N; ++p) pstoreu(pr[r] + p * L, total > 0 ? pdiv(x[r][p], pset1<Pk>(total)) : zero);
     for (int p = N; p < NP; ++p) pstoreu(pr[r] + p * L, zero);
   }
-  weighted_rows<T, NV>(orow, rows, true, pr, 1, v, S.causal ? std::min(Tk, i0 + kRows) : Tk, S.kv.ld);
+  weighted_rows<T, NV>(orow, rows, true, pr, 1, v, std::min({Tk, S.causal ? i0 + kRows : Tk, N * L}), S.kv.ld);
 }
 
+// Rows past the last real query and vectors past the last real key are not computed: each sum
+// loses terms that were 0 only, the same bits (with one vector a row, weighted_rows sums even and
+// odd keys apart by their index, wherever the keys stop).
 template <class T, int NP, int NV>
-void forward_head(T* out, T* P, const T* q, const T* k, const T* v, const float* mask, const Shape& S) {
-  const int Tq = S.Tq(), Tk = S.Tk(), ldp = S.ldp;
+void forward_head(T* out, T* P, const T* q, const T* k, const T* v, int b, const Shape& S) {
+  const int Tq = S.Tq(), Tk = S.Tk(), ldp = S.ldp, q_end = S.query_end(b), key_end = S.key_end(b);
   const T* kt = transposed(k, Tk, S.q.hs, S.kv.ld, ldp);
-  const T* bias = key_bias<T>(mask, Tk, ldp);
-  for (int i0 = 0; i0 < Tq; i0 += kRows) {
-    const int rows = std::min(kRows, Tq - i0);
+  const T* bias = key_bias<T>(S.key_mask ? S.key_mask + int64_t(b) * Tk : nullptr, Tk, ldp);
+  for (int i0 = 0; i0 < q_end; i0 += kRows) {
+    const int rows = std::min(kRows, q_end - i0);
     const T* qr[kRows];
     T* pr[kRows];
     T* orow[kRows];
     block_rows(qr, q, i0, Tq, S.q.ld), block_rows(pr, P, i0, Tq, ldp), block_rows(orow, out, i0, Tq, S.o.ld);
-    with_vectors<kMaxKeyVectors>(live_vectors<NP>(S, i0, rows, kLanes<T>), [&](auto N) {
+    with_vectors<kMaxKeyVectors>(live_vectors<NP>(S, i0, rows, kLanes<T>, key_end), [&](auto N) {
       if constexpr (N <= NP)
         forward_rows<T, NP, NV, N>(orow, pr, qr, i0, rows, kt, bias, v, S);
       else
         NT_CHECK(false, "one-pass attention: more live vectors than the row has");
     });
   }
+  zero_padding_queries(out, P, 0, b, S);
 }
 
 // dS's rows i0.. (N of their NP vectors live, the rest 0): dP = do v^T; dS = scale P (dP - rowsum(dP P))
@@ -213,20 +230,22 @@ void score_gradient_rows(T* const (&dsr)[kRows], const T* const (&pr)[kRows], co
 
 template <class T, int NP, int NV>
 void backward_head(Operands<T> d, const bool assign[3], const T* dO, const T* P, const T* q, const T* k, const T* v,
-                   const Shape& S) {
-  const int Tq = S.Tq(), Tk = S.Tk(), ldp = S.ldp;
+                   int b, const Shape& S) {
+  constexpr int L = kLanes<T>;
+  const int Tq = S.Tq(), Tk = S.Tk(), ldp = S.ldp, q_end = S.query_end(b), key_end = S.key_end(b);
+  const int k_live = std::min(Tk, std::max(1, (key_end + L - 1) / L) * L);  // past it, P and dS are 0
   const T* vt = transposed(v, Tk, S.q.hs, S.kv.ld, ldp);
   thread_local std::vector<T> scratch;  // the head's dS (Tq, ldp): at most 128 x 128 floats, in the caches
   if (scratch.size() < std::size_t(Tq) * ldp) scratch.resize(std::size_t(Tq) * ldp);
   T* dS = scratch.data();
-  for (int i0 = 0; i0 < Tq; i0 += kRows) {  // dS, then dq = dS k
-    const int rows = std::min(kRows, Tq - i0);
+  for (int i0 = 0; i0 < q_end; i0 += kRows) {  // dS, then dq = dS k
+    const int rows = std::min(kRows, q_end - i0);
     const T* dor[kRows];
     const T* pr[kRows];
     T* dsr[kRows];
     T* dqr[kRows];
     block_rows(dor, dO, i0, Tq, S.o.ld), block_rows(pr, P, i0, Tq, ldp), block_rows(dsr, dS, i0, Tq, ldp);
-    with_vectors<kMaxKeyVectors>(live_vectors<NP>(S, i0, rows, kLanes<T>), [&](auto N) {
+    with_vectors<kMaxKeyVectors>(live_vectors<NP>(S, i0, rows, L, key_end), [&](auto N) {
       if constexpr (N <= NP)
         score_gradient_rows<T, NP, N>(dsr, pr, dor, rows, vt, S);
       else
@@ -234,22 +253,31 @@ void backward_head(Operands<T> d, const bool assign[3], const T* dO, const T* P,
     });
     if (d.q) {
       block_rows(dqr, d.q, i0, Tq, S.q.ld);
-      weighted_rows<T, NV>(dqr, rows, assign[0], dsr, 1, k, S.causal ? std::min(Tk, i0 + kRows) : Tk, S.kv.ld);
+      weighted_rows<T, NV>(dqr, rows, assign[0], dsr, 1, k, std::min(S.causal ? std::min(Tk, i0 + kRows) : Tk, k_live),
+                           S.kv.ld);
     }
   }
-  for (int j0 = 0; j0 < Tk; j0 += kRows) {  // dk = dS^T q, dv = P^T do, kRows keys at a time
-    const int keys = std::min(kRows, Tk - j0), r0 = S.causal ? j0 : 0;
+  auto no_gradient = [&](T* g, bool put, int i0, int i1, int ld) {  // rows i0..i1 of a gradient: 0
+    for (int i = i0; g && put && i < i1; ++i) std::fill_n(g + int64_t(i) * ld, S.q.hs, T(0));
+  };
+  no_gradient(d.q, assign[0], q_end, Tq, S.q.ld);  // the padding queries'
+  for (int j0 = 0; j0 < Tk; j0 += kRows) {  // dk = dS^T q, dv = P^T do, kRows keys at a time, over the real queries
+    const int keys = std::min(kRows, Tk - j0), r0 = S.causal ? j0 : 0, n = std::max(0, q_end - r0);
+    if (j0 >= k_live) {  // padding keys (P's columns 0)
+      no_gradient(d.k, assign[1], j0, j0 + keys, S.kv.ld), no_gradient(d.v, assign[2], j0, j0 + keys, S.kv.ld);
+      continue;
+    }
     const T* wds[kRows];
     const T* wp[kRows];
     T* out[kRows];
     for (int r = 0; r < kRows; ++r) wds[r] = dS + int64_t(r0) * ldp + j0 + r, wp[r] = P + int64_t(r0) * ldp + j0 + r;
     if (d.k) {
       block_rows(out, d.k, j0, Tk, S.kv.ld);
-      weighted_rows<T, NV>(out, keys, assign[1], wds, ldp, q + int64_t(r0) * S.q.ld, Tq - r0, S.q.ld);
+      weighted_rows<T, NV>(out, keys, assign[1], wds, ldp, q + int64_t(r0) * S.q.ld, n, S.q.ld);
     }
     if (d.v) {
       block_rows(out, d.v, j0, Tk, S.kv.ld);
-      weighted_rows<T, NV>(out, keys, assign[2], wp, ldp, dO + int64_t(r0) * S.o.ld, Tq - r0, S.o.ld);
+      weighted_rows<T, NV>(out, keys, assign[2], wp, ldp, dO + int64_t(r0) * S.o.ld, n, S.o.ld);
     }
   }
 }
@@ -267,28 +295,27 @@ int one_pass_ldp(int Tk) {
 }
 
 template <class T>
-void one_pass_forward(T* out, T* P, const T* q, const T* k, const T* v, const float* mask, const Shape& S) {
+void one_pass_forward(T* out, T* P, const T* q, const T* k, const T* v, int b, const Shape& S) {
   with_vectors<kMaxKeyVectors>(S.ldp / kLanes<T>, [&](auto NP) {
-    with_vectors<kMaxHeadVectors>(S.q.hs / kLanes<T>,
-                                  [&](auto NV) { forward_head<T, NP, NV>(out, P, q, k, v, mask, S); });
+    with_vectors<kMaxHeadVectors>(S.q.hs / kLanes<T>, [&](auto NV) { forward_head<T, NP, NV>(out, P, q, k, v, b, S); });
   });
 }
 
 template <class T>
 void one_pass_backward(Operands<T> d, const bool assign[3], const T* dO, const T* P, const T* q, const T* k, const T* v,
-                       const Shape& S) {
+                       int b, const Shape& S) {
   with_vectors<kMaxKeyVectors>(S.ldp / kLanes<T>, [&](auto NP) {
     with_vectors<kMaxHeadVectors>(S.q.hs / kLanes<T>,
-                                  [&](auto NV) { backward_head<T, NP, NV>(d, assign, dO, P, q, k, v, S); });
+                                  [&](auto NV) { backward_head<T, NP, NV>(d, assign, dO, P, q, k, v, b, S); });
   });
 }
 
 #define NT_INSTANTIATE(T)                                                                                       \
   template bool one_pass_fits<T>(int, int, double);                                                             \
   template int one_pass_ldp<T>(int);                                                                            \
-  template void one_pass_forward(T*, T*, const T*, const T*, const T*, const float*, const Shape&);             \
+  template void one_pass_forward(T*, T*, const T*, const T*, const T*, int, const Shape&);                     \
   template void one_pass_backward(Operands<T>, const bool[3], const T*, const T*, const T*, const T*, const T*, \
-                                  const Shape&);
+                                  int, const Shape&);
 NT_INSTANTIATE(float)
 NT_INSTANTIATE(double)
 

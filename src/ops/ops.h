@@ -113,20 +113,25 @@ template <class T> Tensor<T> causal_self_attention(Graph<T>& g, Tensor<T> qkv, i
 // Self-attention on qkv laid out as above, causal (decoder) or not (encoder), keys limited by
 // key_mask (B*T, 1 per real token, 0 per padding; nullptr: every key) -> (B*T, NH*hs). cap > 0:
 // the scores soft-capped, cap tanh(scores / cap), before the mask and the softmax (Gemma 2).
+// query_mask (B*T, 0 per padding query; nullptr: none): a padding query's output row is 0 and
+// takes no gradient, and the heads skip the rows past the last real query and the keys past the
+// last real key, the same bits in every other row.
 template <class T>
 Tensor<T> self_attention(Graph<T>& g, Tensor<T> qkv, int B, int T_, int NH, bool causal, const float* key_mask,
-                         double cap = 0);
+                         double cap = 0, const float* query_mask = nullptr);
 // Cross-attention: queries q (B*Tq, NH*hs) from one sequence, keys and values kv (B*Tk, 2*NH*hs),
-// k and v side by side, from another; key_mask (B*Tk) and cap as above -> (B*Tq, NH*hs). Not causal.
+// k and v side by side, from another; key_mask (B*Tk), cap and query_mask (B*Tq) as above -> (B*Tq,
+// NH*hs). Not causal.
 template <class T>
 Tensor<T> cross_attention(Graph<T>& g, Tensor<T> q, Tensor<T> kv, int B, int Tq, int Tk, int NH, const float* key_mask,
-                          double cap = 0);
+                          double cap = 0, const float* query_mask = nullptr);
 
 // q (B*Tq, NH*hs), k, v (B*Tk, NH*hs) as three tensors (queries and keys normalized per head,
-// model.qk_norm), heads read in place; causal (Tq == Tk) or not, key_mask and cap as above -> (B*Tq, NH*hs).
+// model.qk_norm), heads read in place; causal (Tq == Tk) or not, key_mask, cap and query_mask as above
+// -> (B*Tq, NH*hs).
 template <class T>
 Tensor<T> multi_head_attention(Graph<T>& g, Tensor<T> q, Tensor<T> k, Tensor<T> v, int B, int Tq, int Tk, int NH,
-                               bool causal, const float* key_mask, double cap = 0);
+                               bool causal, const float* key_mask, double cap = 0, const float* query_mask = nullptr);
 // Whether heads of hs features over Tk keys run attention's one-pass path (no soft cap; hs whole
 // vectors of T, at most four; Tk at most eight vectors with AVX-512, four with AVX2) instead of its
 // blocked products.

@@ -64,6 +64,11 @@ void Attention::keep(int B, const Sequence& queries, const Sequence& keys, const
              keys.mask, queries.mask};
 }
 
+namespace {
+// The queries' mask when their products skip the padding (Sequence::real): the heads skip it too
+const float* padding_queries(const Sequence& queries) { return queries.real.index ? queries.mask : nullptr; }
+}  // namespace
+
 Tensor<float> Attention::qk_normed(Graph<float>& g, int B, const Sequence& queries, const Sequence& keys) {
   const int hs = C_ / heads_, rows_q = B * queries.T, rows_k = B * keys.T;
   auto per_head = [&](const RowNorm<float>& norm, Tensor<float> x, int rows) {  // (rows, C) as (rows NH, hs)
@@ -79,7 +84,7 @@ Tensor<float> Attention::qk_normed(Graph<float>& g, int B, const Sequence& queri
   const Tensor<float> v = cast(g, v_(g, keys.x, keys.real), precision_);
   keep(B, queries, keys, q.data, C_, k.data, C_);
   return multi_head_attention(g, q, k, v, B, queries.T, keys.T, heads_, kind_ == AttentionKind::causal_self,
-                              keys.mask, softcap_);
+                              keys.mask, softcap_, padding_queries(queries));
 }
 
 Branch Attention::operator()(Graph<float>& g, int B, const Sequence& queries, const Sequence& keys) {
@@ -90,14 +95,15 @@ Branch Attention::operator()(Graph<float>& g, int B, const Sequence& queries, co
     const Tensor<float> q = cast(g, q_(g, queries.x, queries.real), precision_);
     const Tensor<float> kv = cast(g, qkv_(g, keys.x, keys.real), precision_);
     keep(B, queries, keys, q.data, C_, kv.data, 2 * C_);
-    heads = cross_attention(g, q, kv, B, queries.T, keys.T, heads_, keys.mask, softcap_);
+    heads = cross_attention(g, q, kv, B, queries.T, keys.T, heads_, keys.mask, softcap_, padding_queries(queries));
   } else {
     NT_CHECK(queries.x.data == keys.x.data && queries.T == keys.T, "attention: self-attention reads one sequence");
     Tensor<float> qkv = cast(g, qkv_(g, queries.x, queries.real), precision_);
     if (rotary_base_ > 0)  // q and k turned, v copied
       qkv = cast(g, rotary(g, qkv, queries.T, C_ / heads_, 2 * C_, rotary_base_), precision_);
     keep(B, queries, keys, qkv.data, 3 * C_, qkv.data + C_, 3 * C_);
-    heads = self_attention(g, qkv, B, queries.T, heads_, kind_ == AttentionKind::causal_self, keys.mask, softcap_);
+    heads = self_attention(g, qkv, B, queries.T, heads_, kind_ == AttentionKind::causal_self, keys.mask, softcap_,
+                           padding_queries(queries));
   }
   heads = cast(g, heads, precision_);
   return {cast(g, out_.product(g, heads, queries.real), precision_), out_.bias};
