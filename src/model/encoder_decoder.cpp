@@ -14,7 +14,8 @@
 //                          x = placement(x, cross_attention(x, h))      site dec.cross (keys: real source)
 //                          x = placement(x, feed_forward)               site dec.ffn
 //     pre/peri/reordered, final_norm: x = norm(x)            site dec.final
-//   logits = head(x)                                         its own output layer (no tying, no sqrt(d))
+//   logits = head(x)                                         its own output layer (no tying, no sqrt(d));
+//                                                            a padding row's logits are its bias (RealRows)
 // placement(x, f): pre x + f(norm(x)); post norm(x + f(x)); deepnorm norm(alpha x + f(x)) with the
 // stack's alpha. DeepNorm init: v, out (of every attention, cross-attention included), fc1, fc2
 // Xavier normal with the stack's beta, q and k gain 1 (RunConfig::deepnorm, DeepNet Figure 2).

@@ -139,11 +139,11 @@ int live_vectors(const Shape& S, int i0, int rows, int lanes, int key_end) {
   return std::min(keys, S.causal ? std::min(NP, (i0 + rows - 1) / lanes + 1) : NP);
 }
 
-// The rows from i0 on past the padding queries: o's and P's 0 (the padding's queries read nothing)
+// The padding queries' rows of o and P: 0 (a padding query reads nothing)
 template <class T>
-void zero_padding_queries(T* out, T* P, int i0, int b, const Shape& S) {
+void zero_padding_queries(T* out, T* P, int b, const Shape& S) {
   const float* real = S.query_mask ? S.query_mask + int64_t(b) * S.Tq() : nullptr;
-  for (int i = i0; real && i < S.Tq(); ++i)
+  for (int i = 0; real && i < S.Tq(); ++i)
     if (real[i] == 0.0f) {
       std::fill_n(out + int64_t(i) * S.o.ld, S.q.hs, T(0));
       std::fill_n(P + int64_t(i) * S.ldp, S.ldp, T(0));
@@ -205,7 +205,7 @@ void forward_head(T* out, T* P, const T* q, const T* k, const T* v, int b, const
         NT_CHECK(false, "one-pass attention: more live vectors than the row has");
     });
   }
-  zero_padding_queries(out, P, 0, b, S);
+  zero_padding_queries(out, P, b, S);
 }
 
 // dS's rows i0.. (N of their NP vectors live, the rest 0): dP = do v^T; dS = scale P (dP - rowsum(dP P))

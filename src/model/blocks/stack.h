@@ -12,7 +12,9 @@
 //   pre, peri or reordered with final_norm: x = norm(x)   site "<stack>final"
 // placement(x, f) is Residual's (model/blocks/residual.h; peri: its output norms at sites
 // "<stack>attn_out", "cross_out", "ffn_out"), with the stack's DeepNorm alpha; DeepNorm draws the
-// sub-layers with the stack's beta, postln-init divides them per block (SublayerInit). Parameters
+// sub-layers with the stack's beta, postln-init divides them per block (SublayerInit). A padded
+// batch whose key mask is its token mask (the encoder, the encoder-decoder's decoder) runs its
+// products and attention heads over the real rows alone (Sequence::real), the same bits. Parameters
 // are declared, and drawn, in this order: the embeddings; per block its norms (peri: each input
 // norm, then its output norm), then its sub-layers (self-attention, cross-attention, feed-forward);
 // the final norm, layer n.
