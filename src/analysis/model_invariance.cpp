@@ -76,10 +76,12 @@ void apply(Transform t, Model& model, Batch& batch, bool lm, double delta, Rng& 
   }
 }
 
-Measurement change(const Tensor<float>& y, const Tensor<float>& y2) {
+// Over the rows `real` marks (nullptr: every row): a padded batch's padding rows are no output
+Measurement change(const Tensor<float>& y, const Tensor<float>& y2, const float* real) {
   Measurement m;
   double diff2 = 0, norm2 = 0;
   for (int64_t i = 0; i < y.size(); ++i) {
+    if (real && real[i / y.cols] == 0.0f) continue;
     const double e = double(y2.data[i]) - y.data[i];
     m.max_abs_diff = std::max(m.max_abs_diff, std::abs(e));
     diff2 += e * e;
@@ -141,8 +143,8 @@ void measure(ModelCell& cell, const RunConfig& c, const Dataset& data, bool lm, 
   Rng rng(uint64_t(c.seed), 80 + int(cell.transform));
   apply(cell.transform, *model, batch, lm, delta, rng);
   const Tensor<float> logits1 = model->logits(g1, batch);
-  cell.site_change = change(site0, model->sites().front().out);
-  cell.logits_change = change(logits0, logits1);
+  cell.site_change = change(site0, model->sites().front().out, batch.real_tokens());
+  cell.logits_change = change(logits0, logits1, batch.real_tokens());
   auto holds = [](Prediction p, const Measurement& m) {
     return p == Prediction::approximate || (p == Prediction::invariant) == (m.verdict == Verdict::invariant);
   };

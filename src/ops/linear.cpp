@@ -138,11 +138,11 @@ Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, RealRows re
   NT_CHECK(real.count >= 0 && rows.inside(real.count, x.rows) && rows.increasing(real.count),
            "linear: the real rows lie outside x or do not increase");
   const int N = x.rows, in = x.cols, out = w.rows, n = real.count;
-  T* x_real = g.buffer(std::size_t(n) * in);  // kept for W's gradient
+  Tensor<T> y = g.output(N, out, x, w, b);
+  T* x_real = y.grad ? g.buffer(std::size_t(n) * in) : scratch<T>(1, std::size_t(n) * in);  // kept for W's gradient
   T* y_real = scratch<T>(0, std::size_t(n) * out);
   gather_rows(x_real, x.data, real.index, n, in);
   linear_forward(y_real, x_real, w.data, b.data, n, in, out);
-  Tensor<T> y = g.output(N, out, x, w, b);
   for (int i = 0, r = 0; i < N; ++i) {
     T* row = y.data + int64_t(i) * out;
     if (r < n && real.index[r] == i)

@@ -12,6 +12,7 @@ namespace nt {
 Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
     : precision_(c.train.precision),
       deepnorm_(norm_desc(c.model.norm.type).scaled_residual),
+      skip_padding_(c.model.norm.eps > 0),
       beta_(s.deepnorm.beta),
       embed_(params, 0, s.vocab, s.T, c.model.d_model, c.model.position == Position::learned, precision_,
              c.model.embed_norm ? &c.model.norm : nullptr,
@@ -81,7 +82,7 @@ Tensor<float> Stack::operator()(Graph<float>& g, const int32_t* tokens, int B, i
                                 const float* keys, std::vector<SiteCapture>& sites, const Sequence* memory) {
   Tensor<float> x = embed_(g, tokens, B, T, mask, sites);
   // The products skip the padding's rows when the key mask hides them from every real query
-  const RealRows real = keys == mask ? real_rows(g, mask, B * T) : RealRows{};
+  const RealRows real = skip_padding_ && keys == mask ? real_rows(g, mask, B * T) : RealRows{};
   for (Block& b : blocks_) {
     x = b.attn_res(g, x, mask, sites,
                    [&](Tensor<float> u) { return b.attn(g, B, {u, T, mask, real}, {u, T, keys, real}); });

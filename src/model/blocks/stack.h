@@ -65,7 +65,8 @@ class Stack {
 
   // tokens (B*T) -> x (B*T, C). mask (B*T): the real tokens, for the norms' statistics (nullptr: all);
   // keys: the self-attention's key mask (nullptr: every key); memory: what cross-attention reads.
-  // When keys is mask, the products run over the real rows alone (Sequence::real).
+  // When keys is mask, the products run over the real rows alone (Sequence::real), unless the norms'
+  // eps is 0: a padding row of a product is then its bias, 0 at init, and a norm of it 0/0.
   Tensor<float> operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask,
                            const float* keys, std::vector<SiteCapture>& sites, const Sequence* memory = nullptr);
 
@@ -86,6 +87,7 @@ class Stack {
 
   Precision precision_;
   bool deepnorm_;
+  bool skip_padding_;  // products and heads over the real rows (operator()); not with eps 0
   double beta_;
   Embedding embed_;
   std::vector<Block> blocks_;
