@@ -47,7 +47,6 @@ class EncoderDecoder final : public Model {
   EncoderDecoder(const RunConfig& c, int vocab)
       : precision_(c.train.precision),
         logit_softcap_(float(c.model.logit_softcap)),
-        skip_padding_(c.model.norm.eps > 0),
         encoder_(params_, c,
                  {vocab, c.data.max_len, c.model.n_layers, AttentionKind::self, false, c.deepnorm(StackRole::encoder),
                   1, kEncoderStackNames}),
@@ -76,13 +75,11 @@ class EncoderDecoder final : public Model {
     const float* src_mask = batch.src_mask.data();
     const float* tgt_mask = batch.padded ? batch.mask.data() : nullptr;
     sites_.clear();
-    const Sequence memory{encoder_(g, batch.src.data(), B, S, src_mask, src_mask, sites_), S, src_mask,
-                          skip_padding_ ? real_rows(g, src_mask, B * S) : RealRows{}};
+    const Sequence memory = encoder_(g, batch.src.data(), B, S, src_mask, src_mask, sites_);
     for (SiteCapture& s : sites_) s.T = S, s.mask = src_mask;  // the encoder's sites are over the source
-    const Tensor<float> x = decoder_(g, batch.tokens.data(), B, batch.T, tgt_mask, tgt_mask, sites_, &memory);
-    // the padding's logits are the head's bias: the loss leaves them out
-    const RealRows real = skip_padding_ ? real_rows(g, tgt_mask, B * batch.T) : RealRows{};
-    return cast(g, soft_cap(g, head_(g, x, real), logit_softcap_), precision_);
+    const Sequence y = decoder_(g, batch.tokens.data(), B, batch.T, tgt_mask, tgt_mask, sites_, &memory);
+    // over the decoder's real rows: the padding's logits are the head's bias, the loss leaves them out
+    return cast(g, soft_cap(g, head_(g, y.x, y.real), logit_softcap_), precision_);
   }
 
   void attention_logits(std::vector<AttentionLogits>& out) const override {
@@ -100,7 +97,6 @@ class EncoderDecoder final : public Model {
  private:
   Precision precision_;
   float logit_softcap_;  // model.logit_softcap, 0: none
-  bool skip_padding_;    // the padding's rows skipped (Stack::operator())
   Stack encoder_, decoder_;
   Linear head_;
 };

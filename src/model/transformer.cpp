@@ -66,7 +66,7 @@ class Transformer final : public Model {
     const float* mask = batch.real_tokens();
     // the encoder's keys: its real tokens; a causal query never sees the padding after it
     sites_.clear();
-    const Tensor<float> x = stack_(g, batch.tokens.data(), batch.B, batch.T, mask, encoder_ ? mask : nullptr, sites_);
+    const Tensor<float> x = stack_(g, batch.tokens.data(), batch.B, batch.T, mask, encoder_ ? mask : nullptr, sites_).x;
     return cast(g, soft_cap(g, head_(g, x), logit_softcap_), precision_);
   }
 

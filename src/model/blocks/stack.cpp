@@ -78,8 +78,8 @@ void Stack::attention_logits(std::vector<AttentionLogits>& out) const {
   }
 }
 
-Tensor<float> Stack::operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask,
-                                const float* keys, std::vector<SiteCapture>& sites, const Sequence* memory) {
+Sequence Stack::operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask, const float* keys,
+                           std::vector<SiteCapture>& sites, const Sequence* memory) {
   Tensor<float> x = embed_(g, tokens, B, T, mask, sites);
   // The products skip the padding's rows when the key mask hides them from every real query
   const RealRows real = skip_padding_ && keys == mask ? real_rows(g, mask, B * T) : RealRows{};
@@ -92,7 +92,7 @@ Tensor<float> Stack::operator()(Graph<float>& g, const int32_t* tokens, int B, i
     x = b.ffn_res(g, x, mask, sites, [&](Tensor<float> u) { return b.ffn(g, u, real); });
   }
   if (final_norm_) x = cast(g, (*final_norm_)(g, x, mask, sites), precision_);
-  return x;
+  return {x, T, mask, real};
 }
 
 int64_t Stack::params(const ModelConfig& m, int vocab, int T, int n, bool cross) {

@@ -63,12 +63,13 @@ class Stack {
   void add_buffers(std::vector<std::vector<float>*>& out);  // the norms' running statistics
   void attention_logits(std::vector<AttentionLogits>& out) const;  // each attention's last scores, in order
 
-  // tokens (B*T) -> x (B*T, C). mask (B*T): the real tokens, for the norms' statistics (nullptr: all);
+  // tokens (B*T) -> {x (B*T, C), T, mask, x's real rows}. mask (B*T): the real tokens, for the norms'
+  // statistics (nullptr: all);
   // keys: the self-attention's key mask (nullptr: every key); memory: what cross-attention reads.
   // When keys is mask, the products run over the real rows alone (Sequence::real), unless the norms'
   // eps is 0: a padding row of a product is then its bias, 0 at init, and a norm of it 0/0.
-  Tensor<float> operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask,
-                           const float* keys, std::vector<SiteCapture>& sites, const Sequence* memory = nullptr);
+  Sequence operator()(Graph<float>& g, const int32_t* tokens, int B, int T, const float* mask, const float* keys,
+                      std::vector<SiteCapture>& sites, const Sequence* memory = nullptr);
 
   int token_table() const { return embed_.token_table(); }  // tok_emb's parameter id (model.tie_embeddings)
 
