@@ -1,17 +1,21 @@
 // RNNSearch (model.arch rnnsearch, model/rnnsearch.h) and the ops it adds:
 // - the whole network in double against central differences on a padded batch (padding in the
-//   source and in the target), every norm site, fused and composite norms; each new op alone; and
-//   the rows each recurrence runs at each step;
+//   source and in the target), every norm site, fused and composite norms, the padding computed and
+//   skipped; each new op alone; and the rows each recurrence runs at each step;
+// - in float, skipping the padding in the whole-sequence products against computing it, to the bit;
 // - the model normtool builds against PyTorch (tests/golden/rnnsearch_*.json from
 //   scripts/dump_rnnsearch_golden.py): logits, loss and every parameter's gradient;
 // - its statistics sites and its configs (the combinations the contract refuses name their key).
 // (Learning on gettext-de: tests/test_learning.cpp.)
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
+#include "core/gemm.h"
 #include "golden_model.h"
 #include "gradcheck.h"
 #include "model/live_rows.h"
@@ -188,10 +192,11 @@ void add_norm(std::vector<Input>& in, int width, uint64_t seed, NormType kind) {
   in.push_back(random_input(1, width, seed + 1, 0.1));
 }
 
-RowNorm<double> take_norm(NormType kind, bool composite, const std::vector<Tensor<double>>& t, std::size_t& i) {
+template <class F>
+RowNorm<F> take_norm(NormType kind, bool composite, const std::vector<Tensor<F>>& t, std::size_t& i) {
   if (kind == NormType::none) return {};
   const NormDesc& d = norm_desc(kind);
-  NormArgs<double> a;
+  NormArgs<F> a;
   a.eps = 1e-5;
   a.p = 0.5;
   if (d.gain != ParamShape::absent) a.gamma = t[i];
@@ -200,8 +205,9 @@ RowNorm<double> take_norm(NormType kind, bool composite, const std::vector<Tenso
   return {kind, a, composite};
 }
 
-GruCell<double> take_gru(NormType kind, bool composite, const std::vector<Tensor<double>>& t, std::size_t& i) {
-  GruCell<double> c;
+template <class F>
+GruCell<F> take_gru(NormType kind, bool composite, const std::vector<Tensor<F>>& t, std::size_t& i) {
+  GruCell<F> c;
   c.W_g = t[i], c.b_g = t[i + 1], c.W_c = t[i + 2], c.b_c = t[i + 3], c.U_g = t[i + 4], c.U_c = t[i + 5];
   i += 6;
   c.norm_gx = take_norm(kind, composite, t, i), c.norm_cx = take_norm(kind, composite, t, i);
@@ -209,8 +215,8 @@ GruCell<double> take_gru(NormType kind, bool composite, const std::vector<Tensor
   return c;
 }
 
-TEST_P(NetGradCheck, ThroughEncoderAttentionAndDecoder) {
-  const auto [kind, composite] = GetParam();
+// The network's parameters, in the order take_net reads them
+std::vector<Input> net_inputs(NormType kind) {
   std::vector<Input> in = {random_input(V, E, 1)};  // src_emb
   add_gru(in, E, 10, kind), add_gru(in, E, 30, kind);
   in.push_back(random_input(H, 2 * H, 50, 0.5)), in.push_back(random_input(1, H, 51, 0.1)), add_norm(in, H, 52, kind);
@@ -224,31 +230,45 @@ TEST_P(NetGradCheck, ThroughEncoderAttentionAndDecoder) {
     in.push_back(random_input(rows, cols, seed, 0.5));
   add_norm(in, E, 124, kind);
   in.push_back(random_input(V, E, 130, 0.5)), in.push_back(random_input(1, V, 131, 0.1));
-  const std::size_t n_inputs = in.size();
+  return in;
+}
+
+template <class F>
+RnnSearchNet<F> take_net(NormType kind, bool composite, const std::vector<Tensor<F>>& t) {
+  RnnSearchNet<F> net;
+  std::size_t i = 0;
+  net.src_emb = t[i++];
+  net.enc_fwd = take_gru(kind, composite, t, i), net.enc_bwd = take_gru(kind, composite, t, i);
+  net.W_i = t[i], net.b_i = t[i + 1], i += 2, net.norm_init = take_norm(kind, composite, t, i);
+  net.tgt_emb = t[i++];
+  net.dec1 = take_gru(kind, composite, t, i);
+  net.attention.W_a = t[i], net.attention.b_a = t[i + 1], net.attention.U_a = t[i + 2], net.attention.v = t[i + 3];
+  i += 4;
+  net.attention.norm_keys = take_norm(kind, composite, t, i);
+  net.attention.norm_query = take_norm(kind, composite, t, i);
+  net.dec2 = take_gru(kind, composite, t, i);
+  net.W_s = t[i], net.b_s = t[i + 1], net.W_y = t[i + 2], net.W_c = t[i + 3], i += 4;
+  net.norm_out = take_norm(kind, composite, t, i);
+  net.W_o = t[i], net.b_o = t[i + 1], i += 2;
+  EXPECT_EQ(i, t.size());
+  return net;
+}
+
+// Over both batches, with the padding computed and with it skipped (a padding row of the
+// whole-sequence products is then its bias: another function, with its own gradient)
+TEST_P(NetGradCheck, ThroughEncoderAttentionAndDecoder) {
+  const auto [kind, composite] = GetParam();
+  std::vector<Input> in = net_inputs(kind);
   const NormDesc& d = norm_desc(kind);
-  for (int run = 0; run < 4; ++run) {  // each batch, adding to the caller's buffers and through the graph
-    const RnnSearchNet<double>::Input& batch = kBatches[run / 2];
-    const bool through_graph = run % 2 == 1;
-    SCOPED_TRACE(batch.B == B ? "the batch" : "the edge batch");
+  for (int run = 0; run < 8; ++run) {  // each batch and path, adding to the caller's buffers and through the graph
+    const RnnSearchNet<double>::Input& batch = kBatches[run / 2 % 2];
+    const bool through_graph = run % 2 == 1, skip_padding = run >= 4;
+    SCOPED_TRACE(std::string(batch.B == B ? "the batch" : "the edge batch") +
+                 (skip_padding ? ", padding skipped" : ", padding computed"));
     const GradCheckResult r = gradcheck(
         [&](Graph<double>& g, std::vector<Tensor<double>>& t) {
-          RnnSearchNet<double> net;
-          std::size_t i = 0;
-          net.src_emb = t[i++];
-          net.enc_fwd = take_gru(kind, composite, t, i), net.enc_bwd = take_gru(kind, composite, t, i);
-          net.W_i = t[i], net.b_i = t[i + 1], i += 2, net.norm_init = take_norm(kind, composite, t, i);
-          net.tgt_emb = t[i++];
-          net.dec1 = take_gru(kind, composite, t, i);
-          net.attention.W_a = t[i], net.attention.b_a = t[i + 1], net.attention.U_a = t[i + 2],
-          net.attention.v = t[i + 3];
-          i += 4;
-          net.attention.norm_keys = take_norm(kind, composite, t, i);
-          net.attention.norm_query = take_norm(kind, composite, t, i);
-          net.dec2 = take_gru(kind, composite, t, i);
-          net.W_s = t[i], net.b_s = t[i + 1], net.W_y = t[i + 2], net.W_c = t[i + 3], i += 4;
-          net.norm_out = take_norm(kind, composite, t, i);
-          net.W_o = t[i], net.b_o = t[i + 1], i += 2;
-          EXPECT_EQ(i, n_inputs);
+          RnnSearchNet<double> net = take_net(kind, composite, t);
+          net.skip_padding = skip_padding;
           RnnSearchNet<double>::Steps steps;
           return net.logits(g, batch, steps);
         },
@@ -275,6 +295,48 @@ INSTANTIATE_TEST_SUITE_P(Norms, NetGradCheck,
                          [](const auto& test) {
                            return std::string(to_string(test.param.kind)) + (test.param.composite ? "_composite" : "");
                          });
+
+// In float, in normtool's kernel: skipping the padding's rows in the whole-sequence products gives
+// the loss, every gradient and the real targets' logits of the run that computes them, to the bit.
+TEST(RnnSearchPadding, SkippingItKeepsTheBits) {
+  if (std::string_view(gemm_backend()).rfind("normtool", 0) != 0)
+    GTEST_SKIP() << "the bits are the normtool kernel's (gemm_backend: " << gemm_backend() << ")";
+  for (const NormType kind : {NormType::none, NormType::layernorm, NormType::rmsnorm}) {
+    const std::vector<Input> in = net_inputs(kind);
+    for (const RnnSearchNet<double>::Input& b : kBatches) {
+      SCOPED_TRACE(std::string(to_string(kind)) + (b.B == B ? ", the batch" : ", the edge batch"));
+      const RnnSearchNet<float>::Input batch{b.B, b.src, b.src_mask, b.S, b.tgt, b.Tt, b.tgt_mask};
+      std::vector<std::vector<float>> runs[2];  // per path: the loss, the real logits, each gradient
+      for (const bool skip : {false, true}) {
+        std::vector<std::vector<float>> data, grad;
+        std::vector<Tensor<float>> t;
+        for (const Input& x : in) {
+          data.emplace_back(x.data.begin(), x.data.end()), grad.emplace_back(x.data.size(), 0.0f);
+          t.push_back({data.back().data(), grad.back().data(), x.rows, x.cols});
+        }
+        RnnSearchNet<float> net = take_net(kind, false, t);
+        net.skip_padding = skip;
+        Graph<float> g;
+        RnnSearchNet<float>::Steps steps;
+        const Tensor<float> logits = net.logits(g, batch, steps);
+        const Tensor<float> loss = cross_entropy(g, logits, batch.tgt, Tensor<float>{const_cast<float*>(b.tgt_mask),
+                                                                                      nullptr, b.B * b.Tt, 1});
+        g.backward(loss);
+        std::vector<float> real;
+        for (int r = 0; r < logits.rows; ++r)
+          if (b.tgt_mask[r] != 0.0f) real.insert(real.end(), logits.data + r * V, logits.data + (r + 1) * V);
+        runs[skip] = {{loss.data[0]}, real};
+        runs[skip].insert(runs[skip].end(), grad.begin(), grad.end());
+      }
+      ASSERT_EQ(runs[0].size(), runs[1].size());
+      for (std::size_t k = 0; k < runs[0].size(); ++k) {
+        ASSERT_EQ(runs[0][k].size(), runs[1][k].size());
+        EXPECT_EQ(0, std::memcmp(runs[0][k].data(), runs[1][k].data(), runs[0][k].size() * sizeof(float)))
+            << (k == 0 ? "the loss" : k == 1 ? "the real logits" : "gradient of input " + std::to_string(k - 2));
+      }
+    }
+  }
+}
 
 // ---- against PyTorch -----------------------------------------------------------------------
 

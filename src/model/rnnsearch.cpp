@@ -43,9 +43,10 @@ Tensor<T> state_of(Graph<T>& g, Tensor<T> h, const LiveRows::Step& r) {
 // position, each step over the rows real there (Nematus keeps the state on padding, h = m h' +
 // (1 - m) h: the same on the real positions), backward from position S - 1 to 0; 0 at padding.
 template <class T>
-Tensor<T> encode_direction(Graph<T>& g, const GruCell<T>& cell, Tensor<T> x, const LiveRows& live, int B, int S) {
+Tensor<T> encode_direction(Graph<T>& g, const GruCell<T>& cell, Tensor<T> x, RealRows real, const LiveRows& live,
+                           int B, int S) {
   const int H = cell.U_c.rows;
-  const typename GruCell<T>::Inputs in = cell.inputs(g, x);
+  const typename GruCell<T>::Inputs in = cell.inputs(g, x, real);
   Tensor<T> out = zeros(g, B * S, H), h = g.tensor(B, H, false);
   std::fill_n(h.data, h.size(), T(0));
   for (int k = 0; k < S; ++k) {
@@ -60,21 +61,23 @@ Tensor<T> encode_direction(Graph<T>& g, const GruCell<T>& cell, Tensor<T> x, con
 }  // namespace
 
 template <class T>
-Tensor<T> RnnSearchNet<T>::encode(Graph<T>& g, const Input& in, Steps& steps) const {
+Tensor<T> RnnSearchNet<T>::encode(Graph<T>& g, const Input& in, Steps& steps, RealRows src_real) const {
   const Tensor<T> x = embedding(g, src_emb, in.src, in.B * in.S);
   steps.enc_fwd.build(in.src_mask, in.B, in.S, false), steps.enc_bwd.build(in.src_mask, in.B, in.S, true);
-  return concat_cols(g, encode_direction(g, enc_fwd, x, steps.enc_fwd, in.B, in.S),
-                     encode_direction(g, enc_bwd, x, steps.enc_bwd, in.B, in.S));
+  return concat_cols(g, encode_direction(g, enc_fwd, x, src_real, steps.enc_fwd, in.B, in.S),
+                     encode_direction(g, enc_bwd, x, src_real, steps.enc_bwd, in.B, in.S));
 }
 
 template <class T>
 Tensor<T> RnnSearchNet<T>::logits(Graph<T>& g, const Input& in, Steps& steps) const {
   const int B = in.B, S = in.S, Tt = in.Tt, H = dec1.U_c.rows;
-  const Tensor<T> annotations = encode(g, in, steps);
+  const RealRows src_real = skip_padding ? real_rows(g, in.src_mask, B * S) : RealRows{},
+                 tgt_real = skip_padding ? real_rows(g, in.tgt_mask, B * Tt) : RealRows{};
+  const Tensor<T> annotations = encode(g, in, steps, src_real);
   Tensor<T> s = tanh(g, norm_init(g, linear(g, masked_mean_rows(g, annotations, in.src_mask, B, S), W_i, b_i)));
-  const Tensor<T> keys = attention.keys(g, annotations);
+  const Tensor<T> keys = attention.keys(g, annotations, src_real);
   const Tensor<T> y = embedding(g, tgt_emb, in.tgt, B * Tt);
-  const typename GruCell<T>::Inputs in1 = dec1.inputs(g, y);
+  const typename GruCell<T>::Inputs in1 = dec1.inputs(g, y, tgt_real);
   Tensor<T> states = zeros(g, B * Tt, H), contexts = zeros(g, B * Tt, 2 * H);
   steps.dec1.clear(), steps.dec2.clear(), steps.dec.build(in.tgt_mask, B, Tt, false);
   for (int t = 0; t < Tt; ++t) {
@@ -90,9 +93,9 @@ Tensor<T> RnnSearchNet<T>::logits(Graph<T>& g, const Input& in, Steps& steps) co
     put_rows(g, states, s, Rows{.index = r.seq});
     put_rows(g, contexts, c, Rows{.index = r.seq});
   }
-  const Tensor<T> pre = add(g, add(g, linear(g, states, W_s, b_s), linear(g, y, W_y, Tensor<T>{})),
-                            linear(g, contexts, W_c, Tensor<T>{}));
-  return linear(g, tanh(g, norm_out(g, pre)), W_o, b_o);
+  const Tensor<T> pre = add(g, add(g, linear(g, states, W_s, b_s, tgt_real), linear(g, y, W_y, Tensor<T>{}, tgt_real)),
+                            linear(g, contexts, W_c, Tensor<T>{}, tgt_real));
+  return linear(g, tanh(g, norm_out(g, pre)), W_o, b_o, tgt_real);
 }
 
 template struct RnnSearchNet<float>;
@@ -137,6 +140,7 @@ class RnnSearch final : public Model {
     net_.W_s = W_s_.W, net_.b_s = W_s_.bias, net_.W_y = W_y_.W, net_.W_c = W_c_.W;
     norm_out_->init(params_), net_.norm_out = norm_out_->row_norm();
     bind(head_, m, rng), net_.W_o = head_.W, net_.b_o = head_.bias;
+    net_.skip_padding = m.norm.eps > 0;
     for (const char* place : {"dec1.state_gates", "dec1.state_cand", "dec2.state_gates", "dec2.state_cand"})
       sites_by_step_.declare(0, place);
   }

@@ -38,6 +38,11 @@ struct RnnSearchNet {
   Tensor<T> W_s, b_s, W_y, W_c;             // (E, H), (1, E) or absent, (E, E), (E, 2H)
   RowNorm<T> norm_out;                      // E
   Tensor<T> W_o, b_o;                       // (V, E), (1, V) or absent
+  // The products over whole sequences (the GRUs' input terms, the keys, the readout and the head)
+  // run over the real rows alone: a padding row is its bias, which no step, no attention and no
+  // loss reads, so every real value keeps its bits. Only where the norms give a constant row a
+  // finite value (model.norm.eps > 0).
+  bool skip_padding = false;
 
   struct Input {
     int B;
@@ -57,8 +62,8 @@ struct RnnSearchNet {
   // logits (B*T, V) (at a padded target position, from a zero state and context); `steps` is rebuilt.
   Tensor<T> logits(Graph<T>& g, const Input& in, Steps& steps) const;
 
-  // The annotations (B*S, 2H), 0 at padded positions.
-  Tensor<T> encode(Graph<T>& g, const Input& in, Steps& steps) const;
+  // The annotations (B*S, 2H), 0 at padded positions; src_real the source's real rows (or none).
+  Tensor<T> encode(Graph<T>& g, const Input& in, Steps& steps, RealRows src_real) const;
 };
 
 }  // namespace nt

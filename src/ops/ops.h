@@ -53,6 +53,9 @@ struct RealRows {
   const int* index = nullptr;
   int count = 0;
 };
+// rows.cpp: the rows of an N-row batch that `mask` marks real (non-zero), kept on g's tape; none
+// listed when mask is null or every row is real.
+template <class T> RealRows real_rows(Graph<T>& g, const float* mask, int N);
 // The same over a padded batch's real rows: a padding row of y is b (0 without b) and sends no
 // gradient to x; W's gradient sums the real rows' terms (the padding's are 0 when its dy is, as
 // after a masked loss: then the bits are the product's over every row, each entry one chain of

@@ -7,10 +7,12 @@
 //              gradient; y's consumers write its gradient                 dx += dy[rows]
 //   masked_mean_rows  y (B, C) row b = the mean of x's rows b*S + j over the j with mask[b*S + j]
 //              non-zero (a row with none: 0)                      dx row b*S + j = dy row b / count
+//   real_rows  the rows a padding mask marks real, for the ops that skip a padded batch's padding
 // take_rows writes x's whole gradient when it is first (zeros outside its rows, core/graph.h):
 // the steps' other take_rows add theirs.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/check.h"
 #include "core/eigen.h"
@@ -133,10 +135,22 @@ Tensor<T> masked_mean_rows(Graph<T>& g, Tensor<T> x, const float* mask, int B, i
   return y;
 }
 
+template <class T>
+RealRows real_rows(Graph<T>& g, const float* mask, int N) {
+  if (!mask) return {};
+  thread_local std::vector<int> index;
+  index.clear();
+  for (int i = 0; i < N; ++i)
+    if (mask[i] != 0.0f) index.push_back(i);
+  const int n = int(index.size());
+  return n == N ? RealRows{} : RealRows{g.keep(index.data(), index.size()), n};
+}
+
 #define NT_INSTANTIATE(T)                                        \
   template Tensor<T> take_rows(Graph<T>&, Tensor<T>, Rows, int); \
   template void put_rows(Graph<T>&, Tensor<T>, Tensor<T>, Rows); \
-  template Tensor<T> masked_mean_rows(Graph<T>&, Tensor<T>, const float*, int, int);
+  template Tensor<T> masked_mean_rows(Graph<T>&, Tensor<T>, const float*, int, int); \
+  template RealRows real_rows(Graph<T>&, const float*, int);
 NT_INSTANTIATE(float)
 NT_INSTANTIATE(double)
 

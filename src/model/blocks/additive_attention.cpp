@@ -7,8 +7,8 @@
 namespace nt {
 
 template <class T>
-Tensor<T> AttentionCell<T>::keys(Graph<T>& g, Tensor<T> annotations) const {
-  return norm_keys(g, linear(g, annotations, W_a, b_a));
+Tensor<T> AttentionCell<T>::keys(Graph<T>& g, Tensor<T> annotations, RealRows real) const {
+  return norm_keys(g, linear(g, annotations, W_a, b_a, real));
 }
 
 template <class T>

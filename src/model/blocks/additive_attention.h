@@ -21,7 +21,8 @@ struct AttentionCell {
   Tensor<T> W_a, b_a, U_a, v;  // (D, C), (1, D) or absent, (D, H), (1, D)
   RowNorm<T> norm_keys, norm_query;
 
-  Tensor<T> keys(Graph<T>& g, Tensor<T> annotations) const;
+  // real: the annotations' real rows, when the products may skip the padding's (ops linear)
+  Tensor<T> keys(Graph<T>& g, Tensor<T> annotations, RealRows real = {}) const;
   // The context (N, C) of annotations (B*S, C) for the states s1 (N, H), keys from keys(); s1's
   // row i is batch row batch_rows[i] (i when null).
   Tensor<T> context(Graph<T>& g, Tensor<T> keys, Tensor<T> annotations, Tensor<T> s1, const float* src_mask, int S,

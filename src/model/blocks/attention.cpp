@@ -1,8 +1,5 @@
 #include "model/blocks/attention.h"
 
-#include <algorithm>
-#include <vector>
-
 #include "core/check.h"
 #include "ops/ops.h"
 
@@ -107,16 +104,6 @@ Branch Attention::operator()(Graph<float>& g, int B, const Sequence& queries, co
   }
   heads = cast(g, heads, precision_);
   return {cast(g, out_.product(g, heads, queries.real), precision_), out_.bias};
-}
-
-RealRows real_rows(Graph<float>& g, const float* mask, int N) {
-  if (!mask) return {};
-  thread_local std::vector<int> index;
-  index.clear();
-  for (int i = 0; i < N; ++i)
-    if (mask[i] != 0.0f) index.push_back(i);
-  const int n = int(index.size());
-  return n == N ? RealRows{} : RealRows{g.keep(index.data(), index.size()), n};
 }
 
 }  // namespace nt

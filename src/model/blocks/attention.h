@@ -35,9 +35,6 @@ struct Sequence {
   const float* mask = nullptr;
   RealRows real = {};
 };
-// The rows of an N-row batch that `mask` marks real, kept on g's tape; none listed when mask is
-// null or every row is real.
-RealRows real_rows(Graph<float>& g, const float* mask, int N);
 
 // What an attention has beyond its shape: Linear biases, the query and key norms, rotary positions,
 // the scores' soft cap.

@@ -14,6 +14,11 @@ typename GruCell<T>::Inputs GruCell<T>::inputs(Graph<T>& g, Tensor<T> x, const i
   return {norm_gx(g, linear(g, x, W_g, b_g)), norm_cx(g, linear(g, x, W_c, b_c))};
 }
 
+template <class T>
+typename GruCell<T>::Inputs GruCell<T>::inputs(Graph<T>& g, Tensor<T> x, RealRows real) const {
+  return {norm_gx(g, linear(g, x, W_g, b_g, real)), norm_cx(g, linear(g, x, W_c, b_c, real))};
+}
+
 namespace {
 // A step's recurrent terms: U_g h, U_c h and their norms (its h left for the transition).
 template <class T>

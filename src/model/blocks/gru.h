@@ -29,6 +29,9 @@ struct GruCell {
     Tensor<T> gates, cand;  // gx (rows, 2H), cx (rows, H)
   };
   Inputs inputs(Graph<T>& g, Tensor<T> x, const int* batch_rows = nullptr, int batch = 0) const;
+  // Of a padded sequence, products over its real rows alone (a padding row's terms are the norm of
+  // the bias: no step reads them).
+  Inputs inputs(Graph<T>& g, Tensor<T> x, RealRows real) const;
 
   // One step from the input terms of its rows (N, 2H), (N, H) and the state h (N, H).
   struct Step {
