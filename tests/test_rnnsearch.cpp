@@ -9,7 +9,9 @@
 // (Learning on gettext-de: tests/test_learning.cpp.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -296,46 +298,75 @@ INSTANTIATE_TEST_SUITE_P(Norms, NetGradCheck,
                            return std::string(to_string(test.param.kind)) + (test.param.composite ? "_composite" : "");
                          });
 
+// One path of the float network on batch b: the loss, the real targets' logits and each gradient
+// (values), and the padding targets' logits rows, one after another
+struct PathRun {
+  std::vector<std::vector<float>> values;
+  std::vector<float> padding_logits;
+};
+
+PathRun run_path(NormType kind, bool composite, const std::vector<Input>& in, const RnnSearchNet<double>::Input& b,
+                 bool skip) {
+  std::vector<std::vector<float>> data, grad;
+  std::vector<Tensor<float>> t;
+  for (const Input& x : in) {
+    data.emplace_back(x.data.begin(), x.data.end()), grad.emplace_back(x.data.size(), 0.0f);
+    t.push_back({data.back().data(), grad.back().data(), x.rows, x.cols});
+  }
+  RnnSearchNet<float> net = take_net(kind, composite, t);
+  net.skip_padding = skip;
+  Graph<float> g;
+  RnnSearchNet<float>::Steps steps;
+  const Tensor<float> logits = net.logits(g, {b.B, b.src, b.src_mask, b.S, b.tgt, b.Tt, b.tgt_mask}, steps);
+  const Tensor<float> weights{const_cast<float*>(b.tgt_mask), nullptr, b.B * b.Tt, 1};
+  const Tensor<float> loss = cross_entropy(g, logits, b.tgt, weights);
+  g.backward(loss);
+  PathRun run{{{loss.data[0]}, {}}, {}};
+  for (int r = 0; r < logits.rows; ++r) {
+    std::vector<float>& to = b.tgt_mask[r] != 0.0f ? run.values[1] : run.padding_logits;
+    to.insert(to.end(), logits.data + r * V, logits.data + (r + 1) * V);
+  }
+  run.values.insert(run.values.end(), grad.begin(), grad.end());
+  return run;
+}
+
 // In float, in normtool's kernel: skipping the padding's rows in the whole-sequence products gives
-// the loss, every gradient and the real targets' logits of the run that computes them, to the bit.
+// the loss, every gradient and the real targets' logits of the run that computes them, to the bit,
+// for every norm RNNSearch allows, fused and composite, with random biases and with every bias 0
+// (as at init: a padding row is then a zero row). A padding target's logits are b_o where the
+// padding is skipped (so the path ran), the head's product of a padding row where it is not.
 TEST(RnnSearchPadding, SkippingItKeepsTheBits) {
   if (std::string_view(gemm_backend()).rfind("normtool", 0) != 0)
     GTEST_SKIP() << "the bits are the normtool kernel's (gemm_backend: " << gemm_backend() << ")";
-  for (const NormType kind : {NormType::none, NormType::layernorm, NormType::rmsnorm}) {
-    const std::vector<Input> in = net_inputs(kind);
-    for (const RnnSearchNet<double>::Input& b : kBatches) {
-      SCOPED_TRACE(std::string(to_string(kind)) + (b.B == B ? ", the batch" : ", the edge batch"));
-      const RnnSearchNet<float>::Input batch{b.B, b.src, b.src_mask, b.S, b.tgt, b.Tt, b.tgt_mask};
-      std::vector<std::vector<float>> runs[2];  // per path: the loss, the real logits, each gradient
-      for (const bool skip : {false, true}) {
-        std::vector<std::vector<float>> data, grad;
-        std::vector<Tensor<float>> t;
-        for (const Input& x : in) {
-          data.emplace_back(x.data.begin(), x.data.end()), grad.emplace_back(x.data.size(), 0.0f);
-          t.push_back({data.back().data(), grad.back().data(), x.rows, x.cols});
+  for (const NormType kind :
+       {NormType::none, NormType::layernorm, NormType::rmsnorm, NormType::prmsnorm, NormType::scalenorm})
+    for (const bool composite : {false, true})
+      for (const bool zero_biases : {false, true}) {
+        if (composite && kind == NormType::none) continue;
+        std::vector<Input> in = net_inputs(kind);
+        for (Input& x : in)  // the 1-row inputs but the gains (centred on 1): the biases and v
+          if (zero_biases && x.rows == 1 && std::accumulate(x.data.begin(), x.data.end(), 0.0) < 0.5 * x.cols)
+            std::fill(x.data.begin(), x.data.end(), 0.0);
+        const std::vector<float> b_o(in.back().data.begin(), in.back().data.end());
+        for (const RnnSearchNet<double>::Input& b : kBatches) {
+          SCOPED_TRACE(std::string(to_string(kind)) + (composite ? " composite" : "") +
+                       (zero_biases ? ", biases 0" : "") + (b.B == B ? ", the batch" : ", the edge batch"));
+          const PathRun computed = run_path(kind, composite, in, b, false), skipped = run_path(kind, composite, in, b, true);
+          ASSERT_EQ(computed.values.size(), skipped.values.size());
+          for (std::size_t k = 0; k < computed.values.size(); ++k) {
+            const std::vector<float>&x = computed.values[k], &y = skipped.values[k];
+            ASSERT_EQ(x.size(), y.size());
+            EXPECT_EQ(0, std::memcmp(x.data(), y.data(), x.size() * sizeof(float)))
+                << (k == 0 ? "the loss" : k == 1 ? "the real logits" : "gradient of input " + std::to_string(k - 2));
+          }
+          ASSERT_FALSE(skipped.padding_logits.empty());
+          for (std::size_t r = 0; r < skipped.padding_logits.size(); r += V)
+            EXPECT_EQ(0, std::memcmp(skipped.padding_logits.data() + r, b_o.data(), V * sizeof(float))) << "row " << r / V;
+          if (!zero_biases) {
+            EXPECT_NE(computed.padding_logits, skipped.padding_logits);
+          }
         }
-        RnnSearchNet<float> net = take_net(kind, false, t);
-        net.skip_padding = skip;
-        Graph<float> g;
-        RnnSearchNet<float>::Steps steps;
-        const Tensor<float> logits = net.logits(g, batch, steps);
-        const Tensor<float> loss = cross_entropy(g, logits, batch.tgt, Tensor<float>{const_cast<float*>(b.tgt_mask),
-                                                                                      nullptr, b.B * b.Tt, 1});
-        g.backward(loss);
-        std::vector<float> real;
-        for (int r = 0; r < logits.rows; ++r)
-          if (b.tgt_mask[r] != 0.0f) real.insert(real.end(), logits.data + r * V, logits.data + (r + 1) * V);
-        runs[skip] = {{loss.data[0]}, real};
-        runs[skip].insert(runs[skip].end(), grad.begin(), grad.end());
       }
-      ASSERT_EQ(runs[0].size(), runs[1].size());
-      for (std::size_t k = 0; k < runs[0].size(); ++k) {
-        ASSERT_EQ(runs[0][k].size(), runs[1][k].size());
-        EXPECT_EQ(0, std::memcmp(runs[0][k].data(), runs[1][k].data(), runs[0][k].size() * sizeof(float)))
-            << (k == 0 ? "the loss" : k == 1 ? "the real logits" : "gradient of input " + std::to_string(k - 2));
-      }
-    }
-  }
 }
 
 // ---- against PyTorch -----------------------------------------------------------------------

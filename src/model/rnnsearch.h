@@ -39,9 +39,11 @@ struct RnnSearchNet {
   RowNorm<T> norm_out;                      // E
   Tensor<T> W_o, b_o;                       // (V, E), (1, V) or absent
   // The products over whole sequences (the GRUs' input terms, the keys, the readout and the head)
-  // run over the real rows alone: a padding row is its bias, which no step, no attention and no
-  // loss reads, so every real value keeps its bits. Only where the norms give a constant row a
-  // finite value (model.norm.eps > 0).
+  // run over the real rows alone: a padding row is then the norm of its bias (of 0 where there is
+  // none), which no step, no attention and no loss reads, so every real value keeps its bits in
+  // normtool's kernel (ops linear over RealRows). The model sets it where eps > 0, the Stack's rule
+  // (with eps 0 the norm of a constant row is NaN; so is that of the zero initial state's U h,
+  // and such a run fails at its first step either way).
   bool skip_padding = false;
 
   struct Input {
@@ -59,7 +61,8 @@ struct RnnSearchNet {
     std::vector<typename GruCell<T>::Step> dec1, dec2;
     LiveRows enc_fwd, enc_bwd, dec;
   };
-  // logits (B*T, V) (at a padded target position, from a zero state and context); `steps` is rebuilt.
+  // logits (B*T, V); at a padded target position b_o with skip_padding, else from a zero state and
+  // context; `steps` is rebuilt.
   Tensor<T> logits(Graph<T>& g, const Input& in, Steps& steps) const;
 
   // The annotations (B*S, 2H), 0 at padded positions; src_real the source's real rows (or none).

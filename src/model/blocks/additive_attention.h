@@ -22,7 +22,7 @@ struct AttentionCell {
   RowNorm<T> norm_keys, norm_query;
 
   // real: the annotations' real rows, when the products may skip the padding's (ops linear)
-  Tensor<T> keys(Graph<T>& g, Tensor<T> annotations, RealRows real = {}) const;
+  Tensor<T> keys(Graph<T>& g, Tensor<T> annotations, RealRows real) const;
   // The context (N, C) of annotations (B*S, C) for the states s1 (N, H), keys from keys(); s1's
   // row i is batch row batch_rows[i] (i when null).
   Tensor<T> context(Graph<T>& g, Tensor<T> keys, Tensor<T> annotations, Tensor<T> s1, const float* src_mask, int S,
