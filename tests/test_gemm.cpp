@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/eigen.h"
 #include "core/gemm.h"
 #include "core/gemm_kernel.h"
 #include "core/parallel.h"
@@ -110,6 +111,47 @@ TEST(Gemm, RowsAreTheSameForAnyThreadCount) {
     gemm(ta, false, M, N, K, 1.f, A.data(), lda, B.data(), N, 0.f, two.data(), N, bias.data());
     set_math_threads(1);
     EXPECT_EQ(one, two) << M << " x " << N << " x " << K;
+  }
+}
+
+TEST(Gemm, APreparedBGivesTheBitsOfPackingItAtEachCall) {
+  // op(B) prepared once (core/gemm.h) and read by several products: the bits of gemm packing it
+  // itself, where the kernel packs (transposed, or K N > 8192 with N over 64, or a masked tail) and
+  // where it reads B in place (nothing to prepare), at one thread and at two (64 rows, 4 panels:
+  // each thread's own panels), with and without beta and a bias
+  int prepared_shapes = 0;
+  for (const auto& [M, N, K] : {std::tuple{32, 256, 128}, std::tuple{64, 128, 400}, std::tuple{7, 50, 19},
+                                std::tuple{32, 64, 16}, std::tuple{1028, 200, 300}})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (int threads : {1, 2}) {
+          set_math_threads(threads);
+          Rng rng(uint64_t(M * 7919 + N * 31 + K));
+          const int lda = ta ? M : K, ldb = tb ? K : N;
+          std::vector<float> A(std::size_t(M) * K), B(std::size_t(K) * N), bias(N), C0(std::size_t(M) * N);
+          for (auto* v : {&A, &B, &bias, &C0})
+            for (float& x : *v) x = float(rng.normal());
+          std::vector<float, Eigen::aligned_allocator<float>> prepared(
+              std::max<std::size_t>(1, prepared_size<float>(tb, K, N)));
+          const bool has = prepared_size<float>(tb, K, N) > 0;
+          prepared_shapes += has;
+          if (has) prepare_b(tb, K, N, B.data(), ldb, prepared.data());
+          for (const auto& [beta, with_bias] : {std::tuple{0.f, false}, std::tuple{0.5f, true}}) {
+            std::vector<float> packed_here = C0, from_prepared = C0;
+            const float* b = with_bias ? bias.data() : nullptr;
+            gemm(ta, tb, M, N, K, 1.f, A.data(), lda, B.data(), ldb, beta, packed_here.data(), N, b);
+            for (int call = 0; call < 2; ++call) {  // read twice: preparing is not consumed by a product
+              from_prepared = C0;
+              gemm(ta, tb, M, N, K, 1.f, A.data(), lda, B.data(), ldb, beta, from_prepared.data(), N, b,
+                   has ? prepared.data() : nullptr);
+            }
+            EXPECT_EQ(packed_here, from_prepared) << "ta " << ta << " tb " << tb << " M " << M << " N " << N << " K "
+                                                  << K << " beta " << beta << ", " << threads << " threads";
+          }
+        }
+  set_math_threads(1);
+  if (gemm_kernel_available()) {
+    EXPECT_GT(prepared_shapes, 0) << "nothing was prepared: the test shows nothing";
   }
 }
 

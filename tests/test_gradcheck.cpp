@@ -511,6 +511,49 @@ TEST(GradCheck, LinearOverRealRows) {
   }
 }
 
+// step_linear: linear whose W's panels are prepared once a graph for every step. Its gradients in
+// double (nothing to prepare there) with and without batch rows; in float, in normtool's kernel,
+// three steps by one weight give linear's bits, forward and backward, and after a reset and a new
+// W the graph prepares the new one (a stale W's panels would give the old products).
+const int kStepRows[] = {0, 2, 3};
+TEST(GradCheck, StepLinear) {
+  expect_gradients_match([](auto& g, auto& t) { return step_linear(g, t[0], t[1], t[2]); },
+                         {random_input(5, 4, 1), random_input(3, 4, 2), random_input(1, 3, 3)});
+  expect_gradients_match([](auto& g, auto& t) { return step_linear(g, t[0], t[1], t[2], kStepRows, 6); },
+                         {random_input(3, 4, 1), random_input(3, 4, 2), random_input(1, 3, 3)});
+  if (std::string_view(gemm_backend()).rfind("normtool", 0) != 0)
+    GTEST_SKIP() << "the bits are the normtool kernel's (gemm_backend: " << gemm_backend() << ")";
+  constexpr int kRows = 32, kIn = 128, kOut = 128;  // square, as U_c: W^T and W both packed by the kernel
+  std::vector<float> w_data(kOut * kIn), gw(w_data.size());
+  const Tensor<float> w{w_data.data(), gw.data(), kOut, kIn};
+  Graph<float> g;
+  auto run = [&](bool steps) {  // three steps, each from the last's output
+    g.reset();
+    std::fill(gw.begin(), gw.end(), 0.0f);
+    Tensor<float> x = g.tensor(kRows, kIn, true);
+    for (int64_t k = 0; k < x.size(); ++k) x.data[k] = std::sin(0.3f * float(k));
+    const Tensor<float> x0 = x;
+    std::vector<float> out;
+    for (int t = 0; t < 3; ++t) {
+      const Tensor<float> y = steps ? step_linear(g, x, w, Tensor<float>{}) : linear(g, x, w, Tensor<float>{});
+      out.insert(out.end(), y.data, y.data + y.size());
+      x = y;
+    }
+    float* dy = g.seed(x);
+    for (int64_t k = 0; k < x.size(); ++k) dy[k] = std::cos(1.3f * float(k));
+    g.backward(Tensor<float>{});
+    out.insert(out.end(), x0.grad, x0.grad + x0.size());
+    out.insert(out.end(), gw.begin(), gw.end());
+    return out;
+  };
+  for (const float scale : {0.05f, -0.03f}) {  // the second W after the first's graph was reset
+    for (int64_t k = 0; k < w.size(); ++k) w.data[k] = scale * std::cos(0.7f * float(k));
+    const std::vector<float> plain = run(false), steps = run(true);
+    ASSERT_EQ(plain.size(), steps.size());
+    EXPECT_EQ(0, std::memcmp(plain.data(), steps.data(), plain.size() * sizeof(float))) << "W scaled by " << scale;
+  }
+}
+
 // Rows an op writes or scatters gradients to must not repeat (one write would be lost), and a
 // strided form has no zero row: each refused with a message, not computed wrong.
 const int kTwice[] = {1, 1}, kDown[] = {2, 0};

@@ -104,10 +104,11 @@ const char* gemm_backend() {
 
 template <class T>
 void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta, T* C,
-          int ldc, const T* bias) {
+          int ldc, const T* bias, const T* prepared) {
   const Backend b = backend<T>();
   if constexpr (std::is_same_v<T, float>) {
-    if (b == Backend::normtool) return gemm_kernel(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias);
+    if (b == Backend::normtool)
+      return gemm_kernel(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias, prepared);
   }
   if (bias) {
     add_bias_rows(C, M, N, ldc, beta, bias);
@@ -126,6 +127,19 @@ void gemm(bool ta, bool tb, int M, int N, int K, T alpha, const T* A, int lda, c
 }
 
 template <class T>
+std::size_t prepared_size(bool tb, int K, int N) {
+  if constexpr (std::is_same_v<T, float>)
+    if (backend<T>() == Backend::normtool) return gemm_kernel_panels(tb, K, N);
+  return 0;
+}
+
+template <class T>
+void prepare_b(bool tb, int K, int N, const T* B, int ldb, T* prepared) {
+  if constexpr (std::is_same_v<T, float>)
+    if (backend<T>() == Backend::normtool) gemm_kernel_pack(tb, K, N, B, ldb, prepared);
+}
+
+template <class T>
 void transpose(const T* src, int rows, int cols, int lds, T* dst, int ldd) {
   if constexpr (std::is_same_v<T, float>) {
     transpose_floats(src, rows, cols, lds, dst, ldd);
@@ -138,8 +152,12 @@ void transpose(const T* src, int rows, int cols, int lds, T* dst, int ldd) {
 template void transpose(const float*, int, int, int, float*, int);
 template void transpose(const double*, int, int, int, double*, int);
 template void gemm(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int,
-                   const float*);
+                   const float*, const float*);
 template void gemm(bool, bool, int, int, int, double, const double*, int, const double*, int, double, double*, int,
-                   const double*);
+                   const double*, const double*);
+template std::size_t prepared_size<float>(bool, int, int);
+template std::size_t prepared_size<double>(bool, int, int);
+template void prepare_b(bool, int, int, const float*, int, float*);
+template void prepare_b(bool, int, int, const double*, int, double*);
 
 }  // namespace nt

@@ -3,13 +3,25 @@
 // attention). With beta = 0, C is written without being read: a product that writes a gradient
 // first (core/graph.h) needs no zeroing. The kernels, as gemm_backend() says: float products in
 // normtool's own (core/gemm_kernel.h), double ones (the gradient checks) in OpenBLAS or Eigen.
+//
+// Products that share op(B) (a recurrence's weight, at every step) may have it prepared once:
+// prepared_size floats (0: nothing to prepare, the kernels read B as it is), 64-byte aligned (as
+// the graph's arena gives), filled by prepare_b, then passed as gemm's `prepared` with the same B,
+// unchanged since. The same bits as without.
 #pragma once
+
+#include <cstddef>
 
 namespace nt {
 
 template <class T>
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
-          T* C, int ldc, const T* bias = nullptr);
+          T* C, int ldc, const T* bias = nullptr, const T* prepared = nullptr);
+
+template <class T>
+std::size_t prepared_size(bool trans_b, int K, int N);
+template <class T>
+void prepare_b(bool trans_b, int K, int N, const T* B, int ldb, T* prepared);
 
 // dst (cols, rows; its rows ldd apart) = src (rows, cols; rows lds apart) transposed: for a
 // product's operand that is needed the other way round more than once (attention's k and v).

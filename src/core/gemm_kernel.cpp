@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/check.h"
 #include "core/eigen.h"
 
 namespace nt {
@@ -248,15 +249,30 @@ void transpose_floats(const float* src, int rows, int cols, int lds, float* dst,
     for (int c = 0; c < cols; ++c) dst[int64_t(c) * ldd + r] = src[int64_t(r) * lds + c];
 }
 
+// op(B) is read in place when its rows are contiguous, whole vectors, and small enough to stay in
+// L1 (attention's products) or at most two panels wide (a d-64 layer's input in its weight's
+// gradient, K the batch's rows: the copy cost more than the strided reads save); else packed.
+// Either way each entry is the same sum.
+bool packs(bool tb, int K, int N) { return tb || N % PS != 0 || (int64_t(K) * N > 8192 && N > 64); }
+
+std::size_t gemm_kernel_panels(bool tb, int K, int N) {
+  return packs(tb, K, N) ? std::size_t(K) * ((N + NR - 1) / NR * NR) : 0;
+}
+
+void gemm_kernel_pack(bool tb, int K, int N, const float* B, int ldb, float* panels) {
+  NT_CHECK(reinterpret_cast<std::uintptr_t>(panels) % sizeof(Packet) == 0, "gemm_kernel_pack: unaligned panels");
+  if (packs(tb, K, N)) pack(panels, tb, K, N, B, ldb, 0, N);
+}
+
 void gemm_kernel(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-                 float beta, float* C, int ldc, const float* bias) {
+                 float beta, float* C, int ldc, const float* bias, const float* prepared) {
   Operands o{A, ta ? 1 : lda, ta ? lda : 1, B, ldb, 1, K, N, C, ldc, alpha, beta, bias};
-  // op(B) is read in place when its rows are contiguous, whole vectors, and small enough to stay in
-  // L1 (attention's products) or at most two panels wide (a d-64 layer's input in its weight's
-  // gradient, K the batch's rows: the copy cost more than the strided reads save); else packed.
-  // Either way each entry is the same sum.
-  const bool packed = tb || N % PS != 0 || (int64_t(K) * N > 8192 && N > 64);
-  if (packed) {
+  const bool packed = packs(tb, K, N), pack_here = packed && !prepared;
+  if (packed && prepared) {
+    o.B = prepared;
+    o.b_k = NR;
+    o.b_j = K;
+  } else if (packed) {
     // one buffer a calling thread, grown to the largest op(B) it has packed (no allocation once warm)
     thread_local std::vector<float, Eigen::aligned_allocator<float>> buffer;
     const std::size_t need = std::size_t(K) * ((N + NR - 1) / NR * NR);
@@ -274,12 +290,12 @@ void gemm_kernel(bool ta, bool tb, int M, int N, int K, float alpha, const float
     const int per = n_panels / threads * NR;
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int t = 0; t < threads; ++t) {
-      if (packed) pack(panels, tb, K, N, B, ldb, t * per, std::min(N, (t + 1) * per));
+      if (pack_here) pack(panels, tb, K, N, B, ldb, t * per, std::min(N, (t + 1) * per));
       product_rows(o, 0, M, t * per, std::min(N, (t + 1) * per));
     }
     return;
   }
-  if (packed) pack(panels, tb, K, N, B, ldb, 0, N);
+  if (pack_here) pack(panels, tb, K, N, B, ldb, 0, N);
   const int row_threads = std::min(threads, M / (2 * MR));
   if (row_threads <= 1) {
     product_rows(o, 0, M, 0, N);
@@ -295,12 +311,14 @@ void gemm_kernel(bool ta, bool tb, int M, int N, int K, float alpha, const float
 #else
 
 bool gemm_kernel_available() { return false; }
+std::size_t gemm_kernel_panels(bool, int, int) { return 0; }
+void gemm_kernel_pack(bool, int, int, const float*, int, float*) {}
 void transpose_floats(const float* src, int rows, int cols, int lds, float* dst, int ldd) {
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) dst[int64_t(c) * ldd + r] = src[int64_t(r) * lds + c];
 }
 void gemm_kernel(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int,
-                 const float*) {}
+                 const float*, const float*) {}
 
 #endif
 

@@ -13,15 +13,24 @@
 // is cut. The last panel is padded with zeros and stored through a mask.
 #pragma once
 
+#include <cstddef>
+
 namespace nt {
 
 // Whether this build has the kernel (it needs AVX's masked loads and stores).
 bool gemm_kernel_available();
 
 // The product, rows of C split over the math threads unless called inside a parallel region.
-// With beta = 0, C is not read; bias (N entries, or null) is added to every row of C.
+// With beta = 0, C is not read; bias (N entries, or null) is added to every row of C. prepared:
+// op(B)'s panels from gemm_kernel_pack (or null: packed here, when the kernel packs op(B)).
 void gemm_kernel(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
-                 int ldb, float beta, float* C, int ldc, const float* bias);
+                 int ldb, float beta, float* C, int ldc, const float* bias, const float* prepared = nullptr);
+
+// The floats of the panels the kernel packs op(B) (K, N) into, 0 when it reads op(B) in place; and
+// the packing (into 64-byte aligned memory), for products that share op(B) (a recurrence's weight,
+// step after step).
+std::size_t gemm_kernel_panels(bool trans_b, int K, int N);
+void gemm_kernel_pack(bool trans_b, int K, int N, const float* B, int ldb, float* panels);
 
 // dst (cols, rows; rows ldd apart) = src (rows, cols; rows lds apart) transposed, in tiles of a
 // vector width through the registers.

@@ -80,6 +80,16 @@ class Graph {
     return copy;
   }
 
+  // A buffer of n entries the graph keeps for (key, tag) as long as the tape: what an op's calls in
+  // one pass share (a recurrence's weight prepared once for every step's product). fresh: just made.
+  T* memo(const void* key, int tag, std::size_t n, bool& fresh) {
+    for (const Memo& m : memos_)
+      if (m.key == key && m.tag == tag && m.n == n) return fresh = false, m.data;
+    fresh = true;
+    memos_.push_back({key, tag, n, buffer(n)});
+    return memos_.back().data;
+  }
+
   // Copies an op's context into the arena and puts its backward on the tape; `writes` lists the
   // gradient buffers the backward writes, in the order it writes them (nullptr for none).
   template <class Context>
@@ -124,6 +134,7 @@ class Graph {
   void reset() {
     tape_.clear();
     grads_.clear();
+    memos_.clear();
     std::fill(index_.begin(), index_.end(), -1);
     arena_.reset();
   }
@@ -139,6 +150,12 @@ class Graph {
     int writer = -1;  // the tape entry that writes it first (its last consumer), -1: none yet
     int slot = 0;     // its position in that entry's list
     bool seeded = false;
+  };
+  struct Memo {
+    const void* key;
+    int tag;
+    std::size_t n;
+    T* data;
   };
 
   // grads_ indexed by buffer address: open addressing in index_ (a power of two, at least twice
@@ -176,6 +193,7 @@ class Graph {
   std::vector<Gradient> grads_;
   std::vector<int> index_;
   std::vector<unsigned> first_;
+  std::vector<Memo> memos_;
 };
 
 }  // namespace nt

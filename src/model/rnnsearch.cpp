@@ -87,7 +87,7 @@ Tensor<T> RnnSearchNet<T>::logits(Graph<T>& g, const Input& in, Steps& steps) co
     steps.dec1.push_back(dec1.step_rows(g, in1, Rows{.index = r.seq}, state_of(g, s, r)));
     const Tensor<T> s1 = steps.dec1.back().h;
     const Tensor<T> c = attention.context(g, keys, annotations, s1, in.src_mask, S, rows);
-    const typename GruCell<T>::Inputs in2 = dec2.inputs(g, c, rows, B);
+    const typename GruCell<T>::Inputs in2 = dec2.step_inputs(g, c, rows, B);
     steps.dec2.push_back(dec2.step(g, in2.gates, in2.cand, s1));
     s = steps.dec2.back().h;
     put_rows(g, states, s, Rows{.index = r.seq});

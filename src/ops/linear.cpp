@@ -8,6 +8,8 @@
 // is summed over the whole batch's rows, the absent ones 0: the same bits as over every row.
 // With real rows, x is a padded batch and the products run over its real rows alone, gathered
 // into buffers of their own (a padding row of y is b, or 0); db is summed over every row of dy.
+// step_linear is linear by a weight every step of a recurrence multiplies by: op(W) for the product
+// and for dx is prepared once a graph (core/gemm.h), at its first step, not packed at every step.
 // (each = instead of += where the node writes that gradient first: core/graph.h)
 #include <algorithm>
 #include <vector>
@@ -19,9 +21,10 @@
 
 namespace nt {
 
+// w_t: W^T's prepared panels for the product (null: packed by gemm)
 template <class T>
-void linear_forward(T* y, const T* x, const T* w, const T* b, int N, int in, int out) {
-  gemm(false, true, N, out, in, T(1), x, in, w, in, T(0), y, out, b);
+void linear_forward(T* y, const T* x, const T* w, const T* b, int N, int in, int out, const T* w_t = nullptr) {
+  gemm(false, true, N, out, in, T(1), x, in, w, in, T(0), y, out, b, w_t);
 }
 
 // db (1, out) = the column sums of dy (N, out), columns split over the threads (each summed in
@@ -36,9 +39,12 @@ void bias_gradient(T* db, const T* dy, int N, int out, bool first) {
   }
 }
 
+// w_p: W's prepared panels for dx (null: packed by gemm)
 template <class T>
-void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int N, int in, int out, unsigned first) {
-  if (dx) gemm(false, false, N, in, out, T(1), dy, out, w, in, writes_first(first, 0) ? T(0) : T(1), dx, in);
+void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int N, int in, int out, unsigned first,
+                     const T* w_p = nullptr) {
+  const T* no_bias = nullptr;
+  if (dx) gemm(false, false, N, in, out, T(1), dy, out, w, in, writes_first(first, 0) ? T(0) : T(1), dx, in, no_bias, w_p);
   if (dw) gemm(true, false, out, in, N, T(1), dy, out, x, in, writes_first(first, 1) ? T(0) : T(1), dw, in);
   if (db) bias_gradient(db, dy, N, out, writes_first(first, 2));
 }
@@ -50,6 +56,7 @@ struct LinearContext {
   const int* batch_rows = nullptr;  // with b's gradient: x's rows in a batch of `batch`, dy's rows into batch_dy
   int batch = 0;
   T* batch_dy = nullptr;
+  const T* w_p = nullptr;  // step_linear: W's panels for dx
 };
 
 template <class T>
@@ -57,30 +64,54 @@ void linear_backward_node(const void* p, unsigned first) {
   const auto& c = *static_cast<const LinearContext<T>*>(p);
   const int out = c.w.rows;
   linear_backward(c.x.grad, c.w.grad, c.batch_rows ? nullptr : c.b.grad, c.y.grad, c.x.data, c.w.data, c.x.rows,
-                  c.x.cols, out, first);
+                  c.x.cols, out, first, c.w_p);
   if (!c.batch_rows) return;
   std::fill_n(c.batch_dy, int64_t(c.batch) * out, T(0));
   for (int i = 0; i < c.x.rows; ++i)
     std::copy_n(c.y.grad + int64_t(i) * out, out, c.batch_dy + int64_t(c.batch_rows[i]) * out);
   bias_gradient(c.b.grad, c.batch_dy, c.batch, out, writes_first(first, 2));
 }
-}  // namespace
+
+// op(B) of a product by W, prepared once for the graph (null where gemm has nothing to prepare)
+template <class T>
+const T* prepared_once(Graph<T>& g, const Tensor<T>& w, bool transposed) {
+  const int K = transposed ? w.cols : w.rows, N = transposed ? w.rows : w.cols;
+  const std::size_t n = prepared_size<T>(transposed, K, N);
+  if (n == 0) return nullptr;
+  bool fresh = false;
+  T* p = g.memo(w.data, transposed, n, fresh);
+  if (fresh) prepare_b(transposed, K, N, w.data, w.cols, p);
+  return p;
+}
 
 template <class T>
-Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows, int batch) {
+Tensor<T> linear_rows(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows, int batch,
+                      bool prepared) {
   NT_CHECK(x.cols == w.cols, "linear: x and W disagree on the input width");
   NT_CHECK(!b.data || b.size() == w.rows, "linear: bias size != output width");
   const Rows rows{.index = batch_rows};
   NT_CHECK(!batch_rows || (rows.inside(x.rows, batch) && rows.increasing(x.rows)),
            "linear: x's rows lie outside the batch or do not increase");
   Tensor<T> y = g.output(x.rows, w.rows, x, w, b);
-  linear_forward(y.data, x.data, w.data, b.data, x.rows, x.cols, w.rows);
+  linear_forward(y.data, x.data, w.data, b.data, x.rows, x.cols, w.rows, prepared ? prepared_once(g, w, true) : nullptr);
   if (!y.grad) return y;
   LinearContext<T> c{y, x, w, b};
+  if (prepared && x.grad) c.w_p = prepared_once(g, w, false);
   if (batch_rows && b.grad)
     c.batch_rows = g.keep(batch_rows, x.rows), c.batch = batch, c.batch_dy = g.buffer(std::size_t(batch) * w.rows);
   g.record(linear_backward_node<T>, c, {x.grad, w.grad, b.grad});
   return y;
+}
+}  // namespace
+
+template <class T>
+Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows, int batch) {
+  return linear_rows(g, x, w, b, batch_rows, batch, false);
+}
+
+template <class T>
+Tensor<T> step_linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows, int batch) {
+  return linear_rows(g, x, w, b, batch_rows, batch ? batch : x.rows, true);
 }
 
 namespace {
@@ -169,5 +200,7 @@ template Tensor<float> linear(Graph<float>&, Tensor<float>, Tensor<float>, Tenso
 template Tensor<double> linear(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>, const int*, int);
 template Tensor<float> linear(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>, RealRows);
 template Tensor<double> linear(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>, RealRows);
+template Tensor<float> step_linear(Graph<float>&, Tensor<float>, Tensor<float>, Tensor<float>, const int*, int);
+template Tensor<double> step_linear(Graph<double>&, Tensor<double>, Tensor<double>, Tensor<double>, const int*, int);
 
 }  // namespace nt

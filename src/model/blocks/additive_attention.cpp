@@ -14,7 +14,7 @@ Tensor<T> AttentionCell<T>::keys(Graph<T>& g, Tensor<T> annotations, RealRows re
 template <class T>
 Tensor<T> AttentionCell<T>::context(Graph<T>& g, Tensor<T> keys, Tensor<T> annotations, Tensor<T> s1,
                                     const float* src_mask, int S, const int* batch_rows) const {
-  const Tensor<T> query = norm_query(g, linear(g, s1, U_a, Tensor<T>{}));
+  const Tensor<T> query = norm_query(g, step_linear(g, s1, U_a, Tensor<T>{}));
   return additive_attention(g, keys, query, v, annotations, src_mask, S, batch_rows);
 }
 

@@ -7,16 +7,14 @@
 namespace nt {
 
 template <class T>
-typename GruCell<T>::Inputs GruCell<T>::inputs(Graph<T>& g, Tensor<T> x, const int* batch_rows, int batch) const {
-  if (batch_rows)
-    return {norm_gx(g, linear(g, x, W_g, b_g, batch_rows, batch)),
-            norm_cx(g, linear(g, x, W_c, b_c, batch_rows, batch))};
-  return {norm_gx(g, linear(g, x, W_g, b_g)), norm_cx(g, linear(g, x, W_c, b_c))};
+typename GruCell<T>::Inputs GruCell<T>::inputs(Graph<T>& g, Tensor<T> x, RealRows real) const {
+  return {norm_gx(g, linear(g, x, W_g, b_g, real)), norm_cx(g, linear(g, x, W_c, b_c, real))};
 }
 
 template <class T>
-typename GruCell<T>::Inputs GruCell<T>::inputs(Graph<T>& g, Tensor<T> x, RealRows real) const {
-  return {norm_gx(g, linear(g, x, W_g, b_g, real)), norm_cx(g, linear(g, x, W_c, b_c, real))};
+typename GruCell<T>::Inputs GruCell<T>::step_inputs(Graph<T>& g, Tensor<T> x, const int* batch_rows, int batch) const {
+  return {norm_gx(g, step_linear(g, x, W_g, b_g, batch_rows, batch)),
+          norm_cx(g, step_linear(g, x, W_c, b_c, batch_rows, batch))};
 }
 
 namespace {
@@ -24,8 +22,8 @@ namespace {
 template <class T>
 typename GruCell<T>::Step recurrent_terms(Graph<T>& g, const GruCell<T>& c, Tensor<T> h) {
   typename GruCell<T>::Step s;
-  s.gh_in = linear(g, h, c.U_g, Tensor<T>{});
-  s.ch_in = linear(g, h, c.U_c, Tensor<T>{});
+  s.gh_in = step_linear(g, h, c.U_g, Tensor<T>{});
+  s.ch_in = step_linear(g, h, c.U_c, Tensor<T>{});
   s.gh = c.norm_gh(g, s.gh_in);
   s.ch = c.norm_ch(g, s.ch_in);
   return s;

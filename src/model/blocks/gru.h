@@ -23,15 +23,16 @@ struct GruCell {
   Tensor<T> U_g, U_c;            // (2H, H), (H, H)
   RowNorm<T> norm_gx, norm_cx, norm_gh, norm_ch;
 
-  // The input terms of a whole sequence x (rows, d_in) at once (Nematus's precompute from x), or
-  // of one step's rows, x's rows the rows batch_rows[i] of a batch of `batch` (ops linear).
+  // The input terms of a whole sequence x (rows, d_in) at once (Nematus's precompute from x); of a
+  // padded sequence over its real rows alone (a padding row's terms are the norm of the bias: no
+  // step reads them).
   struct Inputs {
     Tensor<T> gates, cand;  // gx (rows, 2H), cx (rows, H)
   };
-  Inputs inputs(Graph<T>& g, Tensor<T> x, const int* batch_rows = nullptr, int batch = 0) const;
-  // Of a padded sequence, products over its real rows alone (a padding row's terms are the norm of
-  // the bias: no step reads them).
-  Inputs inputs(Graph<T>& g, Tensor<T> x, RealRows real) const;
+  Inputs inputs(Graph<T>& g, Tensor<T> x, RealRows real = {}) const;
+  // The input terms of one step's rows, x's rows the rows batch_rows[i] (null: all) of a batch of
+  // `batch` (ops step_linear: W_g and W_c prepared once for every step).
+  Inputs step_inputs(Graph<T>& g, Tensor<T> x, const int* batch_rows, int batch) const;
 
   // One step from the input terms of its rows (N, 2H), (N, H) and the state h (N, H).
   struct Step {

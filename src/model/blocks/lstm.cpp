@@ -14,7 +14,7 @@ Tensor<T> LstmCell<T>::inputs(Graph<T>& g, Tensor<T> x) const {
 template <class T>
 typename LstmCell<T>::Step LstmCell<T>::step(Graph<T>& g, Tensor<T> xg, Tensor<T> h, Tensor<T> c) const {
   Step s;
-  s.hg_in = linear(g, h, W_h, Tensor<T>{});
+  s.hg_in = step_linear(g, h, W_h, Tensor<T>{});
   s.hg = norm_h(g, s.hg_in);
   s.c = lstm_cell(g, xg, s.hg, c);
   s.cn = norm_c(g, s.c);
