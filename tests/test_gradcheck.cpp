@@ -6,8 +6,10 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/gemm.h"
@@ -514,7 +516,8 @@ TEST(GradCheck, LinearOverRealRows) {
 // step_linear: linear whose W's panels are prepared once a graph for every step. Its gradients in
 // double (nothing to prepare there) with and without batch rows; in float, in normtool's kernel,
 // three steps by one weight give linear's bits, forward and backward, and after a reset and a new
-// W the graph prepares the new one (a stale W's panels would give the old products).
+// W the graph prepares the new one (a stale W's panels would give the old products); the graph
+// holds W^T's and W's panels, and a step reads them (NaN panels give a NaN product).
 const int kStepRows[] = {0, 2, 3};
 TEST(GradCheck, StepLinear) {
   expect_gradients_match([](auto& g, auto& t) { return step_linear(g, t[0], t[1], t[2]); },
@@ -552,6 +555,22 @@ TEST(GradCheck, StepLinear) {
     ASSERT_EQ(plain.size(), steps.size());
     EXPECT_EQ(0, std::memcmp(plain.data(), steps.data(), plain.size() * sizeof(float))) << "W scaled by " << scale;
   }
+  auto panels = [&](bool transposed, bool& fresh) {  // as linear.cpp keys them: op(W)'s K, N and transpose
+    const int K = transposed ? kIn : kOut, N = transposed ? kOut : kIn;
+    const std::size_t n = prepared_size<float>(transposed, K, N);
+    return std::pair{g.memo(w.data, uint64_t(K) << 32 | uint64_t(N) << 1 | uint64_t(transposed), n, fresh), n};
+  };
+  bool fresh = true;
+  for (const bool transposed : {false, true}) {
+    panels(transposed, fresh);
+    EXPECT_FALSE(fresh) << (transposed ? "W^T's" : "W's") << " panels were not prepared";
+  }
+  const auto [w_t, n] = panels(true, fresh);
+  std::fill_n(w_t, n, std::numeric_limits<float>::quiet_NaN());
+  const Tensor<float> ones = g.tensor(kRows, kIn, false);
+  std::fill_n(ones.data, ones.size(), 1.0f);
+  const Tensor<float> y = step_linear(g, ones, w, Tensor<float>{});
+  EXPECT_TRUE(std::isnan(y.data[0])) << "the step did not read the prepared panels";
 }
 
 // Rows an op writes or scatters gradients to must not repeat (one write would be lost), and a

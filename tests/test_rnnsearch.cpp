@@ -351,17 +351,21 @@ TEST(RnnSearchPadding, SkippingItKeepsTheBits) {
         for (const RnnSearchNet<double>::Input& b : kBatches) {
           SCOPED_TRACE(std::string(to_string(kind)) + (composite ? " composite" : "") +
                        (zero_biases ? ", biases 0" : "") + (b.B == B ? ", the batch" : ", the edge batch"));
-          const PathRun computed = run_path(kind, composite, in, b, false), skipped = run_path(kind, composite, in, b, true);
+          const PathRun computed = run_path(kind, composite, in, b, false),
+                        skipped = run_path(kind, composite, in, b, true);
           ASSERT_EQ(computed.values.size(), skipped.values.size());
           for (std::size_t k = 0; k < computed.values.size(); ++k) {
             const std::vector<float>&x = computed.values[k], &y = skipped.values[k];
             ASSERT_EQ(x.size(), y.size());
             EXPECT_EQ(0, std::memcmp(x.data(), y.data(), x.size() * sizeof(float)))
-                << (k == 0 ? "the loss" : k == 1 ? "the real logits" : "gradient of input " + std::to_string(k - 2));
+                << (k == 0   ? "the loss"
+                    : k == 1 ? "the real logits"
+                             : "gradient of input " + std::to_string(k - 2));
           }
           ASSERT_FALSE(skipped.padding_logits.empty());
           for (std::size_t r = 0; r < skipped.padding_logits.size(); r += V)
-            EXPECT_EQ(0, std::memcmp(skipped.padding_logits.data() + r, b_o.data(), V * sizeof(float))) << "row " << r / V;
+            EXPECT_EQ(0, std::memcmp(skipped.padding_logits.data() + r, b_o.data(), V * sizeof(float)))
+                << "row " << r / V;
           if (!zero_biases) {
             EXPECT_NE(computed.padding_logits, skipped.padding_logits);
           }

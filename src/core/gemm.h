@@ -5,7 +5,7 @@
 // normtool's own (core/gemm_kernel.h), double ones (the gradient checks) in OpenBLAS or Eigen.
 //
 // Products that share op(B) (a recurrence's weight, at every step) may have it prepared once:
-// prepared_size floats (0: nothing to prepare, the kernels read B as it is), 64-byte aligned (as
+// prepared_size floats (0: nothing to prepare, gemm takes B alone), 64-byte aligned (as
 // the graph's arena gives), filled by prepare_b, then passed as gemm's `prepared` with the same B,
 // unchanged since. The same bits as without.
 #pragma once

@@ -43,6 +43,7 @@ class Graph {
   explicit Graph(bool training = true, bool grad = true) : training_(training), grad_(grad) {
     tape_.reserve(1024);
     grads_.reserve(1024);
+    memos_.reserve(64);
   }
 
   bool training() const { return training_; }
@@ -80,9 +81,10 @@ class Graph {
     return copy;
   }
 
-  // A buffer of n entries the graph keeps for (key, tag) as long as the tape: what an op's calls in
-  // one pass share (a recurrence's weight prepared once for every step's product). fresh: just made.
-  T* memo(const void* key, int tag, std::size_t n, bool& fresh) {
+  // A buffer of n entries the graph keeps for (key, tag) as long as the tape, tag saying what of
+  // key's it holds (its kind and shape): what an op's calls in one pass share (a recurrence's weight
+  // prepared once for every step's product). fresh: just made.
+  T* memo(const void* key, uint64_t tag, std::size_t n, bool& fresh) {
     for (const Memo& m : memos_)
       if (m.key == key && m.tag == tag && m.n == n) return fresh = false, m.data;
     fresh = true;
@@ -153,7 +155,7 @@ class Graph {
   };
   struct Memo {
     const void* key;
-    int tag;
+    uint64_t tag;
     std::size_t n;
     T* data;
   };

@@ -210,8 +210,9 @@ ModelShape rnnsearch_shape(const RunConfig& c, int vocab, int) {
   // without a gradient, the real rows the whole-sequence products gather for their weights' gradients
   // (per source row the input twice each way and the annotations: 4E + 2H; per target row the input
   // twice, the readout's three inputs and the head's: 4E + 3H), counted as if every row were real
-  s.activations = 2 * (B * S * (2 * 25 * H + 6 * H + E) + B * T * (38 * H + 4 * H + 2 * H * S + 2 * H + 5 * E + 3 * V)) +
-                  B * S * (4 * E + 2 * H) + B * T * (4 * E + 3 * H);
+  s.activations =
+      2 * (B * S * (2 * 25 * H + 6 * H + E) + B * T * (38 * H + 4 * H + 2 * H * S + 2 * H + 5 * E + 3 * V)) +
+      B * S * (4 * E + 2 * H) + B * T * (4 * E + 3 * H);
   const double h = double(H), e = double(E);
   // per sequence: the encoder over S, s0, the keys, and per target position both GRUs, the query,
   // the attention over S, the readout and the head

@@ -9,7 +9,8 @@
 // With real rows, x is a padded batch and the products run over its real rows alone, gathered
 // into buffers of their own (a padding row of y is b, or 0); db is summed over every row of dy.
 // step_linear is linear by a weight every step of a recurrence multiplies by: op(W) for the product
-// and for dx is prepared once a graph (core/gemm.h), at its first step, not packed at every step.
+// and for dx is prepared once a graph (core/gemm.h), by the first step that needs it, not packed at
+// every step.
 // (each = instead of += where the node writes that gradient first: core/graph.h)
 #include <algorithm>
 #include <vector>
@@ -43,8 +44,8 @@ void bias_gradient(T* db, const T* dy, int N, int out, bool first) {
 template <class T>
 void linear_backward(T* dx, T* dw, T* db, const T* dy, const T* x, const T* w, int N, int in, int out, unsigned first,
                      const T* w_p = nullptr) {
-  const T* no_bias = nullptr;
-  if (dx) gemm(false, false, N, in, out, T(1), dy, out, w, in, writes_first(first, 0) ? T(0) : T(1), dx, in, no_bias, w_p);
+  if (dx)
+    gemm<T>(false, false, N, in, out, T(1), dy, out, w, in, writes_first(first, 0) ? T(0) : T(1), dx, in, nullptr, w_p);
   if (dw) gemm(true, false, out, in, N, T(1), dy, out, x, in, writes_first(first, 1) ? T(0) : T(1), dw, in);
   if (db) bias_gradient(db, dy, N, out, writes_first(first, 2));
 }
@@ -79,7 +80,7 @@ const T* prepared_once(Graph<T>& g, const Tensor<T>& w, bool transposed) {
   const std::size_t n = prepared_size<T>(transposed, K, N);
   if (n == 0) return nullptr;
   bool fresh = false;
-  T* p = g.memo(w.data, transposed, n, fresh);
+  T* p = g.memo(w.data, uint64_t(K) << 32 | uint64_t(N) << 1 | uint64_t(transposed), n, fresh);
   if (fresh) prepare_b(transposed, K, N, w.data, w.cols, p);
   return p;
 }
@@ -93,7 +94,8 @@ Tensor<T> linear_rows(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const 
   NT_CHECK(!batch_rows || (rows.inside(x.rows, batch) && rows.increasing(x.rows)),
            "linear: x's rows lie outside the batch or do not increase");
   Tensor<T> y = g.output(x.rows, w.rows, x, w, b);
-  linear_forward(y.data, x.data, w.data, b.data, x.rows, x.cols, w.rows, prepared ? prepared_once(g, w, true) : nullptr);
+  linear_forward(y.data, x.data, w.data, b.data, x.rows, x.cols, w.rows,
+                 prepared ? prepared_once(g, w, true) : nullptr);
   if (!y.grad) return y;
   LinearContext<T> c{y, x, w, b};
   if (prepared && x.grad) c.w_p = prepared_once(g, w, false);
