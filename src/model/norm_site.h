@@ -11,6 +11,11 @@
 
 namespace nt {
 
+// Whether a model's products may skip a padded batch's padding rows (ops linear over RealRows): a
+// padding row is then its bias, and the norm after it must give a constant row a finite value,
+// which it does where eps > 0 (with eps 0, 0 / 0 would reach the norms' summed gradients).
+inline bool may_skip_padding(const NormConfig& norm) { return norm.eps > 0; }
+
 // A norm as a recurrent cell applies it at every step (model/blocks/gru.h, lstm.h): the kind, its
 // arguments (gain, bias, eps, p), fused or composite; no statistics recorded. none is the identity.
 template <class T>

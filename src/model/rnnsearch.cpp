@@ -16,6 +16,7 @@
 #include "core/check.h"
 #include "model/layers.h"
 #include "model/model.h"
+#include "model/norm_site.h"
 #include "model/shape.h"
 #include "model/step_sites.h"
 #include "ops/ops.h"
@@ -140,7 +141,7 @@ class RnnSearch final : public Model {
     net_.W_s = W_s_.W, net_.b_s = W_s_.bias, net_.W_y = W_y_.W, net_.W_c = W_c_.W;
     norm_out_->init(params_), net_.norm_out = norm_out_->row_norm();
     bind(head_, m, rng), net_.W_o = head_.W, net_.b_o = head_.bias;
-    net_.skip_padding = m.norm.eps > 0;
+    net_.skip_padding = may_skip_padding(m.norm);
     for (const char* place : {"dec1.state_gates", "dec1.state_cand", "dec2.state_gates", "dec2.state_cand"})
       sites_by_step_.declare(0, place);
   }

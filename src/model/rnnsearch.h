@@ -41,9 +41,8 @@ struct RnnSearchNet {
   // The products over whole sequences (the GRUs' input terms, the keys, the readout and the head)
   // run over the real rows alone: a padding row is then the norm of its bias (of 0 where there is
   // none), which no step, no attention and no loss reads, so every real value keeps its bits in
-  // normtool's kernel (ops linear over RealRows). The model sets it where eps > 0, the Stack's rule
-  // (with eps 0 the norm of a constant row is NaN; so is that of the zero initial state's U h,
-  // and such a run fails at its first step either way).
+  // normtool's kernel (ops linear over RealRows). The model sets it as the Stack does
+  // (may_skip_padding, model/norm_site.h).
   bool skip_padding = false;
 
   struct Input {

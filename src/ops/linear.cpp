@@ -113,7 +113,7 @@ Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* 
 
 template <class T>
 Tensor<T> step_linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows, int batch) {
-  return linear_rows(g, x, w, b, batch_rows, batch ? batch : x.rows, true);
+  return linear_rows(g, x, w, b, batch_rows, batch, true);
 }
 
 namespace {

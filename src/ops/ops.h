@@ -48,7 +48,7 @@ template <class T>
 Tensor<T> linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows, int batch);
 // The same by a weight every step of a recurrence multiplies by (its U h): W's panels for the
 // product and for dx prepared once a graph (core/gemm.h), by the first step that needs them, and
-// read by the others; the same bits. (batch 0: x's rows are the batch.)
+// read by the others; the same bits.
 template <class T>
 Tensor<T> step_linear(Graph<T>& g, Tensor<T> x, Tensor<T> w, Tensor<T> b, const int* batch_rows = nullptr,
                       int batch = 0);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "model/norm_site.h"
 #include "model/shape.h"
 #include "ops/ops.h"
 
@@ -12,7 +13,7 @@ namespace nt {
 Stack::Stack(ParamStore<float>& params, const RunConfig& c, const StackSpec& s)
     : precision_(c.train.precision),
       deepnorm_(norm_desc(c.model.norm.type).scaled_residual),
-      skip_padding_(c.model.norm.eps > 0),
+      skip_padding_(may_skip_padding(c.model.norm)),
       beta_(s.deepnorm.beta),
       embed_(params, 0, s.vocab, s.T, c.model.d_model, c.model.position == Position::learned, precision_,
              c.model.embed_norm ? &c.model.norm : nullptr,

@@ -88,7 +88,7 @@ class Stack {
 
   Precision precision_;
   bool deepnorm_;
-  bool skip_padding_;  // products and heads over the real rows (operator()); not with eps 0
+  bool skip_padding_;  // products and heads over the real rows (operator()), where may_skip_padding
   double beta_;
   Embedding embed_;
   std::vector<Block> blocks_;
