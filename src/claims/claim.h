@@ -176,9 +176,9 @@ struct Claim {
   std::string criterion = {}, setup = {};
   bool exact = false;  // computed directly, no training and no seeds
   bool alone = false;  // measures time: its function runs with every slot of the reproduction held
-  // The seed papers' claims as first listed (E1-E8, C1-C13, P1), which `reproduce core` runs within
-  // the local budget (docs/claims.md); the rest, `reproduce extra` (the notes' open claims, C14 on,
-  // and those of the literature after the seed papers), run beside them or on Slurm.
+  // The seed papers' claims as first listed (E1-E8, C1-C13, P1), `reproduce core`, which the local
+  // time budget is for (docs/claims.md, "The budget"); the rest, `reproduce extra` (the notes' open
+  // claims, C14 on, and those of the literature after the seed papers), run beside them or on Slurm.
   bool core = true;
 };
 

@@ -280,7 +280,7 @@ void setup_reproduce(CLI::App& app, int& exit_code) {
   CLI::App* sub = app.add_subcommand("reproduce", "Rerun the claims' experiments and write a report with verdicts");
   sub->add_option("ids", o->ids,
                   "claims to run (E1 ... C21), or a group: core (the seed papers' claims, E1-E8, C1-C13, P1, "
-                  "within the local budget) or extra (C14 on); default all");
+                  "the ones the local time budget is for) or extra (C14 on); default all");
   sub->add_flag("--quick", o->quick, "shrunken settings (minutes, not tens of minutes)");
   sub->add_flag("--ablations", o->ablations,
                 "also the settings kept beside the papers' as ablations (the decoder-only transformer, other inits, "
