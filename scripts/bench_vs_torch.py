@@ -22,7 +22,7 @@ attention, cross-entropy, the optimizer, each tensor read or written once a pass
 FLOPs / (the SGEMM peak) + bytes / (the triad bandwidth), both measured at start-up by
 build/bench/normtool_bench on one core with the kernels normtool uses.
 """
-import argparse, json, os, statistics, subprocess, sys, tempfile
+import argparse, datetime, json, os, statistics, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = {"lm-tiny": 150, "lm-small": 30, "mlp-fmnist": 300, "lm-deep18": 60, "encoder-tiny": 100, "encdec-tiny": 60,
@@ -70,6 +70,19 @@ def work(c):
     else:  # encoder, encoder-decoder: no roofline written for them yet
         return None
     return flops / 1e9, elements * f4 / 1e6
+
+
+def cpu_name():
+    """The CPU as /proc/cpuinfo names it, with its family and model (a VM may name only the vendor)."""
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
+    except OSError:
+        return "an unnamed CPU"
+    return f"{info.get('model name', 'an unnamed CPU')} (family {info.get('cpu family', '?')}, model {info.get('model', '?')})"
 
 
 def machine_limits(gemm=None):
@@ -161,7 +174,7 @@ def main():
                         times.setdefault((impl, name, t), []).append(run(impl, f"configs/{name}.json", t, d))
             print(f"repeat {r + 1}/{ARGS.repeats} done", file=sys.stderr)
     med = {k: statistics.median(v) for k, v in times.items()}
-    lines = [f"Measured on this machine: {os.cpu_count()} cores, products in `{kernels}` kernels; one core's SGEMM "
+    lines = [f"Measured on {datetime.date.today()} on {cpu_name()}, {os.cpu_count()} cores, products in `{kernels}` kernels; one core's SGEMM "
              f"peak {peak:.1f} GFLOP/s and triad bandwidth {bw:.1f} GB/s (`build/bench/normtool_bench "
              f"--benchmark_filter=MachineLimits`). Median over {ARGS.repeats} alternating runs of each run's median "
              "step time; ratio = normtool / PyTorch.", ""]
