@@ -74,11 +74,11 @@ def work(c):
     return flops / 1e9, elements * f4 / 1e6
 
 
-def cpu_name():
+def cpu_name(cpuinfo="/proc/cpuinfo"):
     """The CPU as /proc/cpuinfo names it, with its family and model (a VM may name only the vendor)."""
     info = {}
     try:
-        with open("/proc/cpuinfo") as f:
+        with open(cpuinfo) as f:
             for line in f:
                 key, _, value = line.partition(":")
                 info.setdefault(key.strip(), value.strip())

@@ -2,7 +2,9 @@
 `perf report`'s output, the difference of two runs, and its roofline counts against bench_vs_torch.work()
 (run by CTest, python.NormtoolModule)."""
 import os
+import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.environ.get("NORMTOOL_SOURCE_DIR",
@@ -127,3 +129,22 @@ class Roofline(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BenchVsTorch(unittest.TestCase):
+    def test_the_cpu_is_named_by_its_first_processor_with_family_and_model(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".cpuinfo") as f:
+            f.write("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+                    "model name\t: AMD EPYC\n\nprocessor\t: 1\ncpu family\t: 26\nmodel name\t: other\n")
+            f.flush()
+            self.assertEqual(bench_vs_torch.cpu_name(f.name), "AMD EPYC (family 25, model 17)")
+        self.assertEqual(bench_vs_torch.cpu_name("/nonexistent/cpuinfo"), "an unnamed CPU")
+
+    def test_a_variant_is_never_written_into_the_tables(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            doc = os.path.join(tmp, "doc.md")
+            p = subprocess.run([sys.executable, bench_vs_torch.__file__, "--set", "model.norm.type=dyt", "--update", doc],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("--set", p.stderr)
+            self.assertFalse(os.path.exists(doc))
